@@ -1,0 +1,644 @@
+#include "parser/decoder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "parser/validator.h"
+#include "parser/wire.h"
+
+namespace hurray {
+
+using wire::LoadF64;
+using wire::LoadI64;
+using wire::LoadU32;
+using wire::LoadU64;
+
+enum class DescriptorDecoder::Stage : uint8_t {
+  kMagic,
+  kVersion,
+  kLength,
+  kHeaderRest,
+  kShape,
+  kByteOffset,
+  kStrides,
+  kTileShape,
+  kTileEnums,
+  kTileOuterStrides,
+  kTileInnerStrides,
+  kMortonBits,
+  kSparseFields,
+  kCsfNnz,
+  kCsfModeOrder,
+  kCsfReserved,
+  kPagedFields,
+  kCompositeFields,
+  kHilbertFields,
+  kExtensionLayoutHeader,
+  kBufferCount,
+  kHandle,
+  kQuantLength,
+  kQuantHeader,
+  kQuantPayload,
+  kShardParent,
+  kShardOffset,
+  kStatistics,
+  kExtensionType,
+  kCompositeMember,
+  kSkip,
+  kFinal,
+  kDone,
+};
+
+DescriptorDecoder::DescriptorDecoder(const ParseOptions& options)
+    : options_(options) {
+  options_.limits.max_rank = std::min(options_.limits.max_rank, kMaxRank);
+  options_.limits.max_tiled_depth =
+      std::min(options_.limits.max_tiled_depth, kMaxTiledDepth);
+  Reset();
+}
+
+void DescriptorDecoder::Reset() {
+  state_ = DecodeState::kNeedMore;
+  stage_ = Stage::kMagic;
+  rejection_ = kAccepted;
+  pos_ = staged_ = index_ = skip_left_ = 0;
+  ResetDescriptor(&desc_);
+}
+
+DescriptorDecoder::Step DescriptorDecoder::Reject(Rule rule, uint64_t offset,
+                                                  const char* message) {
+  rejection_ = Rejection{rule, offset, message};
+  state_ = DecodeState::kRejected;
+  return Step::kStop;
+}
+
+// Makes the next `n` bytes available as one contiguous run: straight from the
+// input when the whole group is there, else gathered in staging_. Returns
+// false when the input ran out first (the partial group stays staged).
+bool DescriptorDecoder::Take(uint32_t n, const uint8_t** out) {
+  if (staged_ == 0 && avail_ >= n) {
+    *out = in_;
+    in_ += n;
+    avail_ -= n;
+    pos_ += n;
+    return true;
+  }
+  const uint32_t want = n - staged_;
+  const uint32_t got = static_cast<uint32_t>(std::min<size_t>(want, avail_));
+  std::memcpy(staging_ + staged_, in_, got);
+  in_ += got;
+  avail_ -= got;
+  staged_ += got;
+  if (staged_ < n) return false;
+  *out = staging_;
+  staged_ = 0;
+  pos_ += n;
+  return true;
+}
+
+DescriptorDecoder::Step DescriptorDecoder::BeginSkip(uint32_t n, Stage next) {
+  if (static_cast<uint64_t>(pos_) + n > desc_.descriptor_length) {
+    return Reject(Rule::kDescHdr06, pos_,
+                  "a section ends beyond descriptor_length");
+  }
+  skip_left_ = n;
+  after_skip_ = next;
+  stage_ = Stage::kSkip;
+  return Step::kContinue;
+}
+
+bool DescriptorDecoder::Skip() {
+  const uint32_t got =
+      static_cast<uint32_t>(std::min<size_t>(skip_left_, avail_));
+  in_ += got;
+  avail_ -= got;
+  pos_ += got;
+  skip_left_ -= got;
+  return skip_left_ == 0;
+}
+
+FeedResult DescriptorDecoder::Feed(absl::Span<const uint8_t> chunk) {
+  if (state_ != DecodeState::kNeedMore) return {0, state_};
+  in_ = chunk.data();
+  avail_ = chunk.size();
+  while (Run() == Step::kContinue) {
+  }
+  const size_t consumed = chunk.size() - avail_;
+  in_ = nullptr;
+  avail_ = 0;
+  return {consumed, state_};
+}
+
+DecodeState DescriptorDecoder::Finish() {
+  if (state_ == DecodeState::kNeedMore) {
+    Reject(Rule::kDescHdr01, consumed(),
+           "input ended before the end of the descriptor");
+  }
+  return state_;
+}
+
+// Field groups are bounded by descriptor_length once it is known.
+#define HURRAY_TAKE(n, p)                                                  \
+  do {                                                                     \
+    if (static_cast<uint64_t>(pos_) + (n) > desc_.descriptor_length) {     \
+      return Reject(Rule::kDescHdr06, pos_,                                \
+                    "a field ends beyond descriptor_length");              \
+    }                                                                      \
+    if (!Take((n), &(p))) return Step::kStall;                             \
+  } while (0)
+
+DescriptorDecoder::Step DescriptorDecoder::Run() {
+  const uint8_t* p = nullptr;
+  TensorDescriptor& d = desc_;
+  LayoutFields& lay = d.layout;
+  switch (stage_) {
+    // --- Fixed header (metadata.md § Fixed Header). ----------------------
+    case Stage::kMagic:
+      if (!Take(4, &p)) return Step::kStall;
+      if (std::memcmp(p, kDescriptorMagic.data(), 4) != 0) {
+        return Reject(Rule::kDescHdr02, 0, "magic is not \"HRRY\"");
+      }
+      stage_ = Stage::kVersion;
+      return Step::kContinue;
+    case Stage::kVersion:
+      if (!Take(2, &p)) return Step::kStall;
+      d.version_major = p[0];
+      d.version_minor = p[1];
+      if (d.version_major > kSupportedMajor) {
+        return Reject(Rule::kDescHdr03, 4, "version_major is newer than 1");
+      }
+      if (d.version_major < kSupportedMajor) {
+        return Reject(Rule::kDescHdr04, 4, "version_major 0 (pre-1.0 data)");
+      }
+      stage_ = Stage::kLength;
+      return Step::kContinue;
+    case Stage::kLength:
+      if (!Take(4, &p)) return Step::kStall;
+      d.descriptor_length = LoadU32(p);
+      if (d.descriptor_length < kFixedHeaderSize) {
+        return Reject(Rule::kDescHdr05, 6, "descriptor_length is below 20");
+      }
+      if (d.descriptor_length > options_.limits.max_descriptor_bytes) {
+        return Reject(Rule::kLimitDescBytes, 6,
+                      "descriptor_length exceeds the configured limit");
+      }
+      stage_ = Stage::kHeaderRest;
+      return Step::kContinue;
+    case Stage::kHeaderRest:
+      if (!Take(10, &p)) return Step::kStall;
+      d.flags = LoadU32(p);
+      d.type_tag = p[4];
+      d.layout_tag = p[5];
+      d.rank = LoadU32(p + 6);
+      if (d.flags & flag::kReservedMask) {
+        return Reject(Rule::kDescHdr07, 10, "a reserved flag bit is set");
+      }
+      if (d.layout_tag == 0x00 || d.layout_tag == 0xFF) {
+        return Reject(Rule::kLayTag01, 15, "layout_tag 0x00/0xFF is invalid");
+      }
+      if (d.rank > kMaxRank) {
+        return Reject(Rule::kDescShp01, 16, "rank exceeds 64");
+      }
+      if (d.rank > options_.limits.max_rank) {
+        return Reject(Rule::kLimitRank, 16, "rank exceeds the configured limit");
+      }
+      index_ = 0;
+      stage_ = d.rank > 0 ? Stage::kShape : Stage::kByteOffset;
+      return Step::kContinue;
+    case Stage::kShape:
+      HURRAY_TAKE(8, p);
+      d.shape[index_] = LoadU64(p);
+      if (++index_ == d.rank) stage_ = Stage::kByteOffset;
+      return Step::kContinue;
+    case Stage::kByteOffset:
+      HURRAY_TAKE(8, p);
+      d.byte_offset = LoadU64(p);
+      d.offsets.layout = pos_;
+      return StartLayout();
+
+    // --- Layout-specific fields (metadata.md, layouts/*.md). --------------
+    case Stage::kStrides:
+      HURRAY_TAKE(8, p);
+      lay.strides[index_] = LoadI64(p);
+      if (++index_ == d.rank) stage_ = Stage::kBufferCount;
+      return Step::kContinue;
+    case Stage::kTileShape: {
+      HURRAY_TAKE(8, p);
+      TiledLevel& level = lay.tiled[lay.tiled_depth - 1];
+      level.tile_shape[index_] = LoadU64(p);
+      if (++index_ == d.rank) stage_ = Stage::kTileEnums;
+      return Step::kContinue;
+    }
+    case Stage::kTileEnums: {
+      HURRAY_TAKE(4, p);
+      TiledLevel& level = lay.tiled[lay.tiled_depth - 1];
+      level.outer_layout = p[0];
+      level.inner_layout = p[1];
+      level.reserved = {p[2], p[3]};
+      tile_enums_at_ = pos_ - 4;
+      if (level.outer_layout < 0x01 || level.outer_layout > 0x03) {
+        return Reject(Rule::kLayTil02, pos_ - 4,
+                      "tiled outer_layout is not 0x01, 0x02 or 0x03");
+      }
+      if (level.inner_layout < 0x01 || level.inner_layout > 0x04) {
+        return Reject(Rule::kLayTil03, pos_ - 3,
+                      "tiled inner_layout is not 0x01…0x04");
+      }
+      index_ = 0;
+      if (level.outer_layout == layout_tag::kStrided && d.rank > 0) {
+        stage_ = Stage::kTileOuterStrides;
+        return Step::kContinue;
+      }
+      return AfterTiledLevel();
+    }
+    case Stage::kTileOuterStrides: {
+      HURRAY_TAKE(8, p);
+      lay.tiled[lay.tiled_depth - 1].outer_strides[index_] = LoadI64(p);
+      if (++index_ == d.rank) {
+        index_ = 0;
+        return AfterTiledLevel();
+      }
+      return Step::kContinue;
+    }
+    case Stage::kTileInnerStrides: {
+      HURRAY_TAKE(8, p);
+      lay.tiled[lay.tiled_depth - 1].inner_strides[index_] = LoadI64(p);
+      if (++index_ == d.rank) stage_ = Stage::kBufferCount;
+      return Step::kContinue;
+    }
+    case Stage::kMortonBits:
+      HURRAY_TAKE(4, p);
+      lay.morton_bits[index_] = LoadU32(p);
+      if (++index_ == d.rank) stage_ = Stage::kBufferCount;
+      return Step::kContinue;
+    case Stage::kSparseFields:  // COO, CSR, CSC: nnz u64 + 8 bytes.
+      HURRAY_TAKE(16, p);
+      lay.nnz = LoadU64(p);
+      if (d.layout_tag == layout_tag::kCoo) {
+        lay.is_sorted = p[8];
+        std::memcpy(lay.sparse_reserved.data(), p + 9, 7);
+      } else {
+        std::memcpy(lay.sparse_reserved.data(), p + 8, 8);
+      }
+      stage_ = Stage::kBufferCount;
+      return Step::kContinue;
+    case Stage::kCsfNnz:
+      HURRAY_TAKE(8, p);
+      lay.nnz = LoadU64(p);
+      index_ = 0;
+      stage_ = d.rank > 0 ? Stage::kCsfModeOrder : Stage::kCsfReserved;
+      return Step::kContinue;
+    case Stage::kCsfModeOrder:
+      HURRAY_TAKE(4, p);
+      lay.mode_order[index_] = LoadU32(p);
+      if (++index_ == d.rank) stage_ = Stage::kCsfReserved;
+      return Step::kContinue;
+    case Stage::kCsfReserved:
+      HURRAY_TAKE(8, p);
+      std::memcpy(lay.sparse_reserved.data(), p, 8);
+      stage_ = Stage::kBufferCount;
+      return Step::kContinue;
+    case Stage::kPagedFields:  // layouts/block-paged.md: 32 bytes, unaligned.
+      HURRAY_TAKE(32, p);
+      lay.page_size = LoadU32(p);
+      lay.num_pages = LoadU64(p + 4);
+      lay.paged_axis = LoadU32(p + 12);
+      lay.num_seqs = LoadU32(p + 16);
+      lay.kv_role = p[20];
+      lay.layer_index = LoadU32(p + 21);
+      lay.block_table_index_type = p[25];
+      std::memcpy(lay.paged_reserved.data(), p + 26, 6);
+      stage_ = Stage::kBufferCount;
+      return Step::kContinue;
+    case Stage::kCompositeFields:
+      HURRAY_TAKE(8, p);
+      lay.composition_rule = p[0];
+      lay.combine_op = p[1];
+      lay.composite_reserved = {p[2], p[3]};
+      lay.member_count = LoadU32(p + 4);
+      stage_ = Stage::kBufferCount;
+      return Step::kContinue;
+    case Stage::kHilbertFields:
+      HURRAY_TAKE(8, p);
+      lay.hilbert_order = LoadU32(p);
+      lay.hilbert_rank = LoadU32(p + 4);
+      stage_ = Stage::kBufferCount;
+      return Step::kContinue;
+    case Stage::kExtensionLayoutHeader:
+      HURRAY_TAKE(12, p);
+      lay.extension_layout_id = LoadU64(p);
+      lay.extension_data_length = LoadU32(p + 8);
+      lay.extension_data_offset = pos_;
+      if (lay.extension_data_length >
+          options_.limits.max_extension_data_bytes) {
+        return Reject(Rule::kLimitExtData, pos_ - 4,
+                      "extension_data_length exceeds the configured limit");
+      }
+      return BeginSkip(lay.extension_data_length, Stage::kBufferCount);
+
+    // --- Buffer table (metadata.md § Buffer Table). ----------------------
+    case Stage::kBufferCount:
+      HURRAY_TAKE(1, p);
+      d.offsets.buffer_table = pos_ - 1;
+      d.buffer_count = p[0];
+      index_ = 0;
+      if (d.buffer_count == 0) return AfterBufferTable();
+      stage_ = Stage::kHandle;
+      return Step::kContinue;
+    case Stage::kHandle: {
+      HURRAY_TAKE(kBufferHandleSize, p);
+      BufferHandle& h = d.buffers[index_];
+      h.byte_size = LoadU64(p);
+      h.alignment = LoadU32(p + 8);
+      h.device_tag = p[12];
+      h.sync_mode = p[13];
+      h.memory_class = p[14];
+      h.reserved = p[15];
+      if (++index_ == d.buffer_count) return AfterBufferTable();
+      return Step::kContinue;
+    }
+
+    // --- Quantization section (metadata.md, quantization.md). ------------
+    case Stage::kQuantLength: {
+      HURRAY_TAKE(4, p);
+      const uint32_t at = pos_ - 4;
+      d.offsets.quantization = at;
+      const uint32_t length = LoadU32(p);
+      if (length < kQuantizationHeaderSize) {
+        return Reject(Rule::kQntHdr01, at, "quantization_length is below 4");
+      }
+      if (length > options_.limits.max_quantization_bytes) {
+        return Reject(Rule::kLimitQntBytes, at,
+                      "quantization_length exceeds the configured limit");
+      }
+      if (static_cast<uint64_t>(pos_) + length > d.descriptor_length) {
+        return Reject(Rule::kDescHdr06, at,
+                      "the quantization section ends beyond descriptor_length");
+      }
+      quant_length_ = length;
+      stage_ = Stage::kQuantHeader;
+      return Step::kContinue;
+    }
+    case Stage::kQuantHeader: {
+      HURRAY_TAKE(kQuantizationHeaderSize, p);
+      QuantizationDescriptor& q = d.quantization;
+      q.scheme_tag = p[0];
+      q.scheme_version = p[1];
+      q.flags = wire::LoadU16(p + 2);
+      if (!q.interpreted()) {
+        // Unassigned, private or future-version scheme: not read, skipped by
+        // its length (quantization.md § Descriptor Header).
+        q.extra_length = quant_length_ - kQuantizationHeaderSize;
+        return BeginSkip(q.extra_length, Stage::kShardParent);
+      }
+      if (quant_length_ < SchemeFixedSize(q.scheme_tag)) {
+        return Reject(Rule::kQntHdr02, d.offsets.quantization,
+                      "quantization_length is below the scheme's size");
+      }
+      std::memcpy(quant_header_, p, kQuantizationHeaderSize);
+      stage_ = Stage::kQuantPayload;
+      return Step::kContinue;
+    }
+    case Stage::kQuantPayload: {
+      QuantizationDescriptor& q = d.quantization;
+      const uint32_t fixed = SchemeFixedSize(q.scheme_tag);
+      HURRAY_TAKE(fixed - kQuantizationHeaderSize, p);
+      uint8_t whole[24];
+      std::memcpy(whole, quant_header_, kQuantizationHeaderSize);
+      std::memcpy(whole + kQuantizationHeaderSize, p,
+                  fixed - kQuantizationHeaderSize);
+      ParseQuantizationFields(whole, quant_length_, &q);
+      return BeginSkip(q.extra_length, Stage::kShardParent);
+    }
+
+    // --- Optional sections, in wire order: shard, statistics, extension
+    // type, composite member (metadata.md § Overall Descriptor Structure).
+    case Stage::kShardParent:
+      if (!d.has(flag::kHasShard)) return AfterSection(flag::kHasShard);
+      if (d.rank == 0) {
+        d.offsets.shard = pos_;
+        return AfterSection(flag::kHasShard);
+      }
+      HURRAY_TAKE(8, p);
+      if (index_ == 0) d.offsets.shard = pos_ - 8;
+      d.shard.parent_shape[index_] = LoadU64(p);
+      if (++index_ == d.rank) {
+        index_ = 0;
+        stage_ = Stage::kShardOffset;
+      }
+      return Step::kContinue;
+    case Stage::kShardOffset:
+      HURRAY_TAKE(8, p);
+      d.shard.shard_offset[index_] = LoadU64(p);
+      if (++index_ == d.rank) return AfterSection(flag::kHasShard);
+      return Step::kContinue;
+    case Stage::kStatistics: {
+      if (!d.has(flag::kHasStatistics)) {
+        return AfterSection(flag::kHasStatistics);
+      }
+      HURRAY_TAKE(kStatisticsSize, p);
+      d.offsets.statistics = pos_ - kStatisticsSize;
+      Statistics& s = d.statistics;
+      s.computed_mask = LoadU32(p);
+      s.reserved = LoadU32(p + 4);
+      s.nnz = LoadU64(p + 8);
+      s.sparsity_ratio = LoadF64(p + 16);
+      s.value_min = LoadF64(p + 24);
+      s.value_max = LoadF64(p + 32);
+      s.value_abs_max = LoadF64(p + 40);
+      s.value_mean = LoadF64(p + 48);
+      s.value_stddev = LoadF64(p + 56);
+      s.nm_n = p[64];
+      s.nm_m = p[65];
+      s.has_nan = p[66];
+      s.has_inf = p[67];
+      std::memcpy(s.reserved2.data(), p + 68, 4);
+      return AfterSection(flag::kHasStatistics);
+    }
+    case Stage::kExtensionType: {
+      if (!d.has(flag::kHasExtensionType)) {
+        return AfterSection(flag::kHasExtensionType);
+      }
+      HURRAY_TAKE(kExtensionTypeSize, p);
+      d.offsets.extension_type = pos_ - kExtensionTypeSize;
+      ExtensionType& e = d.extension_type;
+      e.bit_width = LoadU32(p);
+      e.packing_factor = p[4];
+      e.is_float = p[5];
+      e.is_signed = p[6];
+      e.sign_bits = p[7];
+      e.exponent_bits = p[8];
+      e.mantissa_bits = p[9];
+      e.reserved = {p[10], p[11]};
+      e.exponent_bias = LoadU32(p + 12);
+      e.has_nan = p[16];
+      e.has_inf = p[17];
+      e.reserved2 = {p[18], p[19]};
+      return AfterSection(flag::kHasExtensionType);
+    }
+    case Stage::kCompositeMember:
+      if (!d.has(flag::kHasCompositeMember)) {
+        return AfterSection(flag::kHasCompositeMember);
+      }
+      HURRAY_TAKE(kCompositeMemberSize, p);
+      d.offsets.composite_member = pos_ - kCompositeMemberSize;
+      d.composite_member.member_role = p[0];
+      std::memcpy(d.composite_member.reserved.data(), p + 1, 15);
+      return AfterSection(flag::kHasCompositeMember);
+
+    case Stage::kSkip:
+      if (!Skip()) return Step::kStall;
+      stage_ = after_skip_;
+      return Step::kContinue;
+    case Stage::kFinal:
+      return Complete();
+    case Stage::kDone:
+      return Step::kStop;
+  }
+  return Step::kStop;
+}
+
+#undef HURRAY_TAKE
+
+DescriptorDecoder::Step DescriptorDecoder::StartLayout() {
+  TensorDescriptor& d = desc_;
+  index_ = 0;
+  const bool has_dims = d.rank > 0;
+  switch (d.layout_tag) {
+    case layout_tag::kRowMajor:
+    case layout_tag::kColumnMajor:
+      stage_ = Stage::kBufferCount;
+      return Step::kContinue;
+    case layout_tag::kStrided:
+      stage_ = has_dims ? Stage::kStrides : Stage::kBufferCount;
+      return Step::kContinue;
+    case layout_tag::kTiled:
+      d.layout.tiled_depth = 0;
+      return StartTiledLevel();
+    case layout_tag::kMorton:
+      stage_ = has_dims ? Stage::kMortonBits : Stage::kBufferCount;
+      return Step::kContinue;
+    case layout_tag::kCoo:
+    case layout_tag::kCsr:
+    case layout_tag::kCsc:
+      stage_ = Stage::kSparseFields;
+      return Step::kContinue;
+    case layout_tag::kCsf:
+      stage_ = Stage::kCsfNnz;
+      return Step::kContinue;
+    case layout_tag::kBlockPaged:
+      stage_ = Stage::kPagedFields;
+      return Step::kContinue;
+    case layout_tag::kComposite:
+      stage_ = Stage::kCompositeFields;
+      return Step::kContinue;
+    case layout_tag::kHilbert:
+      stage_ = Stage::kHilbertFields;
+      return Step::kContinue;
+    default:
+      break;
+  }
+  if (layout_tag::IsExtension(d.layout_tag)) {
+    stage_ = Stage::kExtensionLayoutHeader;
+    return Step::kContinue;
+  }
+  // An unassigned public tag: the size of its fields is unknown, so the
+  // buffer table cannot be located (REJECT-RULES.md §4 item 6). Permissive
+  // mode keeps header, shape and byte_offset and skips the rest.
+  if (Applies(Rule::kLayTag02, options_.mode)) {
+    return Reject(Rule::kLayTag02, 15, "layout_tag is not assigned");
+  }
+  d.layout_parsed = false;
+  d.offsets.buffer_table = d.offsets.end = pos_;
+  return BeginSkip(d.descriptor_length - pos_, Stage::kFinal);
+}
+
+DescriptorDecoder::Step DescriptorDecoder::StartTiledLevel() {
+  LayoutFields& lay = desc_.layout;
+  if (lay.tiled_depth >= options_.limits.max_tiled_depth) {
+    // The inner_layout byte of the previous level asked for one more level.
+    return Reject(Rule::kLayTil05, tile_enums_at_ + 1,
+                  "tiled nesting exceeds the configured depth");
+  }
+  ++lay.tiled_depth;
+  index_ = 0;
+  stage_ = desc_.rank > 0 ? Stage::kTileShape : Stage::kTileEnums;
+  return Step::kContinue;
+}
+
+DescriptorDecoder::Step DescriptorDecoder::AfterTiledLevel() {
+  const TiledLevel& level = desc_.layout.tiled[desc_.layout.tiled_depth - 1];
+  index_ = 0;
+  if (level.inner_layout == layout_tag::kStrided && desc_.rank > 0) {
+    stage_ = Stage::kTileInnerStrides;
+    return Step::kContinue;
+  }
+  if (level.inner_layout == layout_tag::kTiled) return StartTiledLevel();
+  stage_ = Stage::kBufferCount;
+  return Step::kContinue;
+}
+
+DescriptorDecoder::Step DescriptorDecoder::AfterBufferTable() {
+  index_ = 0;
+  stage_ = desc_.has(flag::kHasQuantization) ? Stage::kQuantLength
+                                             : Stage::kShardParent;
+  return Step::kContinue;
+}
+
+// Sections follow in wire order; each stage skips itself when its flag is
+// clear, so this just moves to the next one.
+DescriptorDecoder::Step DescriptorDecoder::AfterSection(uint32_t done_flag) {
+  index_ = 0;
+  switch (done_flag) {
+    case flag::kHasShard:
+      stage_ = Stage::kStatistics;
+      break;
+    case flag::kHasStatistics:
+      stage_ = Stage::kExtensionType;
+      break;
+    case flag::kHasExtensionType:
+      stage_ = Stage::kCompositeMember;
+      break;
+    default:
+      desc_.offsets.end = pos_;
+      desc_.trailing_length = desc_.descriptor_length - pos_;
+      // Bytes a newer minor version may have added are skipped here; whether
+      // they are allowed is the validator's call (DESC-HDR-08).
+      return BeginSkip(desc_.trailing_length, Stage::kFinal);
+  }
+  return Step::kContinue;
+}
+
+DescriptorDecoder::Step DescriptorDecoder::Complete() {
+  if (options_.validate) {
+    const Rejection r = ValidateDescriptor(desc_, options_);
+    if (!r.ok()) {
+      rejection_ = r;
+      state_ = DecodeState::kRejected;
+      return Step::kStop;
+    }
+  }
+  stage_ = Stage::kDone;
+  state_ = DecodeState::kDone;
+  return Step::kStop;
+}
+
+Rejection DecodeWith(absl::Span<const uint8_t> bytes,
+                     DescriptorDecoder* decoder) {
+  decoder->Reset();
+  decoder->Feed(bytes);
+  decoder->Finish();
+  return decoder->rejection();
+}
+
+absl::StatusOr<TensorDescriptor> Decode(absl::Span<const uint8_t> bytes,
+                                        const ParseOptions& options) {
+  // The decoder is large; keep it off the stack of small callers.
+  auto decoder = std::make_unique<DescriptorDecoder>(options);
+  const Rejection r = DecodeWith(bytes, decoder.get());
+  if (!r.ok()) return ToStatus(r);
+  return decoder->descriptor();
+}
+
+}  // namespace hurray

@@ -1,0 +1,129 @@
+// DescriptorDecoder: an incremental, allocation-free push decoder for one
+// tensor descriptor at a time (metadata.md).
+//
+// Feed() takes bytes in chunks of any size, from 1 byte to a whole file, and
+// returns how many it consumed and whether the descriptor needs more bytes,
+// is done, or was rejected. It resumes exactly where it stopped. Fields are
+// parsed straight out of the caller's chunk when a whole field group is
+// present; a group that straddles two chunks is gathered in a small fixed
+// staging area (at most 72 bytes). Opaque parts (extension-layout data,
+// uninterpreted quantization payloads, trailing bytes of a newer minor
+// version) are skipped, never copied; their position is recorded.
+//
+// The decoder enforces what locating the fields needs (magic, versions,
+// lengths, flag bits, layout tags, tiled structure, limits: the "framing"
+// rules). When the descriptor is complete it runs the validator
+// (parser/validator.h) unless ParseOptions::validate is off. Rejections are
+// reported as a Rejection (rule id, byte offset from the descriptor's first
+// byte); nothing allocates, even on rejection, until status() is called.
+//
+// Modeled on Boost.Beast's basic_parser::put and Wuffs' suspendable decoders.
+// sizeof(DescriptorDecoder) ≈ sizeof(TensorDescriptor) + 200 bytes.
+#ifndef HURRAY_PARSER_DECODER_H_
+#define HURRAY_PARSER_DECODER_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "parser/descriptor.h"
+#include "parser/options.h"
+#include "parser/rules.h"
+
+namespace hurray {
+
+enum class DecodeState : uint8_t { kNeedMore, kDone, kRejected };
+
+struct FeedResult {
+  size_t consumed;
+  DecodeState state;
+};
+
+class DescriptorDecoder {
+ public:
+  explicit DescriptorDecoder(const ParseOptions& options = ParseOptions());
+  DescriptorDecoder(const DescriptorDecoder&) = delete;
+  DescriptorDecoder& operator=(const DescriptorDecoder&) = delete;
+
+  // Consumes bytes of the current descriptor from `chunk`. Never consumes a
+  // byte past the end of the descriptor: after kDone, the rest of the chunk
+  // (buffers, the next descriptor) belongs to the caller. After kDone or
+  // kRejected, Feed consumes nothing until Reset().
+  FeedResult Feed(absl::Span<const uint8_t> chunk);
+
+  // Declares the end of the input. A descriptor in progress is rejected with
+  // DESC-HDR-01 at the offset where the bytes ran out.
+  DecodeState Finish();
+
+  // Prepares for the next descriptor; keeps the options.
+  void Reset();
+
+  DecodeState state() const { return state_; }
+  // True once a byte of the current descriptor has been consumed.
+  bool in_progress() const { return consumed() > 0; }
+  // Bytes of the current descriptor consumed so far.
+  uint64_t consumed() const { return pos_ + staged_; }
+
+  // The decoded descriptor; complete only when state() == kDone.
+  const TensorDescriptor& descriptor() const { return desc_; }
+  const Rejection& rejection() const { return rejection_; }
+  // OK, or the rejection as an absl::Status (allocates).
+  absl::Status status() const { return ToStatus(rejection_); }
+  const ParseOptions& options() const { return options_; }
+
+ private:
+  enum class Stage : uint8_t;
+  enum class Step : uint8_t { kContinue, kStall, kStop };
+
+  Step Run();
+  bool Take(uint32_t n, const uint8_t** out);
+  bool Skip();
+  Step Reject(Rule rule, uint64_t offset, const char* message);
+  Step BeginSkip(uint32_t n, Stage next);
+  Step AfterBufferTable();
+  Step AfterSection(uint32_t done_flag);
+  Step Complete();
+  Step StartLayout();
+  Step StartTiledLevel();
+  Step AfterTiledLevel();
+
+  ParseOptions options_;
+  DecodeState state_ = DecodeState::kNeedMore;
+  Stage stage_;
+  Rejection rejection_;
+
+  // Input window of the current Feed call.
+  const uint8_t* in_ = nullptr;
+  size_t avail_ = 0;
+
+  uint32_t pos_ = 0;     // offset of the current field group
+  uint32_t staged_ = 0;  // bytes of the current group gathered so far
+  uint32_t index_ = 0;   // element index inside an array stage
+  uint32_t skip_left_ = 0;
+  Stage after_skip_;
+  uint32_t quant_length_ = 0;   // quantization_length being read
+  uint32_t tile_enums_at_ = 0;  // offset of the current tiled level's enums
+  uint8_t quant_header_[kQuantizationHeaderSize];
+  uint8_t staging_[kStatisticsSize];  // the largest field group: statistics
+
+  TensorDescriptor desc_;
+};
+
+// One-shot decode of the descriptor at the start of `bytes` (bytes after it
+// are ignored): Feed(bytes) then Finish(). Same result, rule and offset as
+// any chunked feed of the same bytes.
+absl::StatusOr<TensorDescriptor> Decode(
+    absl::Span<const uint8_t> bytes,
+    const ParseOptions& options = ParseOptions());
+
+// The same without building a status: resets `decoder`, feeds `bytes`, calls
+// Finish() and returns the rejection (ok() when decoder->descriptor() holds
+// the result). Allocation-free.
+Rejection DecodeWith(absl::Span<const uint8_t> bytes,
+                     DescriptorDecoder* decoder);
+
+}  // namespace hurray
+
+#endif  // HURRAY_PARSER_DECODER_H_

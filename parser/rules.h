@@ -1,0 +1,81 @@
+// Reject rules: stable ids, the table that describes them, and the compact
+// Rejection record every layer reports through.
+//
+// A Rejection is a plain value (rule, byte offset, static message) so the
+// decoder can report one without allocating; it becomes an absl::Status only
+// at the API edge, with the rule id and offset in the message and as payloads.
+#ifndef HURRAY_PARSER_RULES_H_
+#define HURRAY_PARSER_RULES_H_
+
+#include <cstdint>
+#include <optional>
+#include "absl/strings/string_view.h"
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+
+namespace hurray {
+
+enum class Rule : uint16_t {
+  kNone = 0,
+#define X(name, id, ref, level, mode) name,
+#include "parser/rule_list.inc"
+#undef X
+};
+
+enum class RuleLevel : uint8_t { kDescriptor, kData, kContainer };
+enum class RuleMode : uint8_t { kAlways, kStrictOnly };
+
+struct RuleInfo {
+  Rule rule;
+  absl::string_view id;        // e.g. "QNT-PCA-03"
+  absl::string_view spec_ref;  // spec file and section
+  RuleLevel level;
+  RuleMode mode;
+};
+
+// Every rule this library enforces, in catalog order.
+absl::Span<const RuleInfo> AllRules();
+const RuleInfo& GetRuleInfo(Rule rule);
+inline absl::string_view RuleId(Rule rule) { return GetRuleInfo(rule).id; }
+std::optional<Rule> RuleFromId(absl::string_view id);
+
+// Strict mode applies every rule; permissive mode relaxes kStrictOnly rules
+// (REJECT-RULES.md §1).
+enum class Mode : uint8_t { kStrict, kPermissive };
+
+inline bool Applies(Rule rule, Mode mode) {
+  return mode == Mode::kStrict ||
+         GetRuleInfo(rule).mode == RuleMode::kAlways;
+}
+
+// One rejection: which rule, where (byte offset from the start of the
+// descriptor, or of the structure the caller names), and a static message.
+struct Rejection {
+  Rule rule = Rule::kNone;
+  uint64_t offset = 0;
+  const char* message = "";
+
+  bool ok() const { return rule == Rule::kNone; }
+  friend bool operator==(const Rejection& a, const Rejection& b) {
+    return a.rule == b.rule && a.offset == b.offset;
+  }
+};
+
+inline constexpr Rejection kAccepted{};
+
+// Builds the absl::Status for a rejection: InvalidArgument with message
+// "<RULE-ID> at byte <offset>: <message>" and payloads carrying the rule id
+// and offset. OK for an accepted Rejection.
+absl::Status ToStatus(const Rejection& r);
+
+// Reads back what ToStatus stored. Empty for OK or foreign statuses.
+std::optional<absl::string_view> RuleIdOf(const absl::Status& status);
+std::optional<uint64_t> OffsetOf(const absl::Status& status);
+
+inline constexpr absl::string_view kRulePayloadUrl = "hurray.dev/rule";
+inline constexpr absl::string_view kOffsetPayloadUrl = "hurray.dev/offset";
+
+}  // namespace hurray
+
+#endif  // HURRAY_PARSER_RULES_H_

@@ -1,0 +1,223 @@
+#include "tests/vectors.h"
+
+#include <cstdlib>
+#include <utility>
+
+#include "parser/element_type.h"
+#include "parser/encoder.h"
+
+namespace hurray::vectors {
+namespace {
+
+using namespace type_tag;  // NOLINT
+
+BufferHandle Buffer(uint64_t size) {
+  BufferHandle h;
+  h.byte_size = size;
+  return h;
+}
+
+std::unique_ptr<TensorDescriptor> Quantized(uint8_t type,
+                                            std::vector<uint64_t> shape,
+                                            const QuantizationDescriptor& q,
+                                            std::vector<uint64_t> params) {
+  auto d = Dense(type, std::move(shape));
+  d->flags |= flag::kHasQuantization;
+  d->quantization = q;
+  for (uint64_t size : params) d->buffers[d->buffer_count++] = Buffer(size);
+  return d;
+}
+
+template <typename T>
+T Must(absl::StatusOr<T> v) {
+  if (!v.ok()) std::abort();
+  return *std::move(v);
+}
+
+}  // namespace
+
+std::unique_ptr<TensorDescriptor> Dense(uint8_t type_tag,
+                                        std::vector<uint64_t> shape,
+                                        uint8_t layout) {
+  auto d = std::make_unique<TensorDescriptor>();
+  d->type_tag = type_tag;
+  d->layout_tag = layout;
+  d->rank = static_cast<uint32_t>(shape.size());
+  uint64_t count = 1;
+  bool dynamic = false;
+  for (uint32_t k = 0; k < d->rank; ++k) {
+    d->shape[k] = shape[k];
+    if (shape[k] == kDynamicDim) {
+      dynamic = true;
+    } else {
+      count *= shape[k];
+    }
+  }
+  uint64_t bytes = 0;
+  if (!dynamic) StorageBytes(type_tag, count, &bytes);
+  d->buffer_count = 1;
+  d->buffers[0] = Buffer(dynamic ? 0 : bytes);
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> PerTensorInt8() {
+  return Quantized(kInt8, {4, 8}, Must(PerTensorAffine::Create(0.05f, -3)),
+                   {});
+}
+
+std::unique_ptr<TensorDescriptor> PerChannelAsymInt8() {
+  return Quantized(kInt8, {4, 8},
+                   Must(PerChannelAffine::Asymmetric(0, 1, 2)), {16, 16});
+}
+
+std::unique_ptr<TensorDescriptor> PerChannelSymInt4() {
+  return Quantized(kInt4, {6, 5}, Must(PerChannelAffine::Symmetric(1, 1)),
+                   {20});
+}
+
+std::unique_ptr<TensorDescriptor> PerChannelShared() {
+  return Quantized(kUInt8, {3, 2},
+                   Must(PerChannelAffine::Asymmetric(0, 1, 1)), {24});
+}
+
+std::unique_ptr<TensorDescriptor> PerBlockAsymUInt4() {
+  // 100 columns in blocks of 32: 4 blocks per row, the last partial; the
+  // data buffer holds the padded grid (RESOLUTIONS.md 2).
+  auto d = Quantized(kUInt4, {8, 100},
+                     Must(PerBlockAffine::Asymmetric(1, 32, 1, 2, kFloat16)),
+                     {8 * 4 * 2, 8 * 4 * 4});
+  d->buffers[0].byte_size = 8 * 128 / 2;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> PerBlockSymInt8Bf16() {
+  return Quantized(kInt8, {64, 64},
+                   Must(PerBlockAffine::Symmetric(0, 16, 1, kBFloat16)),
+                   {4 * 64 * 2});
+}
+
+std::unique_ptr<TensorDescriptor> Nf4UInt4() {
+  return Quantized(kUInt4, {128, 64}, Must(Nf4::Create(1, 64, 1)),
+                   {128 * 4});
+}
+
+std::unique_ptr<TensorDescriptor> MxfpE4m3() {
+  return Quantized(kFloat8E4M3, {4, 64},
+                   Must(Mxfp::Create(1, kMxfpCanonicalBlockSize, 1)), {8});
+}
+
+std::unique_ptr<TensorDescriptor> MxfpFp4() {
+  return Quantized(kFloat4E2M1, {2, 64}, Must(Mxfp::Create(1, 32, 1)), {4});
+}
+
+std::unique_ptr<TensorDescriptor> WithShard() {
+  auto d = Dense(kFloat32, {8, 4});
+  d->flags |= flag::kHasShard;
+  d->shard.parent_shape[0] = 8;
+  d->shard.parent_shape[1] = 8;
+  d->shard.shard_offset[0] = 0;
+  d->shard.shard_offset[1] = 4;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> WithStatistics() {
+  auto d = Dense(kFloat32, {16});
+  d->flags |= flag::kHasStatistics;
+  Statistics& s = d->statistics;
+  s.computed_mask = 0x3F;
+  s.nnz = 12;
+  s.sparsity_ratio = 0.25;
+  s.value_min = -2.5;
+  s.value_max = 4.0;
+  s.value_abs_max = 4.0;
+  s.value_mean = 0.5;
+  s.value_stddev = 1.25;
+  s.nm_n = 2;
+  s.nm_m = 4;
+  s.has_nan = 0;
+  s.has_inf = 1;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> WithExtensionType() {
+  auto d = Dense(kUInt8, {10});
+  d->type_tag = 0xF3;
+  d->flags |= flag::kHasExtensionType;
+  ExtensionType& e = d->extension_type;
+  e.bit_width = 4;
+  e.packing_factor = 2;
+  e.is_float = 1;
+  e.sign_bits = 1;
+  e.exponent_bits = 2;
+  e.mantissa_bits = 1;
+  e.exponent_bias = 1;
+  d->buffers[0].byte_size = 5;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> WithCompositeMember() {
+  auto d = Dense(kFloat32, {2, 2});
+  d->flags |= flag::kHasCompositeMember;
+  d->composite_member.member_role = 0x01;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> Everything() {
+  auto d = PerChannelAsymInt8();
+  d->flags |= flag::kHasShard | flag::kHasStatistics | flag::kHasCompositeMember;
+  d->shard.parent_shape[0] = 8;
+  d->shard.parent_shape[1] = 8;
+  d->shard.shard_offset[0] = 4;
+  d->shard.shard_offset[1] = 0;
+  d->statistics.computed_mask = stat_bit::kValueRange;
+  d->statistics.value_min = -1;
+  d->statistics.value_max = 1;
+  d->statistics.value_abs_max = 1;
+  d->composite_member.member_role = 0x00;
+  d->quantization.extra_length = 4;  // writer padding
+  return d;
+}
+
+std::vector<Named> AllValid() {
+  std::vector<Named> v;
+  v.push_back({"dense_f32_3x4", Dense(kFloat32, {3, 4})});
+  v.push_back({"dense_scalar_f64", Dense(kFloat64, {})});
+  v.push_back({"dense_empty_f32_0x4", Dense(kFloat32, {0, 4})});
+  v.push_back({"dense_dynamic_f16", Dense(kFloat16, {kDynamicDim, 8})});
+  v.push_back({"column_major_bf16_5x3",
+               Dense(kBFloat16, {5, 3}, layout_tag::kColumnMajor)});
+  v.push_back({"dense_bool_13", Dense(kBool, {13})});
+  v.push_back({"dense_fp6_e2m3_7", Dense(kFloat6E2M3, {7})});
+  v.push_back({"dense_int2_3x3", Dense(kInt2, {3, 3})});
+  v.push_back({"dense_complex128_2", Dense(kComplex128, {2})});
+  v.push_back({"per_tensor_int8", PerTensorInt8()});
+  v.push_back({"per_channel_asym_int8", PerChannelAsymInt8()});
+  v.push_back({"per_channel_sym_int4", PerChannelSymInt4()});
+  v.push_back({"per_channel_shared_uint8", PerChannelShared()});
+  v.push_back({"per_block_asym_uint4", PerBlockAsymUInt4()});
+  v.push_back({"per_block_sym_int8_bf16", PerBlockSymInt8Bf16()});
+  v.push_back({"nf4_uint4", Nf4UInt4()});
+  v.push_back({"mxfp_e4m3", MxfpE4m3()});
+  v.push_back({"mxfp_fp4", MxfpFp4()});
+  v.push_back({"shard_f32_8x4", WithShard()});
+  v.push_back({"statistics_f32_16", WithStatistics()});
+  v.push_back({"extension_type_f3", WithExtensionType()});
+  v.push_back({"composite_member_base", WithCompositeMember()});
+  v.push_back({"everything", Everything()});
+  return v;
+}
+
+ParseOptions AgreedOptions(Mode mode) {
+  ParseOptions o;
+  o.mode = mode;
+  o.agreed.type_tags = 1u << (0xF3 - 0xF0);
+  return o;
+}
+
+std::vector<uint8_t> Bytes(const TensorDescriptor& d) {
+  absl::StatusOr<std::vector<uint8_t>> bytes = Encode(d);
+  if (!bytes.ok()) std::abort();
+  return *std::move(bytes);
+}
+
+}  // namespace hurray::vectors

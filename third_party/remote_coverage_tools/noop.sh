@@ -1,0 +1,3 @@
+#!/bin/sh
+# No-op stand-in for Bazel's coverage tools (offline build; coverage unsupported).
+exit 0
