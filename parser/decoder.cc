@@ -139,13 +139,13 @@ DecodeState DescriptorDecoder::Finish() {
 }
 
 // Field groups are bounded by descriptor_length once it is known.
-#define HURRAY_TAKE(n, p)                                                  \
-  do {                                                                     \
-    if (static_cast<uint64_t>(pos_) + (n) > desc_.descriptor_length) {     \
-      return Reject(Rule::kDescHdr06, pos_,                                \
-                    "a field ends beyond descriptor_length");              \
-    }                                                                      \
-    if (!Take((n), &(p))) return Step::kStall;                             \
+#define HURRAY_TAKE(n, p)                                              \
+  do {                                                                 \
+    if (static_cast<uint64_t>(pos_) + (n) > desc_.descriptor_length) { \
+      return Reject(Rule::kDescHdr06, pos_,                            \
+                    "a field ends beyond descriptor_length");          \
+    }                                                                  \
+    if (!Take((n), &(p))) return Step::kStall;                         \
   } while (0)
 
 DescriptorDecoder::Step DescriptorDecoder::Run() {
@@ -201,7 +201,8 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
         return Reject(Rule::kDescShp01, 16, "rank exceeds 64");
       }
       if (d.rank > options_.limits.max_rank) {
-        return Reject(Rule::kLimitRank, 16, "rank exceeds the configured limit");
+        return Reject(Rule::kLimitRank, 16,
+                      "rank exceeds the configured limit");
       }
       index_ = 0;
       stage_ = d.rank > 0 ? Stage::kShape : Stage::kByteOffset;

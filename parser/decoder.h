@@ -18,7 +18,8 @@
 // byte); nothing allocates, even on rejection, until status() is called.
 //
 // Modeled on Boost.Beast's basic_parser::put and Wuffs' suspendable decoders.
-// sizeof(DescriptorDecoder) ≈ sizeof(TensorDescriptor) + 200 bytes.
+// sizeof(DescriptorDecoder) = sizeof(TensorDescriptor) + 264 bytes on x86-64
+// (19 576 bytes; tests/decoder_test.cc prints both).
 #ifndef HURRAY_PARSER_DECODER_H_
 #define HURRAY_PARSER_DECODER_H_
 

@@ -82,19 +82,32 @@ bool SameLayout(const TensorDescriptor& a, const TensorDescriptor& b) {
 
 const char* LayoutName(uint8_t tag) {
   switch (tag) {
-    case layout_tag::kRowMajor: return "row_major";
-    case layout_tag::kColumnMajor: return "column_major";
-    case layout_tag::kStrided: return "strided";
-    case layout_tag::kTiled: return "tiled";
-    case layout_tag::kMorton: return "morton";
-    case layout_tag::kCoo: return "coo";
-    case layout_tag::kCsr: return "csr";
-    case layout_tag::kCsc: return "csc";
-    case layout_tag::kCsf: return "csf";
-    case layout_tag::kBlockPaged: return "block_paged";
-    case layout_tag::kComposite: return "composite";
-    case layout_tag::kHilbert: return "hilbert";
-    default: return layout_tag::IsExtension(tag) ? "extension" : "unknown";
+    case layout_tag::kRowMajor:
+      return "row_major";
+    case layout_tag::kColumnMajor:
+      return "column_major";
+    case layout_tag::kStrided:
+      return "strided";
+    case layout_tag::kTiled:
+      return "tiled";
+    case layout_tag::kMorton:
+      return "morton";
+    case layout_tag::kCoo:
+      return "coo";
+    case layout_tag::kCsr:
+      return "csr";
+    case layout_tag::kCsc:
+      return "csc";
+    case layout_tag::kCsf:
+      return "csf";
+    case layout_tag::kBlockPaged:
+      return "block_paged";
+    case layout_tag::kComposite:
+      return "composite";
+    case layout_tag::kHilbert:
+      return "hilbert";
+    default:
+      return layout_tag::IsExtension(tag) ? "extension" : "unknown";
   }
 }
 
@@ -106,8 +119,8 @@ bool operator==(const Statistics& a, const Statistics& b) {
          SameBits(a.value_abs_max, b.value_abs_max) &&
          SameBits(a.value_mean, b.value_mean) &&
          SameBits(a.value_stddev, b.value_stddev) && a.nm_n == b.nm_n &&
-         a.nm_m == b.nm_m && a.has_nan == b.has_nan &&
-         a.has_inf == b.has_inf && a.reserved2 == b.reserved2;
+         a.nm_m == b.nm_m && a.has_nan == b.has_nan && a.has_inf == b.has_inf &&
+         a.reserved2 == b.reserved2;
 }
 
 bool TensorDescriptor::ElementCount(uint64_t* count) const {

@@ -6,7 +6,7 @@
 // can break any single field. Whether the values are acceptable is the
 // validator's job (parser/validator.h).
 //
-// Sizes (x86-64): sizeof(TensorDescriptor) is about 19 KiB, dominated by the
+// Sizes (x86-64): sizeof(TensorDescriptor) is 19 312 bytes, dominated by the
 // 8-level tiled storage (3 × 64 × 8 bytes per level) and the 255 buffer
 // handles; tests/descriptor_test.cc pins the exact figure. Arrays are used
 // only up to `rank` / `buffer_count`; the rest is never read, compared or
@@ -70,13 +70,13 @@ inline constexpr bool IsDense(uint8_t tag) {
 const char* LayoutName(uint8_t layout_tag);  // "row_major", ..., "extension"
 
 namespace device_tag {
-inline constexpr uint8_t kCpu = 0x00, kCuda = 0x01, kRocm = 0x02,
-                         kMetal = 0x03, kVulkan = 0x04, kWebGpu = 0x05,
-                         kHexagon = 0x06, kLevelZero = 0x07, kOpenCl = 0x08;
+inline constexpr uint8_t kCpu = 0x00, kCuda = 0x01, kRocm = 0x02, kMetal = 0x03,
+                         kVulkan = 0x04, kWebGpu = 0x05, kHexagon = 0x06,
+                         kLevelZero = 0x07, kOpenCl = 0x08;
 }
 namespace memory_class {
-inline constexpr uint8_t kStandard = 0x00, kHostPinned = 0x01,
-                         kUnified = 0x02, kPeer = 0x03;
+inline constexpr uint8_t kStandard = 0x00, kHostPinned = 0x01, kUnified = 0x02,
+                         kPeer = 0x03;
 }
 
 // One 16-byte buffer handle (buffer-protocol.md § Buffer Handle).
@@ -107,14 +107,14 @@ struct TiledLevel {
 // meaningful.
 struct LayoutFields {
   int64_t strides[kMaxRank]{};  // strided
-  uint32_t tiled_depth = 0;   // tiled: number of levels used
+  uint32_t tiled_depth = 0;     // tiled: number of levels used
   TiledLevel tiled[kMaxTiledDepth]{};
   uint32_t morton_bits[kMaxRank]{};  // Morton
   // COO, CSR, CSC, CSF.
   uint64_t nnz = 0;
-  uint8_t is_sorted = 0;                    // COO
+  uint8_t is_sorted = 0;                     // COO
   std::array<uint8_t, 8> sparse_reserved{};  // COO 7 bytes, CSR/CSC/CSF 8
-  uint32_t mode_order[kMaxRank]{};            // CSF
+  uint32_t mode_order[kMaxRank]{};           // CSF
   // Block-paged.
   uint32_t page_size = 0;
   uint64_t num_pages = 0;
@@ -182,14 +182,14 @@ struct CompositeMember {
 // Byte offsets (from the descriptor's first byte) of each part, as decoded or
 // as the encoder will lay them out. Rejections report offsets from here.
 struct PartOffsets {
-  uint32_t layout = 0;         // first layout-specific byte (= 28 + 8·rank)
-  uint32_t buffer_table = 0;   // the buffer_count byte
-  uint32_t quantization = 0;   // the quantization_length prefix
+  uint32_t layout = 0;        // first layout-specific byte (= 28 + 8·rank)
+  uint32_t buffer_table = 0;  // the buffer_count byte
+  uint32_t quantization = 0;  // the quantization_length prefix
   uint32_t shard = 0;
   uint32_t statistics = 0;
   uint32_t extension_type = 0;
   uint32_t composite_member = 0;
-  uint32_t end = 0;            // end of the last known part
+  uint32_t end = 0;  // end of the last known part
   uint32_t handle(uint32_t i) const { return buffer_table + 1 + 16 * i; }
   uint32_t shape(uint32_t k) const { return kFixedHeaderSize + 8 * k; }
   uint32_t byte_offset() const { return layout - 8; }
@@ -239,7 +239,8 @@ struct TensorDescriptor {
 };
 
 // Sets the header and clears counts so `d` describes an empty row-major
-// scalar; arrays beyond the counts are left as they are (the arrays are zeroed once, at construction).
+// scalar; arrays beyond the counts are left as they are (the arrays are zeroed
+// once, at construction).
 void ResetDescriptor(TensorDescriptor* d);
 
 }  // namespace hurray

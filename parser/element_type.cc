@@ -112,17 +112,48 @@ bool ExtensionStorageBytes(uint32_t bit_width, uint8_t packing_factor,
 
 bool IntegerStorageRange(uint8_t tag, int64_t* min, int64_t* max) {
   switch (tag) {
-    case kInt8: *min = -128; *max = 127; return true;
-    case kUInt8: *min = 0; *max = 255; return true;
-    case kInt16: *min = -32768; *max = 32767; return true;
-    case kUInt16: *min = 0; *max = 65535; return true;
-    case kInt32: *min = INT32_MIN; *max = INT32_MAX; return true;
-    case kUInt32: *min = 0; *max = INT32_MAX; return true;
-    case kInt4: *min = -8; *max = 7; return true;
-    case kUInt4: *min = 0; *max = 15; return true;
-    case kInt2: *min = -2; *max = 1; return true;
-    case kUInt2: *min = 0; *max = 3; return true;
-    default: return false;
+    case kInt8:
+      *min = -128;
+      *max = 127;
+      return true;
+    case kUInt8:
+      *min = 0;
+      *max = 255;
+      return true;
+    case kInt16:
+      *min = -32768;
+      *max = 32767;
+      return true;
+    case kUInt16:
+      *min = 0;
+      *max = 65535;
+      return true;
+    case kInt32:
+      *min = INT32_MIN;
+      *max = INT32_MAX;
+      return true;
+    case kUInt32:
+      *min = 0;
+      *max = INT32_MAX;
+      return true;
+    case kInt4:
+      *min = -8;
+      *max = 7;
+      return true;
+    case kUInt4:
+      *min = 0;
+      *max = 15;
+      return true;
+    case kInt2:
+      *min = -2;
+      *max = 1;
+      return true;
+    case kUInt2:
+      *min = 0;
+      *max = 3;
+      return true;
+    default:
+      return false;
   }
 }
 

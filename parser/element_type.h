@@ -4,6 +4,7 @@
 #define HURRAY_PARSER_ELEMENT_TYPE_H_
 
 #include <cstdint>
+
 #include "absl/strings/string_view.h"
 
 namespace hurray {

@@ -162,8 +162,8 @@ void WriteLayout(const TensorDescriptor& d, Writer& w,
       if (layout_tag::IsExtension(d.layout_tag)) {
         w.U64(lay.extension_layout_id);
         w.U32(lay.extension_data_length);
-        const size_t n = std::min<size_t>(extension_data.size(),
-                                          lay.extension_data_length);
+        const size_t n =
+            std::min<size_t>(extension_data.size(), lay.extension_data_length);
         w.Bytes(extension_data.data(), n);
         w.Zeros(lay.extension_data_length - n);
       }

@@ -13,9 +13,9 @@ namespace hurray {
 // Every limit is a rejection when exceeded, never an allocation.
 struct Limits {
   uint32_t max_descriptor_bytes = 16u << 20;  // LIMIT-DESC-BYTES
-  uint32_t max_rank = 64;                     // ≤ 64 (DESC-SHP-01 / LIMIT-RANK)
-  uint32_t max_tiled_depth = 8;               // ≤ 8 (LAY-TIL-05)
-  uint32_t max_quantization_bytes = 4096;     // LIMIT-QNT-BYTES
+  uint32_t max_rank = 64;                  // ≤ 64 (DESC-SHP-01 / LIMIT-RANK)
+  uint32_t max_tiled_depth = 8;            // ≤ 8 (LAY-TIL-05)
+  uint32_t max_quantization_bytes = 4096;  // LIMIT-QNT-BYTES
   uint32_t max_extension_data_bytes = 16384;  // LIMIT-EXT-DATA
 };
 
@@ -23,10 +23,10 @@ struct Limits {
 // Strict mode rejects any other private value; permissive mode accepts it but
 // never interprets the data it governs.
 struct PrivateAgreements {
-  uint16_t type_tags = 0;       // bit i: tag 0xF0 + i (TYPE-06)
-  uint16_t device_tags = 0;     // bit i: device 0xF0 + i (BUF-08)
-  uint16_t memory_classes = 0;  // bit i: class 0xF0 + i (BUF-13)
-  uint16_t scheme_tags = 0;     // bit i: scheme 0xF0 + i (QNT-HDR-06)
+  uint16_t type_tags = 0;                // bit i: tag 0xF0 + i (TYPE-06)
+  uint16_t device_tags = 0;              // bit i: device 0xF0 + i (BUF-08)
+  uint16_t memory_classes = 0;           // bit i: class 0xF0 + i (BUF-13)
+  uint16_t scheme_tags = 0;              // bit i: scheme 0xF0 + i (QNT-HDR-06)
   std::array<uint64_t, 8> layout_ids{};  // extension layout ids (LAY-TAG-04)
   uint8_t layout_id_count = 0;
 

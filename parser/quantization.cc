@@ -14,23 +14,35 @@ using wire::LoadU32;
 
 uint32_t SchemeFixedSize(uint8_t tag) {
   switch (tag) {
-    case scheme_tag::kPerTensorAffine: return 16;
-    case scheme_tag::kPerChannelAffine: return 20;
-    case scheme_tag::kPerBlockAffine: return 24;
-    case scheme_tag::kNf4: return 16;
-    case scheme_tag::kMxfp: return 16;
-    default: return 0;
+    case scheme_tag::kPerTensorAffine:
+      return 16;
+    case scheme_tag::kPerChannelAffine:
+      return 20;
+    case scheme_tag::kPerBlockAffine:
+      return 24;
+    case scheme_tag::kNf4:
+      return 16;
+    case scheme_tag::kMxfp:
+      return 16;
+    default:
+      return 0;
   }
 }
 
 const char* SchemeName(uint8_t tag) {
   switch (tag) {
-    case scheme_tag::kPerTensorAffine: return "per_tensor_affine";
-    case scheme_tag::kPerChannelAffine: return "per_channel_affine";
-    case scheme_tag::kPerBlockAffine: return "per_block_affine";
-    case scheme_tag::kNf4: return "nf4";
-    case scheme_tag::kMxfp: return "mxfp";
-    default: return (tag >= 0xF0 && tag <= 0xFE) ? "private" : "unknown";
+    case scheme_tag::kPerTensorAffine:
+      return "per_tensor_affine";
+    case scheme_tag::kPerChannelAffine:
+      return "per_channel_affine";
+    case scheme_tag::kPerBlockAffine:
+      return "per_block_affine";
+    case scheme_tag::kNf4:
+      return "nf4";
+    case scheme_tag::kMxfp:
+      return "mxfp";
+    default:
+      return (tag >= 0xF0 && tag <= 0xFE) ? "private" : "unknown";
   }
 }
 
@@ -286,16 +298,16 @@ Rejection CheckQuantizationFields(const QuantizationDescriptor& q,
 absl::StatusOr<DecodedQuantization> DecodeQuantization(
     absl::Span<const uint8_t> bytes, const ParseOptions& options) {
   if (bytes.size() < kQuantizationHeaderSize) {
-    return ToStatus({Rule::kQntHdr01, 0,
-                     "fewer than 4 bytes for the quantization header"});
+    return ToStatus(
+        {Rule::kQntHdr01, 0, "fewer than 4 bytes for the quantization header"});
   }
   DecodedQuantization out;
   QuantizationDescriptor& q = out.descriptor;
   const uint32_t fixed = SchemeFixedSize(bytes[0]);
   const bool interpreted = fixed != 0 && bytes[1] == kCurrentSchemeVersion;
   if (interpreted && bytes.size() < fixed) {
-    return ToStatus({Rule::kQntHdr02, 0,
-                     "fewer bytes than the scheme's fixed size"});
+    return ToStatus(
+        {Rule::kQntHdr02, 0, "fewer bytes than the scheme's fixed size"});
   }
   const uint32_t used = interpreted ? fixed : kQuantizationHeaderSize;
   ParseQuantizationFields(bytes.data(), used, &q);
@@ -318,8 +330,8 @@ absl::Status CheckParamIndex(uint32_t index, uint64_t offset) {
     return ToStatus({Rule::kQntPlc01, offset, "buffer index is 0xFFFFFFFF"});
   }
   if (index == 0) {
-    return ToStatus({Rule::kQntPlc02, offset,
-                     "buffer index 0 is the data buffer"});
+    return ToStatus(
+        {Rule::kQntPlc02, offset, "buffer index 0 is the data buffer"});
   }
   return absl::OkStatus();
 }
@@ -351,8 +363,8 @@ absl::Status PerTensorAffine::ValidateZeroPointFor(uint8_t storage) const {
                      "storage type is not allowed for per-tensor affine"});
   }
   if (zero_point < lo || zero_point > hi) {
-    return ToStatus({Rule::kQntPta02, 8,
-                     "zero_point is outside the storage type's range"});
+    return ToStatus(
+        {Rule::kQntPta02, 8, "zero_point is outside the storage type's range"});
   }
   return absl::OkStatus();
 }
@@ -367,8 +379,8 @@ absl::StatusOr<PerChannelAffine> PerChannelAffine::Asymmetric(
     uint32_t axis, uint32_t scale_buffer_index,
     uint32_t zero_point_buffer_index) {
   if (zero_point_buffer_index == kNoBufferIndex) {
-    return ToStatus({Rule::kQntPca06, 12,
-                     "asymmetric needs a zero_point_buffer_index"});
+    return ToStatus(
+        {Rule::kQntPca06, 12, "asymmetric needs a zero_point_buffer_index"});
   }
   absl::Status s = CheckParamIndex(zero_point_buffer_index, 12);
   if (!s.ok()) return s;
@@ -389,8 +401,8 @@ absl::StatusOr<PerBlockAffine> PerBlockAffine::Asymmetric(
     uint32_t axis, uint32_t block_size, uint32_t scale_buffer_index,
     uint32_t zero_point_buffer_index, uint8_t scale_type_tag) {
   if (zero_point_buffer_index == kNoBufferIndex) {
-    return ToStatus({Rule::kQntPba08, 16,
-                     "asymmetric needs a zero_point_buffer_index"});
+    return ToStatus(
+        {Rule::kQntPba08, 16, "asymmetric needs a zero_point_buffer_index"});
   }
   absl::Status s = CheckParamIndex(zero_point_buffer_index, 16);
   if (!s.ok()) return s;

@@ -3,8 +3,8 @@
 #include <array>
 #include <string>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/cord.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace hurray {

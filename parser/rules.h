@@ -9,9 +9,9 @@
 
 #include <cstdint>
 #include <optional>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace hurray {
@@ -45,8 +45,7 @@ std::optional<Rule> RuleFromId(absl::string_view id);
 enum class Mode : uint8_t { kStrict, kPermissive };
 
 inline bool Applies(Rule rule, Mode mode) {
-  return mode == Mode::kStrict ||
-         GetRuleInfo(rule).mode == RuleMode::kAlways;
+  return mode == Mode::kStrict || GetRuleInfo(rule).mode == RuleMode::kAlways;
 }
 
 // One rejection: which rule, where (byte offset from the start of the

@@ -131,8 +131,7 @@ Rejection CheckHandle(const BufferHandle& h, uint64_t at,
   }
   if (IsPrivate(h.memory_class)) {
     if (!IsPrivate(h.device_tag)) {
-      return {Rule::kBuf12, at + 14,
-              "private memory_class on a public device"};
+      return {Rule::kBuf12, at + 14, "private memory_class on a public device"};
     }
     if (!PrivateAgreements::Has(o.agreed.memory_classes, h.memory_class) &&
         Applies(Rule::kBuf13, o.mode)) {
@@ -151,7 +150,8 @@ Rejection CheckHandle(const BufferHandle& h, uint64_t at,
 
 Rejection CheckBufferTable(const TensorDescriptor& d, const ParseOptions& o) {
   for (uint32_t i = 0; i < d.buffer_count; ++i) {
-    HURRAY_RETURN_IF_REJECTED(CheckHandle(d.buffers[i], d.offsets.handle(i), o));
+    HURRAY_RETURN_IF_REJECTED(
+        CheckHandle(d.buffers[i], d.offsets.handle(i), o));
   }
   const uint32_t at = d.offsets.buffer_table;
   if (d.buffer_count == 0 && d.layout_tag != layout_tag::kComposite) {
@@ -269,9 +269,8 @@ ParamSizes ExpectedParamSizes(const TensorDescriptor& d) {
       return s;
     }
     const uint64_t k = q.block_size;
-    const uint64_t per_axis = q.scheme_tag == scheme_tag::kMxfp
-                                  ? len / k
-                                  : len / k + (len % k != 0);
+    const uint64_t per_axis =
+        q.scheme_tag == scheme_tag::kMxfp ? len / k : len / k + (len % k != 0);
     if (!CheckedMul(per_axis, outer, &entries)) {
       s.overflow = true;
       return s;
@@ -384,6 +383,12 @@ Rejection CheckQuantization(const TensorDescriptor& d, const ParseOptions& o) {
   HURRAY_RETURN_IF_REJECTED(CheckBufferPlacement(
       q, d.buffer_table(), LayoutBufferCount(d.layout_tag, d.rank), base,
       o.mode));
+  // Block-paged tensors size their block parameters per page slot, not per
+  // block (layouts/block-paged.md § Scale-buffer size; LAY-BPG-14).
+  if (d.layout_tag == layout_tag::kBlockPaged &&
+      q.scheme_tag != scheme_tag::kPerChannelAffine) {
+    return kAccepted;
+  }
   return CheckParamSizes(d);
 }
 
@@ -559,8 +564,8 @@ Rejection CheckExtensionType(const TensorDescriptor& d, const ParseOptions& o) {
   const struct {
     uint8_t value;
     uint32_t off;
-  } flags01[] = {{e.is_float, 5}, {e.is_signed, 6}, {e.has_nan, 16},
-                 {e.has_inf, 17}};
+  } flags01[] = {
+      {e.is_float, 5}, {e.is_signed, 6}, {e.has_nan, 16}, {e.has_inf, 17}};
   for (const auto& f : flags01) {
     if (f.value > 1) {
       return {Rule::kTypeExt12, at + f.off, "boolean byte is not 0 or 1"};
@@ -594,13 +599,18 @@ Rejection CheckCompositeMember(const TensorDescriptor& d) {
 
 uint32_t LayoutBufferCount(uint8_t tag, uint32_t rank) {
   switch (tag) {
-    case layout_tag::kCoo: return 2;
+    case layout_tag::kCoo:
+      return 2;
     case layout_tag::kCsr:
     case layout_tag::kCsc:
-    case layout_tag::kBlockPaged: return 3;
-    case layout_tag::kCsf: return 2 * rank + 1;
-    case layout_tag::kComposite: return 0;
-    default: return 1;
+    case layout_tag::kBlockPaged:
+      return 3;
+    case layout_tag::kCsf:
+      return 2 * rank + 1;
+    case layout_tag::kComposite:
+      return 0;
+    default:
+      return 1;
   }
 }
 
@@ -632,8 +642,8 @@ Rejection CheckBufferPlacement(const QuantizationDescriptor& q,
                                         ? 12
                                         : 8);
   const uint64_t zp_at = base + (pba ? 16 : 12);
-  const bool has_zp = (pba || q.scheme_tag == scheme_tag::kPerChannelAffine) &&
-                      !q.symmetric();
+  const bool has_zp =
+      (pba || q.scheme_tag == scheme_tag::kPerChannelAffine) && !q.symmetric();
   const size_t n = buffers.size();
   if (q.scale_buffer_index >= n) {
     return {Rule::kQntPlc01, scale_at, "scale_buffer_index names no buffer"};
@@ -661,9 +671,9 @@ Rejection CheckBufferPlacement(const QuantizationDescriptor& q,
     }
   }
   const BufferHandle& data = buffers[0];
-  const uint32_t indices[2] = {q.scale_buffer_index,
-                               has_zp ? q.zero_point_buffer_index
-                                      : q.scale_buffer_index};
+  const uint32_t indices[2] = {
+      q.scale_buffer_index,
+      has_zp ? q.zero_point_buffer_index : q.scale_buffer_index};
   for (uint32_t i : indices) {
     if (buffers[i].device_tag != data.device_tag) {
       return {Rule::kQntPlc05, i == indices[0] ? scale_at : zp_at,
@@ -689,23 +699,27 @@ absl::Status ValidateBufferPlacement(const QuantizationDescriptor& q,
   return ToStatus(r);
 }
 
-Rejection ValidateDescriptor(const TensorDescriptor& d,
-                             const ParseOptions& o) {
+Rejection ValidateDescriptor(const TensorDescriptor& d, const ParseOptions& o) {
   HURRAY_RETURN_IF_REJECTED(CheckTypeTag(d, o));
   // The extension type section decides element sizes, so it is checked
   // before anything is sized, although it comes late on the wire.
   if (d.layout_parsed && d.has(flag::kHasExtensionType)) {
     HURRAY_RETURN_IF_REJECTED(CheckExtensionType(d, o));
   }
+  if (!d.layout_parsed) {  // permissive, unknown layout: nothing else known
+    return CheckRank(d);
+  }
+  // Layout-specific rank rules come first so they report their own ids;
+  // DESC-SHP-02 covers the layouts that have none.
+  HURRAY_RETURN_IF_REJECTED(CheckLayoutFields(d, o));
   HURRAY_RETURN_IF_REJECTED(CheckRank(d));
-  if (!d.layout_parsed) return kAccepted;  // permissive, unknown layout
-  HURRAY_RETURN_IF_REJECTED(CheckLayout(d, o));
   HURRAY_RETURN_IF_REJECTED(CheckBufferTable(d, o));
   HURRAY_RETURN_IF_REJECTED(CheckByteOffset(d, o));
   if (d.has(flag::kHasQuantization)) {
     HURRAY_RETURN_IF_REJECTED(CheckQuantization(d, o));
   }
   HURRAY_RETURN_IF_REJECTED(CheckContiguousDataSize(d));
+  HURRAY_RETURN_IF_REJECTED(CheckLayoutSizes(d, o));
   HURRAY_RETURN_IF_REJECTED(CheckColocation(d));
   if (d.has(flag::kHasShard)) HURRAY_RETURN_IF_REJECTED(CheckShard(d));
   if (d.has(flag::kHasStatistics)) {

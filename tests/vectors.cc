@@ -61,13 +61,12 @@ std::unique_ptr<TensorDescriptor> Dense(uint8_t type_tag,
 }
 
 std::unique_ptr<TensorDescriptor> PerTensorInt8() {
-  return Quantized(kInt8, {4, 8}, Must(PerTensorAffine::Create(0.05f, -3)),
-                   {});
+  return Quantized(kInt8, {4, 8}, Must(PerTensorAffine::Create(0.05f, -3)), {});
 }
 
 std::unique_ptr<TensorDescriptor> PerChannelAsymInt8() {
-  return Quantized(kInt8, {4, 8},
-                   Must(PerChannelAffine::Asymmetric(0, 1, 2)), {16, 16});
+  return Quantized(kInt8, {4, 8}, Must(PerChannelAffine::Asymmetric(0, 1, 2)),
+                   {16, 16});
 }
 
 std::unique_ptr<TensorDescriptor> PerChannelSymInt4() {
@@ -76,8 +75,8 @@ std::unique_ptr<TensorDescriptor> PerChannelSymInt4() {
 }
 
 std::unique_ptr<TensorDescriptor> PerChannelShared() {
-  return Quantized(kUInt8, {3, 2},
-                   Must(PerChannelAffine::Asymmetric(0, 1, 1)), {24});
+  return Quantized(kUInt8, {3, 2}, Must(PerChannelAffine::Asymmetric(0, 1, 1)),
+                   {24});
 }
 
 std::unique_ptr<TensorDescriptor> PerBlockAsymUInt4() {
@@ -97,8 +96,7 @@ std::unique_ptr<TensorDescriptor> PerBlockSymInt8Bf16() {
 }
 
 std::unique_ptr<TensorDescriptor> Nf4UInt4() {
-  return Quantized(kUInt4, {128, 64}, Must(Nf4::Create(1, 64, 1)),
-                   {128 * 4});
+  return Quantized(kUInt4, {128, 64}, Must(Nf4::Create(1, 64, 1)), {128 * 4});
 }
 
 std::unique_ptr<TensorDescriptor> MxfpE4m3() {
@@ -164,7 +162,8 @@ std::unique_ptr<TensorDescriptor> WithCompositeMember() {
 
 std::unique_ptr<TensorDescriptor> Everything() {
   auto d = PerChannelAsymInt8();
-  d->flags |= flag::kHasShard | flag::kHasStatistics | flag::kHasCompositeMember;
+  d->flags |=
+      flag::kHasShard | flag::kHasStatistics | flag::kHasCompositeMember;
   d->shard.parent_shape[0] = 8;
   d->shard.parent_shape[1] = 8;
   d->shard.shard_offset[0] = 4;
@@ -175,6 +174,155 @@ std::unique_ptr<TensorDescriptor> Everything() {
   d->statistics.value_abs_max = 1;
   d->composite_member.member_role = 0x00;
   d->quantization.extra_length = 4;  // writer padding
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> StridedNegative() {
+  // Rows reversed: element [i, j] at (i·-4 + j) from byte_offset 32.
+  auto d = Dense(kFloat32, {3, 4}, layout_tag::kStrided);
+  d->layout.strides[0] = -4;
+  d->layout.strides[1] = 1;
+  d->byte_offset = 8 * 4;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> TiledNested() {
+  // [6, 8] in 2×4 tiles, each tile in 1×2 row-major sub-tiles.
+  auto d = Dense(kInt8, {6, 8}, layout_tag::kTiled);
+  LayoutFields& l = d->layout;
+  l.tiled_depth = 2;
+  l.tiled[0].tile_shape[0] = 2;
+  l.tiled[0].tile_shape[1] = 4;
+  l.tiled[0].outer_layout = layout_tag::kRowMajor;
+  l.tiled[0].inner_layout = layout_tag::kTiled;
+  l.tiled[1].tile_shape[0] = 1;
+  l.tiled[1].tile_shape[1] = 2;
+  l.tiled[1].outer_layout = layout_tag::kColumnMajor;
+  l.tiled[1].inner_layout = layout_tag::kRowMajor;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> TiledStrided() {
+  // [4, 4] in 2×2 tiles; tiles column-major by strides, elements strided.
+  auto d = Dense(kFloat16, {4, 4}, layout_tag::kTiled);
+  LayoutFields& l = d->layout;
+  l.tiled_depth = 1;
+  l.tiled[0].tile_shape[0] = 2;
+  l.tiled[0].tile_shape[1] = 2;
+  l.tiled[0].outer_layout = layout_tag::kStrided;
+  l.tiled[0].outer_strides[0] = 1;
+  l.tiled[0].outer_strides[1] = 2;
+  l.tiled[0].inner_layout = layout_tag::kStrided;
+  l.tiled[0].inner_strides[0] = 1;
+  l.tiled[0].inner_strides[1] = 2;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> Morton() {
+  auto d = Dense(kFloat32, {3, 4}, layout_tag::kMorton);
+  d->layout.morton_bits[0] = 2;
+  d->layout.morton_bits[1] = 2;
+  d->buffers[0].byte_size = 16 * 4;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> Hilbert() {
+  auto d = Dense(kUInt4, {4, 4}, layout_tag::kHilbert);
+  d->layout.hilbert_order = 2;
+  d->layout.hilbert_rank = 2;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> Coo() {
+  auto d = Dense(kFloat32, {5, 5, 5}, layout_tag::kCoo);
+  d->layout.nnz = 3;
+  d->layout.is_sorted = 1;
+  d->buffer_count = 2;
+  d->buffers[0] = Buffer(3 * 4);
+  d->buffers[1] = Buffer(3 * 3 * 8);
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> Csr() {
+  auto d = Dense(kFloat64, {3, 4}, layout_tag::kCsr);
+  d->layout.nnz = 5;
+  d->buffer_count = 3;
+  d->buffers[0] = Buffer(5 * 8);
+  d->buffers[1] = Buffer(5 * 8);
+  d->buffers[2] = Buffer(4 * 8);
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> Csc() {
+  auto d = Dense(kInt8, {3, 4}, layout_tag::kCsc);
+  d->layout.nnz = 2;
+  d->buffer_count = 3;
+  d->buffers[0] = Buffer(2);
+  d->buffers[1] = Buffer(2 * 8);
+  d->buffers[2] = Buffer(5 * 8);
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> Csf() {
+  // Levels in mode order [2, 0, 1]: 2 roots, 3 middle nodes, 4 leaves.
+  auto d = Dense(kFloat32, {2, 3, 4}, layout_tag::kCsf);
+  d->layout.nnz = 4;
+  d->layout.mode_order[0] = 2;
+  d->layout.mode_order[1] = 0;
+  d->layout.mode_order[2] = 1;
+  d->buffer_count = 7;
+  d->buffers[0] = Buffer(4 * 4);  // values
+  d->buffers[1] = Buffer(2 * 8);  // pos_0
+  d->buffers[2] = Buffer(2 * 8);  // crd_0
+  d->buffers[3] = Buffer(3 * 8);  // pos_1
+  d->buffers[4] = Buffer(3 * 8);  // crd_1
+  d->buffers[5] = Buffer(4 * 8);  // pos_2
+  d->buffers[6] = Buffer(4 * 8);  // crd_2 (leaf: nnz entries)
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> BlockPaged() {
+  // 40 tokens, 2 heads × 8 dims, pages of 16 tokens, 4 pages in the pool,
+  // 2 sequences; per-block scales per page slot (block_size = page_size).
+  auto d = Dense(kInt8, {40, 2, 8}, layout_tag::kBlockPaged);
+  LayoutFields& l = d->layout;
+  l.page_size = 16;
+  l.num_pages = 4;
+  l.num_seqs = 2;
+  l.kv_role = 0x01;
+  l.layer_index = 7;
+  l.block_table_index_type = 0x00;
+  d->flags |= flag::kHasQuantization;
+  d->quantization = Must(PerBlockAffine::Symmetric(0, 16, 3, kFloat16));
+  d->buffer_count = 4;
+  d->buffers[0] = Buffer(4 * 16 * 2 * 8);
+  d->buffers[1] = Buffer(3 * 4);  // block table: 3 logical pages
+  d->buffers[2] = Buffer(3 * 4);  // seq_ptr: num_seqs + 1
+  d->buffers[3] = Buffer(4 * 16 * 2);
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> CompositePartition() {
+  auto d = Dense(kFloat32, {8, 8}, layout_tag::kComposite);
+  d->layout.composition_rule = 0x01;
+  d->layout.member_count = 2;
+  d->buffer_count = 0;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> CompositeOverlay() {
+  auto d = Dense(kFloat16, {4, 4}, layout_tag::kComposite);
+  d->layout.composition_rule = 0x02;
+  d->layout.combine_op = 0x02;
+  d->layout.member_count = 2;
+  d->buffer_count = 0;
+  return d;
+}
+
+std::unique_ptr<TensorDescriptor> ExtensionLayout() {
+  auto d = Dense(kUInt8, {16}, 0xF7);
+  d->layout.extension_layout_id = kAgreedLayoutId;
+  d->layout.extension_data_length = 5;
   return d;
 }
 
@@ -204,6 +352,19 @@ std::vector<Named> AllValid() {
   v.push_back({"extension_type_f3", WithExtensionType()});
   v.push_back({"composite_member_base", WithCompositeMember()});
   v.push_back({"everything", Everything()});
+  v.push_back({"strided_negative_f32", StridedNegative()});
+  v.push_back({"tiled_nested_int8", TiledNested()});
+  v.push_back({"tiled_strided_f16", TiledStrided()});
+  v.push_back({"morton_f32_3x4", Morton()});
+  v.push_back({"hilbert_uint4_4x4", Hilbert()});
+  v.push_back({"coo_f32", Coo()});
+  v.push_back({"csr_f64", Csr()});
+  v.push_back({"csc_int8", Csc()});
+  v.push_back({"csf_f32", Csf()});
+  v.push_back({"block_paged_int8_pba", BlockPaged()});
+  v.push_back({"composite_partition", CompositePartition()});
+  v.push_back({"composite_overlay", CompositeOverlay()});
+  v.push_back({"extension_layout_f7", ExtensionLayout()});
   return v;
 }
 
@@ -211,6 +372,8 @@ ParseOptions AgreedOptions(Mode mode) {
   ParseOptions o;
   o.mode = mode;
   o.agreed.type_tags = 1u << (0xF3 - 0xF0);
+  o.agreed.layout_ids[0] = kAgreedLayoutId;
+  o.agreed.layout_id_count = 1;
   return o;
 }
 

@@ -1,0 +1,147 @@
+// Zero heap allocation while decoding: every operator new (and, outside
+// sanitizer builds, every malloc/calloc/realloc) is counted while thousands
+// of descriptors of every kind, valid and rejected, are fed at random chunk
+// sizes through one decoder. The count must be 0.
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "parser/decoder.h"
+#include "tests/mutations.h"
+#include "tests/vectors.h"
+
+namespace {
+
+thread_local bool g_counting = false;
+thread_local uint64_t g_allocations = 0;
+
+void Count() {
+  if (g_counting) ++g_allocations;
+}
+
+}  // namespace
+
+// operator new in all its forms funnels into these two.
+void* operator new(std::size_t n) {
+  Count();
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  Count();
+  return std::malloc(n ? n : 1);
+}
+void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept {
+  return operator new(n, t);
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+// malloc itself, through glibc's internal entry points. Sanitizers interpose
+// malloc themselves, so there only operator new is counted.
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && \
+    !defined(HURRAY_FUZZING)
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* malloc(size_t n) {
+  Count();
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t m) {
+  Count();
+  return __libc_calloc(n, m);
+}
+void* realloc(void* p, size_t n) {
+  Count();
+  return __libc_realloc(p, n);
+}
+}
+#define HURRAY_COUNTS_MALLOC 1
+#endif
+
+namespace hurray {
+namespace {
+
+TEST(AllocTest, CounterSeesAllocations) {
+  g_allocations = 0;
+  g_counting = true;
+  auto* p = new int(1);
+  g_counting = false;
+  delete p;
+  EXPECT_GE(g_allocations, 1u);  // new, and malloc underneath it
+#ifdef HURRAY_COUNTS_MALLOC
+  g_allocations = 0;
+  g_counting = true;
+  void* q = std::malloc(16);
+  g_counting = false;
+  std::free(q);
+  EXPECT_EQ(g_allocations, 1u);
+#endif
+}
+
+TEST(AllocTest, DecodingAllocatesNothing) {
+  // Inputs and the decoder are prepared before counting starts.
+  std::vector<std::vector<uint8_t>> inputs;
+  for (const auto& v : vectors::AllValid()) {
+    const std::vector<uint8_t> bytes = vectors::Bytes(*v.descriptor);
+    for (int copies = 0; copies < 20; ++copies) inputs.push_back(bytes);
+    for (auto& m : vectors::SingleByteMutations(bytes, 11)) {
+      inputs.push_back(std::move(m));
+    }
+  }
+  ASSERT_GT(inputs.size(), 5000u);
+  std::vector<size_t> chunk_sizes(1 << 16);
+  std::mt19937 rng(42);
+  for (size_t& c : chunk_sizes) c = 1 + rng() % 64;
+
+  for (Mode mode : {Mode::kStrict, Mode::kPermissive}) {
+    auto decoder =
+        std::make_unique<DescriptorDecoder>(vectors::AgreedOptions(mode));
+    size_t next_chunk = 0, done = 0, rejected = 0;
+    g_allocations = 0;
+    g_counting = true;
+    for (const std::vector<uint8_t>& in : inputs) {
+      decoder->Reset();
+      size_t at = 0;
+      while (at < in.size()) {
+        const size_t n =
+            std::min(chunk_sizes[next_chunk++ & 0xFFFF], in.size() - at);
+        const FeedResult r =
+            decoder->Feed(absl::MakeConstSpan(in.data() + at, n));
+        at += n;
+        if (r.state != DecodeState::kNeedMore) break;
+      }
+      const DecodeState s = decoder->Finish();
+      done += s == DecodeState::kDone;
+      rejected += s == DecodeState::kRejected;
+    }
+    g_counting = false;
+    EXPECT_EQ(g_allocations, 0u);
+    // Both paths were exercised.
+    EXPECT_GT(done, 400u);
+    EXPECT_GT(rejected, 400u);
+  }
+}
+
+TEST(AllocTest, OneShotDecodeWithReusedDecoderAllocatesNothing) {
+  const std::vector<uint8_t> bytes = vectors::Bytes(*vectors::Everything());
+  auto decoder = std::make_unique<DescriptorDecoder>();
+  g_allocations = 0;
+  g_counting = true;
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_TRUE(DecodeWith(bytes, decoder.get()).ok());
+  }
+  g_counting = false;
+  EXPECT_EQ(g_allocations, 0u);
+}
+
+}  // namespace
+}  // namespace hurray
