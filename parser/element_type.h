@@ -47,7 +47,7 @@ TypeTagClass ClassifyTypeTag(uint8_t tag);
 // nullptr unless ClassifyTypeTag(tag) == kAssigned.
 const ElementTypeInfo* FindElementType(uint8_t tag);
 
-// "float32", "int4", ..., "ext:0xF3" for private tags, "unknown:0x05" else.
+// "float32", "int4", ..., "ext:0xF3" for private tags, "unknown" otherwise.
 absl::string_view ElementTypeName(uint8_t tag);
 
 // Bytes needed to store `count` elements of an assigned type, following the

@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# End-to-end test of the hurray command-line tool.
+#
+# Usage: cli_test.sh HURRAY_BINARY TESTDATA_GEN_BINARY
+# (paths relative to the runfiles directory, as `bazel test` passes them).
+# The test inputs are written by testdata_gen (see tools/testdata_gen.cc).
+set -uo pipefail
+
+hurray="$(pwd)/$1"
+gen="$(pwd)/$2"
+work="${TEST_TMPDIR:-$(mktemp -d)}/cli_test"
+rm -rf "${work}"
+mkdir -p "${work}"
+"${gen}" "${work}/data" || {
+  echo "FAIL: testdata_gen exited with $?" >&2
+  exit 1
+}
+cd "${work}/data" || exit 1
+
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# run ARGS...: runs hurray; sets $out, $err and $rc.
+run() {
+  out="$("${hurray}" "$@" 2>"${work}/stderr")"
+  rc=$?
+  err="$(cat "${work}/stderr")"
+}
+
+expect_rc() {  # expect_rc WANT CONTEXT
+  [[ "${rc}" == "$1" ]] || fail "$2: exit code ${rc}, want $1 (stderr: ${err})"
+}
+
+expect_eq() {  # expect_eq GOT WANT CONTEXT
+  [[ "$1" == "$2" ]] || fail "$3:
+   got: $1
+  want: $2"
+}
+
+expect_contains() {  # expect_contains HAYSTACK NEEDLE CONTEXT
+  [[ "$1" == *"$2"* ]] || fail "$3: output does not contain '$2':
+$1"
+}
+
+# Every line of stdout parses as JSON (when jq is installed).
+expect_json_lines() {  # expect_json_lines CONTEXT
+  if command -v jq >/dev/null 2>&1; then
+    printf '%s\n' "${out}" | jq -e -c . >/dev/null 2>&1 ||
+      fail "$1: output is not one JSON value per line:
+${out}"
+  fi
+}
+
+# --- Usage and help. ---------------------------------------------------------
+
+run
+expect_rc 2 "no arguments"
+expect_contains "${err}" "Usage: hurray" "no arguments"
+
+for help in --help -h help; do
+  run "${help}"
+  expect_rc 0 "hurray ${help}"
+  expect_contains "${out}" "Usage: hurray" "hurray ${help}"
+  expect_contains "${out}" "inspect [--json] [--permissive] FILE..." \
+    "hurray ${help}"
+  expect_eq "${err}" "" "hurray ${help} stderr"
+done
+
+run frobnicate valid/dense_f32_3x4.bin
+expect_rc 2 "unknown subcommand"
+expect_contains "${err}" "unknown command 'frobnicate'" "unknown subcommand"
+expect_contains "${err}" "Usage: hurray" "unknown subcommand"
+
+for cmd in inspect validate; do
+  run "${cmd}"
+  expect_rc 2 "${cmd} without files"
+  expect_contains "${err}" "no input files" "${cmd} without files"
+  expect_contains "${err}" "Usage: hurray" "${cmd} without files"
+
+  run "${cmd}" --bogus valid/dense_f32_3x4.bin
+  expect_rc 2 "${cmd} --bogus"
+  expect_contains "${err}" "unknown option '--bogus'" "${cmd} --bogus"
+  expect_eq "${out}" "" "${cmd} --bogus stdout"
+
+  run "${cmd}" --help
+  expect_rc 0 "${cmd} --help"
+  expect_contains "${out}" "Usage: hurray" "${cmd} --help"
+done
+
+run validate --json valid/dense_f32_3x4.bin
+expect_rc 2 "validate --json"
+
+# --- inspect --json. -----------------------------------------------------------
+
+# The full line for a valid dense float32 [3, 4]: keys, order, values.
+run inspect --json valid/dense_f32_3x4.bin
+expect_rc 0 "inspect --json dense"
+expect_eq "${out}" \
+  '{"file":"valid/dense_f32_3x4.bin","valid":true,"descriptor_length":61,"version_major":1,"version_minor":0,"flags":0,"element_type_tag":3,"layout_tag":1,"rank":2,"shape":[3,4],"byte_offset":0,"buffers":[{"byte_size":48,"alignment":64,"device_tag":0,"sync_mode":0,"memory_class":0}],"quantization":null,"has_shard":false,"has_statistics":false,"has_extension_type":false,"has_composite_member":false,"element_type_name":"float32","layout_name":"row_major","shard":null,"statistics":null,"extension_type":null,"composite_member":null}' \
+  "inspect --json dense_f32_3x4"
+
+# u64 max for a dynamic dimension, printed exactly.
+run inspect --json valid/dense_dynamic_f16.bin
+expect_rc 0 "inspect --json dynamic"
+expect_contains "${out}" '"rank":2,"shape":[18446744073709551615,8],' \
+  "dynamic dimension"
+
+# Per-tensor affine: scale as a round-trippable double, the rest null.
+run inspect --json valid/per_tensor_int8.bin
+expect_rc 0 "inspect --json per_tensor_int8"
+expect_contains "${out}" '"quantization":{"scheme_tag":1,"scheme_version":1,"flags":0,"axis":null,"block_size":null,"scale_buffer_index":null,"zero_point_buffer_index":null,"scale_type_tag":null,"scale":0.05000000074505806,"zero_point":-3},' \
+  "per-tensor quantization"
+
+# Symmetric per-channel: no zero-point buffer.
+run inspect --json valid/per_channel_sym_int4.bin
+expect_rc 0 "inspect --json per_channel_sym_int4"
+expect_contains "${out}" '"quantization":{"scheme_tag":2,"scheme_version":1,"flags":1,"axis":1,"block_size":null,"scale_buffer_index":1,"zero_point_buffer_index":null,"scale_type_tag":3,"scale":null,"zero_point":null},' \
+  "symmetric per-channel quantization"
+
+# Rejections: rule, offset, message.
+run inspect --json bad_magic.bin
+expect_rc 1 "inspect --json bad_magic"
+expect_eq "${out}" \
+  '{"file":"bad_magic.bin","valid":false,"rule":"DESC-HDR-02","offset":0,"error":"magic is not \"HRRY\""}' \
+  "bad magic"
+
+run inspect --json pca_scale_type_f16.bin
+expect_rc 1 "inspect --json pca_scale_type_f16"
+expect_eq "${out}" \
+  '{"file":"pca_scale_type_f16.bin","valid":false,"rule":"QNT-PCA-03","offset":113,"error":"scale_type_tag is not float32"}' \
+  "per-channel scale_type_tag"
+
+run inspect --json truncated.bin
+expect_rc 1 "inspect --json truncated"
+expect_contains "${out}" '"valid":false,"rule":"DESC-HDR-01","offset":56,' \
+  "truncated"
+
+# Bytes after descriptor_length (data buffers) are ignored.
+run inspect --json trailing_data.bin
+expect_rc 0 "inspect --json trailing_data"
+expect_contains "${out}" '"valid":true,"descriptor_length":61,' \
+  "trailing data"
+
+# Strict rejects the unassigned layout tag 0x0C; permissive decodes the
+# header and reports the buffer table as not parsed.
+run inspect --json unknown_layout_0c.bin
+expect_rc 1 "strict unknown layout"
+expect_eq "${out}" \
+  '{"file":"unknown_layout_0c.bin","valid":false,"rule":"LAY-TAG-02","offset":15,"error":"layout_tag is not assigned"}' \
+  "strict unknown layout"
+run inspect --json --permissive unknown_layout_0c.bin
+expect_rc 0 "permissive unknown layout"
+expect_contains "${out}" '"valid":true,' "permissive unknown layout"
+expect_contains "${out}" '"layout_tag":12,"rank":2,"shape":[3,4],"byte_offset":0,"buffers":null,"quantization":null,' \
+  "permissive unknown layout"
+expect_contains "${out}" '"layout_name":"unknown",' "permissive unknown layout"
+
+# Uninterpreted scheme (permissive): only the header fields are non-null.
+run inspect --json unassigned_scheme_06.bin
+expect_rc 1 "strict unassigned scheme"
+expect_contains "${out}" '"rule":"QNT-HDR-05",' "strict unassigned scheme"
+run inspect --permissive --json unassigned_scheme_06.bin
+expect_rc 0 "permissive unassigned scheme"
+expect_contains "${out}" '"quantization":{"scheme_tag":6,"scheme_version":1,"flags":0,"axis":null,"block_size":null,"scale_buffer_index":null,"zero_point_buffer_index":null,"scale_type_tag":null,"scale":null,"zero_point":null},' \
+  "permissive unassigned scheme"
+
+# One line per file, in argument order; the worst result decides the exit
+# code.
+run inspect --json valid/dense_f32_3x4.bin bad_magic.bin valid/nf4_uint4.bin
+expect_rc 1 "inspect --json mixed"
+expect_eq "$(printf '%s\n' "${out}" | wc -l | tr -d ' ')" 3 "mixed: line count"
+expect_eq "$(printf '%s\n' "${out}" |
+  sed -E 's/^\{"file":"([^"]*)","valid":(true|false),.*/\1 \2/')" \
+  "valid/dense_f32_3x4.bin true
+bad_magic.bin false
+valid/nf4_uint4.bin true" "mixed: order"
+expect_json_lines "inspect --json mixed"
+
+# Every vector decodes in permissive mode (strict needs agreements for the
+# private tags some of them use), and every line is JSON.
+run inspect --json --permissive valid/*.bin
+expect_rc 0 "inspect --json --permissive valid/*"
+expect_json_lines "inspect --json --permissive valid/*"
+valid_files=(valid/*.bin)
+expect_eq "$(printf '%s\n' "${out}" | wc -l | tr -d ' ')" \
+  "${#valid_files[@]}" "one line per file"
+
+# File names are JSON-escaped: quote, backslash, control character.
+weird="$(printf 'we"ird\\na\tme.bin')"
+cp valid/dense_f32_3x4.bin "${weird}"
+run inspect --json "${weird}"
+expect_rc 0 "weird file name"
+expect_contains "${out}" '{"file":"we\"ird\\na\tme.bin","valid":true,' \
+  "weird file name"
+expect_json_lines "weird file name"
+
+# --- Exit code 2: I/O errors. --------------------------------------------------
+
+run inspect --json missing.bin valid/dense_f32_3x4.bin
+expect_rc 2 "missing file"
+expect_contains "${err}" "missing.bin" "missing file"
+# The other files are still inspected.
+expect_contains "${out}" '"file":"valid/dense_f32_3x4.bin","valid":true' \
+  "missing file: continues"
+
+# I/O errors win over rejections.
+run validate missing.bin bad_magic.bin
+expect_rc 2 "missing file + rejection"
+expect_eq "${out}" 'bad_magic.bin: DESC-HDR-02 at byte 0: magic is not "HRRY"' \
+  "missing file + rejection"
+
+run inspect valid
+expect_rc 2 "directory"
+
+truncate -s $((64 * 1024 * 1024 + 1)) huge.bin
+run validate huge.bin valid/dense_f32_3x4.bin
+expect_rc 2 "file over 64 MiB"
+expect_contains "${err}" "huge.bin" "file over 64 MiB"
+expect_contains "${err}" "64 MiB" "file over 64 MiB"
+expect_eq "${out}" "valid/dense_f32_3x4.bin: OK" "file over 64 MiB: continues"
+rm -f huge.bin
+
+# --- validate. ---------------------------------------------------------------
+
+run validate valid/dense_f32_3x4.bin valid/dense_dynamic_f16.bin \
+  valid/per_tensor_int8.bin valid/per_channel_asym_int8.bin \
+  valid/per_block_asym_uint4.bin valid/nf4_uint4.bin valid/mxfp_e4m3.bin \
+  valid/shard_f32_8x4.bin valid/statistics_f32_16.bin valid/everything.bin \
+  trailing_data.bin
+expect_rc 0 "validate valid"
+expect_eq "$(printf '%s\n' "${out}" | head -n 2)" \
+  "valid/dense_f32_3x4.bin: OK
+valid/dense_dynamic_f16.bin: OK" "validate valid"
+expect_eq "$(printf '%s\n' "${out}" | grep -vc ': OK$')" 0 "validate valid"
+
+run validate --permissive valid/*.bin
+expect_rc 0 "validate --permissive valid/*"
+
+run validate valid/dense_f32_3x4.bin pca_scale_type_f16.bin unknown_layout_0c.bin
+expect_rc 1 "validate rejected"
+expect_eq "${out}" "valid/dense_f32_3x4.bin: OK
+pca_scale_type_f16.bin: QNT-PCA-03 at byte 113: scale_type_tag is not float32
+unknown_layout_0c.bin: LAY-TAG-02 at byte 15: layout_tag is not assigned" \
+  "validate rejected"
+
+run validate --permissive unknown_layout_0c.bin
+expect_rc 0 "validate --permissive unknown layout"
+expect_eq "${out}" "unknown_layout_0c.bin: OK" "validate --permissive"
+
+run validate valid/extension_type_f3.bin
+expect_rc 1 "validate private type tag"
+expect_contains "${out}" "valid/extension_type_f3.bin: TYPE-06 at byte 14:" \
+  "validate private type tag"
+
+# "--" ends the options.
+cp valid/dense_f32_3x4.bin ./--json
+run validate -- --json
+expect_rc 0 "validate -- --json"
+expect_eq "${out}" "--json: OK" "validate -- --json"
+
+# --- inspect (text). -----------------------------------------------------------
+
+run inspect valid/dense_dynamic_f16.bin
+expect_rc 0 "inspect text"
+expect_contains "${out}" "valid/dense_dynamic_f16.bin: OK" "inspect text"
+expect_contains "${out}" "float16" "inspect text"
+expect_contains "${out}" "row_major" "inspect text"
+expect_contains "${out}" "[?, 8]" "inspect text"
+
+run inspect valid/per_block_asym_uint4.bin valid/everything.bin
+expect_rc 0 "inspect text quantized"
+expect_contains "${out}" "per_block_affine" "inspect text quantized"
+expect_contains "${out}" "block_size 32" "inspect text quantized"
+expect_contains "${out}" "#0: 512 bytes" "inspect text quantized"
+expect_contains "${out}" "shard, statistics, composite_member" \
+  "inspect text sections"
+
+run inspect pca_scale_type_f16.bin
+expect_rc 1 "inspect text rejected"
+expect_contains "${out}" "pca_scale_type_f16.bin: REJECTED" \
+  "inspect text rejected"
+expect_contains "${out}" "QNT-PCA-03" "inspect text rejected"
+expect_contains "${out}" "113" "inspect text rejected"
+expect_contains "${out}" "scale_type_tag is not float32" \
+  "inspect text rejected"
+
+if ((failures > 0)); then
+  echo "${failures} check(s) failed" >&2
+  exit 1
+fi
+echo "PASS"

@@ -1,0 +1,56 @@
+// What the hurray subcommands share: exit codes, the usage text, argument
+// parsing and reading an input file.
+#ifndef HURRAY_TOOLS_COMMAND_UTIL_H_
+#define HURRAY_TOOLS_COMMAND_UTIL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+
+namespace hurray::tools {
+
+// Exit codes. When several apply, the largest wins.
+inline constexpr int kExitOk = 0;        // every descriptor is valid
+inline constexpr int kExitRejected = 1;  // some descriptor was rejected
+inline constexpr int kExitError = 2;     // usage or I/O error
+
+// Input files are small descriptor files; larger ones are refused.
+inline constexpr size_t kMaxInputFileBytes = size_t{64} << 20;  // 64 MiB
+
+// Writes the usage text of the hurray tool.
+void PrintUsage(std::ostream& os);
+
+struct CommandArgs {
+  bool help = false;  // --help / -h: print usage, exit 0
+  bool json = false;
+  bool permissive = false;
+  std::vector<std::string> files;
+};
+
+// Parses the arguments after the subcommand name: --permissive, --json (only
+// when `allow_json`), -h/--help, and files. "--" ends the options. Fails
+// (InvalidArgument, with a one-line message) on an unknown option or when
+// there is no file (unless --help).
+absl::StatusOr<CommandArgs> ParseCommandArgs(absl::Span<const std::string> args,
+                                             bool allow_json);
+
+// Prints "hurray <command>: <message>" and the usage to `err`; returns
+// kExitError.
+int UsageError(absl::string_view command, absl::string_view message,
+               std::ostream& err);
+
+// Reads the whole file at `path`. Errors: the file cannot be opened or read
+// (NotFound, PermissionDenied, ... from errno), or it is larger than
+// `max_bytes` (ResourceExhausted).
+absl::StatusOr<std::vector<uint8_t>> ReadInputFile(
+    const std::string& path, size_t max_bytes = kMaxInputFileBytes);
+
+}  // namespace hurray::tools
+
+#endif  // HURRAY_TOOLS_COMMAND_UTIL_H_

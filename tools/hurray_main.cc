@@ -1,0 +1,54 @@
+// hurray: command-line tool for Hurray tensor descriptors.
+//
+//   hurray inspect [--json] [--permissive] FILE...
+//   hurray validate [--permissive] FILE...
+//   hurray help | --help | -h
+//
+// This file only dispatches: each subcommand lives in its own file
+// (tools/<name>_command.{h,cc}). See tools/command_util.cc for the usage
+// text and the exit codes.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "tools/command_util.h"
+#include "tools/inspect_command.h"
+#include "tools/validate_command.h"
+
+int main(int argc, char** argv) {
+  using hurray::tools::kExitError;
+  using hurray::tools::kExitOk;
+  using hurray::tools::PrintUsage;
+
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    PrintUsage(std::cerr);
+    return kExitError;
+  }
+  const std::string& command = args[0];
+  const absl::Span<const std::string> rest =
+      absl::MakeConstSpan(args).subspan(1);
+
+  if (command == "help" || command == "--help" || command == "-h") {
+    PrintUsage(std::cout);
+    return kExitOk;
+  }
+  int exit_code;
+  if (command == "inspect") {
+    exit_code = hurray::tools::RunInspect(rest, std::cout, std::cerr);
+  } else if (command == "validate") {
+    exit_code = hurray::tools::RunValidate(rest, std::cout, std::cerr);
+  } else {
+    std::cerr << "hurray: unknown command '" << command << "'\n\n";
+    PrintUsage(std::cerr);
+    return kExitError;
+  }
+  // A result that could not be written (full disk, closed pipe) is an I/O
+  // error, whatever the descriptors said.
+  if (!std::cout.flush()) {
+    std::cerr << "hurray: error writing the output\n";
+    return kExitError;
+  }
+  return exit_code;
+}

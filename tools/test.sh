@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The README's second command: install what is missing, build everything and
+# run every test — the unit, rule, corpus and replay tests, the same suite
+# under AddressSanitizer and UndefinedBehaviorSanitizer, and a short libFuzzer
+# smoke run of every fuzz target from its committed corpus. Idempotent.
+#
+# FUZZ_SECONDS (default 30) sets the smoke run per target; 0 skips it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash tools/install_deps.sh || exit 1
+
+log="$(mktemp)"
+trap 'rm -f "${log}"' EXIT
+status=0
+
+run() {
+  echo "== $*"
+  "$@" 2>&1 | tee -a "${log}"
+  local rc=${PIPESTATUS[0]}
+  [[ ${rc} -eq 0 ]] || status=1
+}
+
+run bazel test --config=opt //...
+run bazel test --config=asan //...
+run bazel test --config=ubsan //...
+
+fuzz_seconds="${FUZZ_SECONDS:-30}"
+if [[ "${fuzz_seconds}" != 0 ]]; then
+  for target in $(bazel query 'attr(tags, "fuzz_target", //fuzz:all)' 2>/dev/null); do
+    name="${target##*:}"
+    echo "== fuzz smoke: ${name} (${fuzz_seconds}s)"
+    if bash fuzz/run_smoke.sh "${name}" "${fuzz_seconds}"; then
+      echo "//fuzz:${name}_smoke PASSED" | tee -a "${log}"
+    else
+      echo "//fuzz:${name}_smoke FAILED" | tee -a "${log}"
+      status=1
+    fi
+  done
+fi
+
+# One closing line for every test target run above (Bazel prints one
+# "PASSED"/"FAILED" line per target and config).
+passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "${log}")
+failed=$(grep -cE '^//[^ ]+ +(FAILED|TIMEOUT|NO STATUS)' "${log}")
+echo
+echo "${passed} passed, ${failed} failed"
+[[ ${failed} -eq 0 ]] || status=1
+exit "${status}"

@@ -1,0 +1,57 @@
+#include "tools/validate_command.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "parser/decoder.h"
+#include "parser/options.h"
+#include "parser/rules.h"
+#include "tools/command_util.h"
+
+namespace hurray::tools {
+
+int RunValidate(absl::Span<const std::string> args, std::ostream& out,
+                std::ostream& err) {
+  absl::StatusOr<CommandArgs> parsed =
+      ParseCommandArgs(args, /*allow_json=*/false);
+  if (!parsed.ok()) {
+    return UsageError("validate", parsed.status().message(), err);
+  }
+  if (parsed->help) {
+    PrintUsage(out);
+    return kExitOk;
+  }
+
+  ParseOptions options;
+  options.mode = parsed->permissive ? Mode::kPermissive : Mode::kStrict;
+  // The decoder holds a whole TensorDescriptor (~19 KiB): keep it on the
+  // heap, and reuse it for every file.
+  auto decoder = std::make_unique<DescriptorDecoder>(options);
+
+  int exit_code = kExitOk;
+  for (const std::string& file : parsed->files) {
+    absl::StatusOr<std::vector<uint8_t>> bytes = ReadInputFile(file);
+    if (!bytes.ok()) {
+      out.flush();  // keep stdout and stderr in order on a terminal
+      err << "hurray validate: " << file << ": " << bytes.status().message()
+          << "\n";
+      exit_code = std::max(exit_code, kExitError);
+      continue;
+    }
+    const Rejection r = DecodeWith(*bytes, decoder.get());
+    if (r.ok()) {
+      out << file << ": OK\n";
+    } else {
+      out << file << ": " << RuleId(r.rule) << " at byte " << r.offset << ": "
+          << r.message << "\n";
+      exit_code = std::max(exit_code, kExitRejected);
+    }
+  }
+  out.flush();
+  return exit_code;
+}
+
+}  // namespace hurray::tools
