@@ -558,8 +558,10 @@ DescriptorDecoder::Step DescriptorDecoder::StartLayout() {
 DescriptorDecoder::Step DescriptorDecoder::StartTiledLevel() {
   LayoutFields& lay = desc_.layout;
   if (lay.tiled_depth >= options_.limits.max_tiled_depth) {
-    // The inner_layout byte of the previous level asked for one more level.
-    return Reject(Rule::kLayTil05, tile_enums_at_ + 1,
+    // The layout tag (first level) or the inner_layout byte of the previous
+    // level asked for one more level.
+    return Reject(Rule::kLayTil05,
+                  lay.tiled_depth == 0 ? 15 : tile_enums_at_ + 1,
                   "tiled nesting exceeds the configured depth");
   }
   ++lay.tiled_depth;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "parser/element_type.h"
 #include "parser/wire.h"
 
 namespace hurray {
@@ -136,6 +137,27 @@ bool TensorDescriptor::ElementCount(uint64_t* count) const {
 
 bool TensorDescriptor::HasDynamicDim() const {
   return std::find(shape, shape + rank, kDynamicDim) != shape + rank;
+}
+
+uint32_t TensorDescriptor::ElementBits() const {
+  if (has(flag::kHasExtensionType)) {
+    const uint32_t w = extension_type.bit_width;
+    const bool sized = w >= 8 ? w % 8 == 0 && extension_type.packing_factor == 1
+                              : (w == 1 || w == 2 || w == 4) &&
+                                    extension_type.packing_factor == 8 / w;
+    return sized ? w : 0;
+  }
+  const ElementTypeInfo* info = FindElementType(type_tag);
+  return info ? info->bits : 0;
+}
+
+bool TensorDescriptor::StorageBytesFor(uint64_t count, uint64_t* bytes) const {
+  if (ElementBits() == 0) return false;
+  if (has(flag::kHasExtensionType)) {
+    return ExtensionStorageBytes(extension_type.bit_width,
+                                 extension_type.packing_factor, count, bytes);
+  }
+  return StorageBytes(type_tag, count, bytes);
 }
 
 bool operator==(const TensorDescriptor& a, const TensorDescriptor& b) {

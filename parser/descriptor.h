@@ -231,6 +231,14 @@ struct TensorDescriptor {
   // overflows.
   bool ElementCount(uint64_t* count) const;
   bool HasDynamicDim() const;
+  // Bits per element for sizes and addressing (6 for the float6 types), from
+  // the type table or the extension type section; 0 when the type cannot be
+  // sized (unassigned tag, or an extension width that fits no size formula —
+  // accepted only in permissive mode, and then never sized).
+  uint32_t ElementBits() const;
+  // Bytes for `count` elements (element-types.md § Buffer Size Calculation);
+  // false when ElementBits() is 0 or on overflow.
+  bool StorageBytesFor(uint64_t count, uint64_t* bytes) const;
 
   // Field-by-field equality over the parts in use (rank, buffer_count,
   // present sections). Offsets and descriptor_length are derived and

@@ -37,31 +37,16 @@ uint32_t Params(const TensorDescriptor& d) {
   return ParameterBufferCount(d.quantization);
 }
 
-// Bits per element for address arithmetic, 0 when the type cannot be sized.
-uint32_t ElementBits(const TensorDescriptor& d) {
-  if (d.has(flag::kHasExtensionType)) return d.extension_type.bit_width;
-  const ElementTypeInfo* info = FindElementType(d.type_tag);
-  return info ? info->bits : 0;
-}
-
-bool Bytes(const TensorDescriptor& d, uint64_t count, uint64_t* bytes) {
-  if (d.has(flag::kHasExtensionType)) {
-    const ExtensionType& e = d.extension_type;
-    return ExtensionStorageBytes(e.bit_width, e.packing_factor, count, bytes);
-  }
-  return StorageBytes(d.type_tag, count, bytes);
-}
-
 // True when elements [min, max] (offsets in elements from byte_offset) lie
 // inside buffer 0 (layouts/strided.md § Buffer Size; sub-byte types address
 // bits, memory-layout.md § Sub-Byte Types).
 bool ExtentFits(const TensorDescriptor& d, int128 min, int128 max) {
-  const uint32_t bits = ElementBits(d);
+  const uint32_t bits = d.ElementBits();
   if (min < -kHugeOffset || max > kHugeOffset) return false;
   const int128 first_bit = static_cast<int128>(d.byte_offset) * 8 + min * bits;
   if (first_bit < 0) return false;
   uint64_t bytes = 0;
-  if (!Bytes(d, static_cast<uint64_t>(max + 1), &bytes)) return false;
+  if (!d.StorageBytesFor(static_cast<uint64_t>(max + 1), &bytes)) return false;
   return static_cast<int128>(d.byte_offset) + bytes <=
          static_cast<int128>(d.buffers[0].byte_size);
 }
@@ -270,7 +255,7 @@ Rejection CheckComponent(const TensorDescriptor& d, uint32_t index,
 Rejection CheckSparseSizes(const TensorDescriptor& d, const ParseOptions& o) {
   const uint64_t nnz = d.layout.nnz;
   uint64_t values = 0;
-  const bool values_overflow = !Bytes(d, nnz, &values);
+  const bool values_overflow = !d.StorageBytesFor(nnz, &values);
   uint64_t n8 = 0;
   const bool nnz8_overflow = !CheckedMul(nnz, 8, &n8);
   switch (d.layout_tag) {
@@ -416,8 +401,8 @@ Rejection CheckPagedSizes(const TensorDescriptor& d, const ParseOptions& o) {
     uint64_t elems = 0, bytes = 0;
     const bool ok = slots_ok && CheckedMul(slots, d.shape[1], &elems) &&
                     CheckedMul(elems, d.shape[2], &elems) &&
-                    Bytes(d, elems, &bytes);
-    if (ElementBits(d) != 0 && (!ok || d.buffers[0].byte_size != bytes)) {
+                    d.StorageBytesFor(elems, &bytes);
+    if (d.ElementBits() != 0 && (!ok || d.buffers[0].byte_size != bytes)) {
       return {r, d.offsets.handle(0), "page pool size does not match"};
     }
   }
@@ -533,12 +518,12 @@ Rejection CheckLayoutSizes(const TensorDescriptor& d, const ParseOptions& o) {
   const uint8_t tag = d.layout_tag;
   if (tag == layout_tag::kBlockPaged) return CheckPagedSizes(d, o);
   if (tag >= layout_tag::kCoo && tag <= layout_tag::kCsf) {
-    return ElementBits(d) ? CheckSparseSizes(d, o) : kAccepted;
+    return d.ElementBits() ? CheckSparseSizes(d, o) : kAccepted;
   }
   // Dense layouts other than row/column-major (those are checked with the
   // quantization padding, BUF-SZ-01/11). Sizes need a static shape and a
   // sizeable type; an empty tensor addresses nothing.
-  if (d.buffer_count == 0 || d.HasDynamicDim() || ElementBits(d) == 0) {
+  if (d.buffer_count == 0 || d.HasDynamicDim() || d.ElementBits() == 0) {
     return kAccepted;
   }
   for (uint32_t k = 0; k < d.rank; ++k) {

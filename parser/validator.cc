@@ -54,19 +54,6 @@ Rejection CheckTypeTag(const TensorDescriptor& d, const ParseOptions& o) {
   return kAccepted;
 }
 
-// Bytes for `count` elements of the descriptor's type; false when the type
-// cannot be sized (not assigned, permissive) or on overflow.
-bool ElementBytes(const TensorDescriptor& d, uint64_t count, uint64_t* bytes) {
-  if (d.has(flag::kHasExtensionType)) {
-    const ExtensionType& e = d.extension_type;
-    return ExtensionStorageBytes(e.bit_width, e.packing_factor, count, bytes);
-  }
-  return StorageBytes(d.type_tag, count, bytes);
-}
-bool Sizeable(const TensorDescriptor& d) {
-  return d.has(flag::kHasExtensionType) || FindElementType(d.type_tag);
-}
-
 // --- Rank and shape (data-model.md). --------------------------------------
 
 Rejection CheckRank(const TensorDescriptor& d) {
@@ -400,7 +387,7 @@ Rejection CheckContiguousDataSize(const TensorDescriptor& d) {
       d.layout_tag != layout_tag::kColumnMajor) {
     return kAccepted;
   }
-  if (d.buffer_count == 0 || d.HasDynamicDim() || !Sizeable(d)) {
+  if (d.buffer_count == 0 || d.HasDynamicDim() || d.ElementBits() == 0) {
     return kAccepted;
   }
   Rule rule = Rule::kBufSz01;
@@ -421,7 +408,7 @@ Rejection CheckContiguousDataSize(const TensorDescriptor& d) {
     ok = ok && CheckedMul(count, n, &count);
   }
   uint64_t need = 0;
-  ok = ok && ElementBytes(d, count, &need) &&
+  ok = ok && d.StorageBytesFor(count, &need) &&
        CheckedAdd(need, d.byte_offset, &need);
   if (!ok || d.buffers[0].byte_size < need) {
     return {rule, d.offsets.handle(0),
