@@ -99,7 +99,7 @@ expect_rc 2 "validate --json"
 run inspect --json valid/dense_f32_3x4.bin
 expect_rc 0 "inspect --json dense"
 expect_eq "${out}" \
-  '{"file":"valid/dense_f32_3x4.bin","valid":true,"descriptor_length":61,"version_major":1,"version_minor":0,"flags":0,"element_type_tag":3,"layout_tag":1,"rank":2,"shape":[3,4],"byte_offset":0,"buffers":[{"byte_size":48,"alignment":64,"device_tag":0,"sync_mode":0,"memory_class":0}],"quantization":null,"has_shard":false,"has_statistics":false,"has_extension_type":false,"has_composite_member":false,"element_type_name":"float32","layout_name":"row_major","shard":null,"statistics":null,"extension_type":null,"composite_member":null}' \
+  '{"file":"valid/dense_f32_3x4.bin","valid":true,"descriptor_length":61,"version_major":1,"version_minor":0,"flags":0,"element_type_tag":3,"layout_tag":1,"rank":2,"shape":[3,4],"byte_offset":0,"buffers":[{"byte_size":48,"alignment":64,"device_tag":0,"sync_mode":0,"memory_class":0}],"quantization":null,"has_shard":false,"has_statistics":false,"has_extension_type":false,"has_composite_member":false,"element_type_name":"float32","layout_name":"row_major","layout":{"name":"row_major"},"shard":null,"statistics":null,"extension_type":null,"composite_member":null}' \
   "inspect --json dense_f32_3x4"
 
 # u64 max for a dynamic dimension, printed exactly.
@@ -156,7 +156,7 @@ expect_rc 0 "permissive unknown layout"
 expect_contains "${out}" '"valid":true,' "permissive unknown layout"
 expect_contains "${out}" '"layout_tag":12,"rank":2,"shape":[3,4],"byte_offset":0,"buffers":null,"quantization":null,' \
   "permissive unknown layout"
-expect_contains "${out}" '"layout_name":"unknown",' "permissive unknown layout"
+expect_contains "${out}" '"layout_name":"unknown","layout":null,' "permissive unknown layout"
 
 # Uninterpreted scheme (permissive): only the header fields are non-null.
 run inspect --json unassigned_scheme_06.bin

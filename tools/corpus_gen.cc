@@ -15,10 +15,9 @@
 // The vectors:
 //   <name>.bin          every entry of vectors::AllValid() (valid, strict)
 //   minor1_trailing_bytes.bin  valid: minor version 1 with 8 trailing bytes
-//   layout_<x>.bin      the other layouts, written to be spec-valid. Their
-//                       strict outcome is not pinned (it depends on which
-//                       layouts the reader validates: LAY-TAG-03 today);
-//                       permissive mode must accept them.
+//   layout_<x>.bin      more shapes of the non-row-major layouts (negative
+//                       strides, 8-level tiling, rank-3 Morton, ...), valid
+//                       except layout_extension_f0 (unknown id, LAY-TAG-04).
 //   broken_<x>.bin      a valid vector with exactly one field broken (or its
 //                       bytes cut short), and the rule that must reject it.
 #include <cmath>
@@ -56,13 +55,12 @@ using Bytes = std::vector<uint8_t>;
 using DescriptorPtr = std::unique_ptr<TensorDescriptor>;
 
 constexpr char kAccept[] = "accept";
-constexpr char kUnpinned[] = "-";  // outcome not pinned
 
 struct Entry {
   std::string name;
   Bytes bytes;
-  std::string strict;      // rule id, kAccept or kUnpinned
-  std::string permissive;  // rule id, kAccept or kUnpinned
+  std::string strict;      // rule id or kAccept
+  std::string permissive;  // rule id or kAccept
   std::string what;        // one line for MANIFEST.tsv
 };
 
@@ -310,22 +308,22 @@ void AddLayouts(Corpus& c) {
     const char* strict;
     const char* what;
   } layouts[] = {
-      {"layout_strided_neg_f32_3x4", StridedNegative, kUnpinned,
+      {"layout_strided_neg_f32_3x4", StridedNegative, kAccept,
        "strided, strides [-4, 1], byte_offset 32"},
-      {"layout_tiled_2level_f32_8x8", TiledTwoLevels, kUnpinned,
+      {"layout_tiled_2level_f32_8x8", TiledTwoLevels, kAccept,
        "tiled 4x4 of strided 2x2 tiles with inner strides"},
-      {"layout_tiled_depth8_f32_256", TiledDepth8, kUnpinned,
+      {"layout_tiled_depth8_f32_256", TiledDepth8, kAccept,
        "tiled, 8 nested levels (the default depth limit)"},
-      {"layout_morton_int8_2x4x8", MortonRank3, kUnpinned,
+      {"layout_morton_int8_2x4x8", MortonRank3, kAccept,
        "Morton, morton_bits [1, 2, 3]"},
-      {"layout_coo_f32_4x4", Coo, kUnpinned, "COO, nnz 3, sorted"},
-      {"layout_csc_f32_3x3", Csc, kUnpinned, "CSC, nnz 2"},
-      {"layout_csf_f32_2x3x4", Csf, kUnpinned, "CSF, mode_order [2, 0, 1]"},
-      {"layout_block_paged_f16_16x2x8", BlockPaged, kUnpinned,
+      {"layout_coo_f32_4x4", Coo, kAccept, "COO, nnz 3, sorted"},
+      {"layout_csc_f32_3x3", Csc, kAccept, "CSC, nnz 2"},
+      {"layout_csf_f32_2x3x4", Csf, kAccept, "CSF, mode_order [2, 0, 1]"},
+      {"layout_block_paged_f16_16x2x8", BlockPaged, kAccept,
        "block-paged, 4 pages of 4 tokens"},
-      {"layout_composite_overlay_4x4", CompositeOverlay, kUnpinned,
+      {"layout_composite_overlay_4x4", CompositeOverlay, kAccept,
        "composite overlay head, 2 members"},
-      {"layout_hilbert_f32_4x4", Hilbert, kUnpinned, "Hilbert order 2"},
+      {"layout_hilbert_f32_4x4", Hilbert, kAccept, "Hilbert order 2"},
       {"layout_extension_f0", ExtensionLayout, "LAY-TAG-04",
        "private layout 0xF0, unknown id, 8 data bytes"},
   };
@@ -690,6 +688,50 @@ void AddBrokenLayouts(Corpus& c) {
         b[o.buffer_table - 3] = layout_tag::kTiled;
       },
       "LAY-TIL-05", "tiled nesting 9 levels deep");
+  c.Always(
+      "tiled_tile_shape_0", TiledTwoLevels(),
+      [](TensorDescriptor& d) { d.layout.tiled[1].tile_shape[0] = 0; },
+      "LAY-TIL-01", "tiled level 2 tile_shape[0] 0");
+  c.Always(
+      "tiled_reserved", TiledTwoLevels(),
+      [](TensorDescriptor& d) { d.layout.tiled[0].reserved[1] = 0x01; },
+      "LAY-TIL-04", "tiled level 1 reserved byte = 0x01");
+  c.Always(
+      "strided_before_buffer", StridedNegative(),
+      [](TensorDescriptor& d) { d.byte_offset = 24; }, "BUF-SZ-02",
+      "strides [-4, 1] with byte_offset 24: first element at byte -8");
+  c.Always(
+      "morton_bits_0", MortonRank3(),
+      [](TensorDescriptor& d) { d.layout.morton_bits[1] = 0; }, "LAY-MOR-01",
+      "morton_bits[1] 0");
+  c.Always(
+      "hilbert_order_0", Hilbert(),
+      [](TensorDescriptor& d) { d.layout.hilbert_order = 0; }, "LAY-HIL-01",
+      "hilbert_order 0");
+  c.StrictOnly(
+      "coo_is_sorted_02", Coo(),
+      [](TensorDescriptor& d) { d.layout.is_sorted = 0x02; }, "LAY-COO-02",
+      "COO is_sorted 0x02");
+  c.Always(
+      "coo_reserved", Coo(),
+      [](TensorDescriptor& d) { d.layout.sparse_reserved[6] = 0x01; },
+      "LAY-COO-03", "COO reserved byte 15 = 0x01");
+  c.Always(
+      "csc_reserved", Csc(),
+      [](TensorDescriptor& d) { d.layout.sparse_reserved[7] = 0x01; },
+      "LAY-CSC-02", "CSC reserved byte 15 = 0x01");
+  c.StrictOnly(
+      "csf_mode_order_repeated", Csf(),
+      [](TensorDescriptor& d) { d.layout.mode_order[2] = 2; }, "LAY-CSF-02",
+      "CSF mode_order [2, 0, 2]");
+  c.Always(
+      "paged_kv_role_03", BlockPaged(),
+      [](TensorDescriptor& d) { d.layout.kv_role = 0x03; }, "LAY-BPG-04",
+      "block-paged kv_role 0x03");
+  c.Always(
+      "composite_rule_00", CompositeOverlay(),
+      [](TensorDescriptor& d) { d.layout.composition_rule = 0x00; },
+      "LAY-CMP-01", "composition_rule 0x00");
   c.AlwaysPatch(
       "ext_layout_data_limit", ExtensionLayout(),
       [](const PartOffsets& o, Bytes& b) { Put32(b, o.layout + 8, 16385); },
@@ -759,8 +801,8 @@ int Write(const std::filesystem::path& dir, const Corpus& corpus) {
   }
   std::string manifest =
       "# Written by //tools:corpus_gen; do not edit. Outcomes are for "
-      "vectors::AgreedOptions(mode):\n# a rule id, accept, or - (not "
-      "pinned).\n# file\tstrict\tpermissive\twhat\n";
+      "vectors::AgreedOptions(mode):\n# the rule id that rejects the file, or "
+      "accept.\n# file\tstrict\tpermissive\twhat\n";
   bool ok = true;
   for (const Entry& e : corpus.entries()) {
     ok &= WriteFile(dir / (e.name + ".bin"), AsText(e.bytes));
@@ -785,7 +827,6 @@ int Check(const Corpus& corpus) {
     const std::pair<Mode, const std::string*> modes[] = {
         {Mode::kStrict, &e.strict}, {Mode::kPermissive, &e.permissive}};
     for (const auto& [mode, want] : modes) {
-      if (*want == kUnpinned) continue;
       const std::string got = Outcome(e.bytes, mode);
       if (got != *want) {
         std::fprintf(stderr, "%s (%s): want %s, got %s\n", e.name.c_str(),

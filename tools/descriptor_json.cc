@@ -114,6 +114,93 @@ void WriteSection(const TensorDescriptor& d, uint32_t flag_bit,
   }
 }
 
+void WriteIntArray(JsonWriter* w, absl::string_view key, const int64_t* v,
+                   uint32_t n) {
+  w->Key(key).BeginArray();
+  for (uint32_t i = 0; i < n; ++i) w->Int(v[i]);
+  w->EndArray();
+}
+
+template <typename T>
+void WriteUints(JsonWriter* w, absl::string_view key, const T* v, uint32_t n) {
+  w->Key(key).BeginArray();
+  for (uint32_t i = 0; i < n; ++i) w->Uint(v[i]);
+  w->EndArray();
+}
+
+// The layout's own fields (metadata.md § Layout-Specific Fields,
+// layouts/*.md), keyed by their spec names.
+void WriteLayout(const TensorDescriptor& d, JsonWriter* w) {
+  const LayoutFields& l = d.layout;
+  const uint32_t r = d.rank;
+  w->BeginObject();
+  w->Key("name").String(LayoutName(d.layout_tag));
+  switch (d.layout_tag) {
+    case layout_tag::kStrided:
+      WriteIntArray(w, "strides", l.strides, r);
+      break;
+    case layout_tag::kTiled:
+      w->Key("levels").BeginArray();
+      for (uint32_t i = 0; i < l.tiled_depth; ++i) {
+        const TiledLevel& level = l.tiled[i];
+        w->BeginObject();
+        WriteUints(w, "tile_shape", level.tile_shape, r);
+        w->Key("outer_layout").Uint(level.outer_layout);
+        w->Key("inner_layout").Uint(level.inner_layout);
+        if (level.outer_layout == layout_tag::kStrided) {
+          WriteIntArray(w, "outer_strides", level.outer_strides, r);
+        }
+        if (level.inner_layout == layout_tag::kStrided) {
+          WriteIntArray(w, "inner_strides", level.inner_strides, r);
+        }
+        w->EndObject();
+      }
+      w->EndArray();
+      break;
+    case layout_tag::kMorton:
+      WriteUints(w, "morton_bits", l.morton_bits, r);
+      break;
+    case layout_tag::kCoo:
+      w->Key("nnz").Uint(l.nnz);
+      w->Key("is_sorted").Uint(l.is_sorted);
+      break;
+    case layout_tag::kCsr:
+    case layout_tag::kCsc:
+      w->Key("nnz").Uint(l.nnz);
+      break;
+    case layout_tag::kCsf:
+      w->Key("nnz").Uint(l.nnz);
+      WriteUints(w, "mode_order", l.mode_order, r);
+      break;
+    case layout_tag::kBlockPaged:
+      w->Key("page_size").Uint(l.page_size);
+      w->Key("num_pages").Uint(l.num_pages);
+      w->Key("paged_axis").Uint(l.paged_axis);
+      w->Key("num_seqs").Uint(l.num_seqs);
+      w->Key("kv_role").Uint(l.kv_role);
+      w->Key("layer_index").Uint(l.layer_index);
+      w->Key("block_table_index_type").Uint(l.block_table_index_type);
+      break;
+    case layout_tag::kComposite:
+      w->Key("composition_rule").Uint(l.composition_rule);
+      w->Key("combine_op").Uint(l.combine_op);
+      w->Key("member_count").Uint(l.member_count);
+      break;
+    case layout_tag::kHilbert:
+      w->Key("hilbert_order").Uint(l.hilbert_order);
+      w->Key("hilbert_rank").Uint(l.hilbert_rank);
+      break;
+    default:
+      if (layout_tag::IsExtension(d.layout_tag)) {
+        w->Key("extension_layout_id").Uint(l.extension_layout_id);
+        w->Key("extension_data_length").Uint(l.extension_data_length);
+        w->Key("extension_data_offset").Uint(l.extension_data_offset);
+      }
+      break;
+  }
+  w->EndObject();
+}
+
 }  // namespace
 
 void WriteQuantization(const QuantizationDescriptor& q, JsonWriter* w) {
@@ -187,6 +274,12 @@ void WriteDescriptorMembers(const TensorDescriptor& d, JsonWriter* w) {
   // Members beyond the fixed set.
   w->Key("element_type_name").String(ElementTypeName(d.type_tag));
   w->Key("layout_name").String(LayoutName(d.layout_tag));
+  w->Key("layout");
+  if (d.layout_parsed) {
+    WriteLayout(d, w);
+  } else {
+    w->Null();
+  }
   WriteSection(d, flag::kHasShard, "shard", w, [&] { WriteShard(d, w); });
   WriteSection(d, flag::kHasStatistics, "statistics", w,
                [&] { WriteStatistics(d.statistics, w); });

@@ -17,6 +17,16 @@
 //   "has_composite_member"                      (the flag bits),
 //   then, after the fixed set:
 //   "element_type_name", "layout_name",
+//   "layout": null (layout not parsed) | {"name", then the layout's own
+//                fields by their spec names: "strides"; "levels": [{
+//                "tile_shape", "outer_layout", "inner_layout",
+//                "outer_strides"?, "inner_strides"?}]; "morton_bits"; "nnz",
+//                "is_sorted"; "mode_order"; "page_size", "num_pages",
+//                "paged_axis", "num_seqs", "kv_role", "layer_index",
+//                "block_table_index_type"; "composition_rule",
+//                "combine_op", "member_count"; "hilbert_order",
+//                "hilbert_rank"; "extension_layout_id",
+//                "extension_data_length", "extension_data_offset"},
 //   "shard": null | {"parent_shape": [...], "shard_offset": [...]},
 //   "statistics": null | {"computed_mask", "nnz", "sparsity_ratio",
 //                "value_min", "value_max", "value_abs_max", "value_mean",
@@ -29,8 +39,7 @@
 //
 // Sections are null when their flag is clear, and also when the layout was
 // not parsed (permissive mode, unassigned layout tag: the decoder skips
-// everything after byte_offset, so only the has_* flags are known). The key
-// "layout" is reserved for a future object with the layout-specific fields.
+// everything after byte_offset, so only the has_* flags are known).
 // Byte-valued booleans (is_float, has_nan, ...) are printed as the numbers
 // read: permissive mode accepts values other than 0 and 1.
 #ifndef HURRAY_TOOLS_DESCRIPTOR_JSON_H_

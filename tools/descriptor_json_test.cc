@@ -36,8 +36,45 @@ TEST(DescriptorJsonTest, DenseFloat32) {
             R"("quantization":null,"has_shard":false,"has_statistics":false,)"
             R"("has_extension_type":false,"has_composite_member":false,)"
             R"("element_type_name":"float32","layout_name":"row_major",)"
+            R"("layout":{"name":"row_major"},)"
             R"("shard":null,"statistics":null,"extension_type":null,)"
             R"("composite_member":null})");
+}
+
+// Every layout's own fields appear under "layout", by their spec names.
+TEST(DescriptorJsonTest, LayoutFields) {
+  auto has = [](const std::unique_ptr<TensorDescriptor>& d,
+                const char* want) {
+    const std::string json = DescriptorToJson(*d);
+    EXPECT_NE(json.find(want), std::string::npos) << json;
+  };
+  has(vectors::StridedNegative(),
+      R"("layout":{"name":"strided","strides":[-4,1]},)");
+  has(vectors::TiledNested(),
+      R"("layout":{"name":"tiled","levels":[{"tile_shape":[2,4],)"
+      R"("outer_layout":1,"inner_layout":4},{"tile_shape":[1,2],)"
+      R"("outer_layout":2,"inner_layout":1}]},)");
+  has(vectors::TiledStrided(),
+      R"("outer_layout":3,"inner_layout":3,"outer_strides":[1,2],)"
+      R"("inner_strides":[1,2]}]},)");
+  has(vectors::Morton(), R"("layout":{"name":"morton","morton_bits":[2,2]},)");
+  has(vectors::Hilbert(),
+      R"("layout":{"name":"hilbert","hilbert_order":2,"hilbert_rank":2},)");
+  has(vectors::Coo(), R"("layout":{"name":"coo","nnz":3,"is_sorted":1},)");
+  has(vectors::Csr(), R"("layout":{"name":"csr","nnz":5},)");
+  has(vectors::Csc(), R"("layout":{"name":"csc","nnz":2},)");
+  has(vectors::Csf(),
+      R"("layout":{"name":"csf","nnz":4,"mode_order":[2,0,1]},)");
+  has(vectors::BlockPaged(),
+      R"("layout":{"name":"block_paged","page_size":16,"num_pages":4,)"
+      R"("paged_axis":0,"num_seqs":2,"kv_role":1,"layer_index":7,)"
+      R"("block_table_index_type":0},)");
+  has(vectors::CompositeOverlay(),
+      R"("layout":{"name":"composite","composition_rule":2,)"
+      R"("combine_op":2,"member_count":2},)");
+  has(vectors::ExtensionLayout(),
+      R"("layout":{"name":"extension","extension_layout_id":24301,)"
+      R"("extension_data_length":5,"extension_data_offset":0},)");
 }
 
 TEST(DescriptorJsonTest, DynamicDimensionIsExact) {
@@ -71,6 +108,7 @@ TEST(DescriptorJsonTest, KeyOrderForEveryVector) {
                                          "has_composite_member",
                                          "element_type_name",
                                          "layout_name",
+                                         "layout",
                                          "shard",
                                          "statistics",
                                          "extension_type",
@@ -175,7 +213,7 @@ TEST(DescriptorJsonTest, UnparsedLayout) {
                       R"("has_shard":true,)"),
             std::string::npos)
       << json;
-  EXPECT_NE(json.find(R"("layout_name":"unknown","shard":null,)"),
+  EXPECT_NE(json.find(R"("layout_name":"unknown","layout":null,"shard":null,)"),
             std::string::npos)
       << json;
 }
@@ -197,7 +235,8 @@ TEST(DescriptorJsonTest, Sections) {
   auto e = vectors::WithExtensionType();
   EXPECT_NE(DescriptorToJson(*e).find(
                 R"("element_type_name":"ext:0xF3",)"
-                R"("layout_name":"row_major","shard":null,"statistics":null,)"
+                R"("layout_name":"row_major","layout":{"name":"row_major"},)"
+                R"("shard":null,"statistics":null,)"
                 R"("extension_type":{"bit_width":4,"packing_factor":2,)"
                 R"("is_float":1,"is_signed":0,"sign_bits":1,)"
                 R"("exponent_bits":2,"mantissa_bits":1,"exponent_bias":1,)"
