@@ -64,7 +64,7 @@ for help in --help -h help; do
   run "${help}"
   expect_rc 0 "hurray ${help}"
   expect_contains "${out}" "Usage: hurray" "hurray ${help}"
-  expect_contains "${out}" "inspect [--json] [--permissive] FILE..." \
+  expect_contains "${out}" "inspect [--json] [--permissive] [--agree KIND=VALUE]... FILE..." \
     "hurray ${help}"
   expect_eq "${err}" "" "hurray ${help} stderr"
 done
@@ -286,6 +286,24 @@ expect_contains "${out}" "QNT-PCA-03" "inspect text rejected"
 expect_contains "${out}" "113" "inspect text rejected"
 expect_contains "${out}" "scale_type_tag is not float32" \
   "inspect text rejected"
+
+# --agree accepts agreed private values in strict mode (TYPE-06, LAY-TAG-04).
+run validate --agree type=0xF3 valid/extension_type_f3.bin
+expect_rc 0 "--agree type"
+expect_eq "${out}" "valid/extension_type_f3.bin: OK" "--agree type"
+run validate --agree type=0xF4 valid/extension_type_f3.bin
+expect_rc 1 "--agree another type"
+run validate --agree layout-id=24301 valid/extension_layout_f7.bin
+expect_rc 0 "--agree layout-id"
+run validate --agree layout-id=0x5EED valid/extension_layout_f7.bin
+expect_rc 0 "--agree layout-id hex"
+run validate --agree type=0x10 valid/extension_type_f3.bin
+expect_rc 2 "--agree public tag"
+expect_contains "${err}" "needs a private tag" "--agree public tag"
+run validate --agree bogus=1 valid/extension_type_f3.bin
+expect_rc 2 "--agree unknown kind"
+run validate valid/extension_type_f3.bin --agree
+expect_rc 2 "--agree without value"
 
 if ((failures > 0)); then
   echo "${failures} check(s) failed" >&2

@@ -6,6 +6,8 @@
 #include <system_error>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace hurray::tools {
@@ -25,10 +27,10 @@ void PrintUsage(std::ostream& os) {
   os << R"(Usage: hurray <command> [options] FILE...
 
 Commands:
-  inspect [--json] [--permissive] FILE...
+  inspect [--json] [--permissive] [--agree KIND=VALUE]... FILE...
       Decode the tensor descriptor at the start of each FILE and print its
       fields: a readable summary, or with --json one JSON object per line.
-  validate [--permissive] FILE...
+  validate [--permissive] [--agree KIND=VALUE]... FILE...
       Print one line per FILE: "FILE: OK" or
       "FILE: <RULE-ID> at byte <offset>: <message>".
   help
@@ -37,6 +39,10 @@ Commands:
 Options:
   --json         inspect: one JSON object per file, one per line
   --permissive   decode in permissive mode (strict-only rules relaxed)
+  --agree KIND=VALUE
+                 accept a private value agreed with the producer, in strict
+                 mode too: KIND is type, device, memory-class or scheme with
+                 a tag 0xF0-0xFE, or layout-id with an extension layout id
   --             treat every following argument as a FILE
   -h, --help     print this help
 
@@ -48,11 +54,56 @@ Exit status: 0 if every descriptor is valid, 1 if any was rejected,
 )";
 }
 
+// Applies one --agree KIND=VALUE to the private-value agreements.
+absl::Status ParseAgreement(absl::string_view spec, PrivateAgreements* agreed) {
+  const size_t eq = spec.find('=');
+  const absl::string_view kind = spec.substr(0, eq);
+  // VALUE is decimal, or hexadecimal with a 0x prefix.
+  uint64_t value = 0;
+  const absl::string_view text =
+      eq == absl::string_view::npos ? "" : spec.substr(eq + 1);
+  const bool hex = absl::StartsWithIgnoreCase(text, "0x");
+  if (text.empty() || (hex ? !absl::SimpleHexAtoi(text.substr(2), &value)
+                           : !absl::SimpleAtoi(text, &value))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--agree needs KIND=VALUE, got '", spec, "'"));
+  }
+  if (kind == "layout-id") {
+    if (agreed->layout_id_count >= agreed->layout_ids.size()) {
+      return absl::InvalidArgumentError("too many --agree layout-id values");
+    }
+    agreed->layout_ids[agreed->layout_id_count++] = value;
+    return absl::OkStatus();
+  }
+  uint16_t* set = kind == "type"           ? &agreed->type_tags
+                  : kind == "device"       ? &agreed->device_tags
+                  : kind == "memory-class" ? &agreed->memory_classes
+                  : kind == "scheme"       ? &agreed->scheme_tags
+                                           : nullptr;
+  if (set == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown --agree kind '", kind, "'"));
+  }
+  if (value < 0xF0 || value > 0xFE) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--agree ", kind, " needs a private tag 0xF0-0xFE"));
+  }
+  *set |= static_cast<uint16_t>(1u << (value - 0xF0));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<CommandArgs> ParseCommandArgs(absl::Span<const std::string> args,
                                              bool allow_json) {
   CommandArgs parsed;
   bool options_done = false;
+  bool expect_agreement = false;
   for (const std::string& arg : args) {
+    if (expect_agreement) {
+      absl::Status s = ParseAgreement(arg, &parsed.options.agreed);
+      if (!s.ok()) return s;
+      expect_agreement = false;
+      continue;
+    }
     if (options_done || arg.size() < 2 || arg[0] != '-') {
       if (!options_done && arg == "-") {
         return absl::InvalidArgumentError(
@@ -62,7 +113,9 @@ absl::StatusOr<CommandArgs> ParseCommandArgs(absl::Span<const std::string> args,
     } else if (arg == "--") {
       options_done = true;
     } else if (arg == "--permissive") {
-      parsed.permissive = true;
+      parsed.options.mode = Mode::kPermissive;
+    } else if (arg == "--agree") {
+      expect_agreement = true;
     } else if (arg == "--json" && allow_json) {
       parsed.json = true;
     } else if (arg == "--help" || arg == "-h") {
@@ -71,6 +124,9 @@ absl::StatusOr<CommandArgs> ParseCommandArgs(absl::Span<const std::string> args,
       return absl::InvalidArgumentError(
           absl::StrCat("unknown option '", arg, "'"));
     }
+  }
+  if (expect_agreement) {
+    return absl::InvalidArgumentError("--agree needs KIND=VALUE");
   }
   if (parsed.files.empty() && !parsed.help) {
     return absl::InvalidArgumentError("no input files");

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "parser/options.h"
 
 namespace hurray::tools {
 
@@ -29,14 +30,17 @@ void PrintUsage(std::ostream& os);
 struct CommandArgs {
   bool help = false;  // --help / -h: print usage, exit 0
   bool json = false;
-  bool permissive = false;
+  // Mode (--permissive) and private values agreed with --agree.
+  ParseOptions options;
   std::vector<std::string> files;
 };
 
 // Parses the arguments after the subcommand name: --permissive, --json (only
-// when `allow_json`), -h/--help, and files. "--" ends the options. Fails
-// (InvalidArgument, with a one-line message) on an unknown option or when
-// there is no file (unless --help).
+// when `allow_json`), --agree KIND=VALUE (KIND: type, device, memory-class,
+// scheme for a private tag 0xF0–0xFE, or layout-id for an extension layout
+// id; repeatable), -h/--help, and files. "--" ends the options. Fails
+// (InvalidArgument, with a one-line message) on an unknown option, a bad
+// --agree value, or when there is no file (unless --help).
 absl::StatusOr<CommandArgs> ParseCommandArgs(absl::Span<const std::string> args,
                                              bool allow_json);
 

@@ -25,8 +25,7 @@ int RunValidate(absl::Span<const std::string> args, std::ostream& out,
     return kExitOk;
   }
 
-  ParseOptions options;
-  options.mode = parsed->permissive ? Mode::kPermissive : Mode::kStrict;
+  const ParseOptions& options = parsed->options;
   // The decoder holds a whole TensorDescriptor (~19 KiB): keep it on the
   // heap, and reuse it for every file.
   auto decoder = std::make_unique<DescriptorDecoder>(options);
