@@ -279,6 +279,7 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
       if (d.layout_tag == layout_tag::kCoo) {
         lay.is_sorted = p[8];
         std::memcpy(lay.sparse_reserved.data(), p + 9, 7);
+        lay.sparse_reserved[7] = 0;  // COO has 7 reserved bytes
       } else {
         std::memcpy(lay.sparse_reserved.data(), p + 8, 8);
       }

@@ -41,23 +41,34 @@ uint32_t Params(const TensorDescriptor& d) {
 // inside buffer 0 (layouts/strided.md § Buffer Size; sub-byte types address
 // bits, memory-layout.md § Sub-Byte Types).
 bool ExtentFits(const TensorDescriptor& d, int128 min, int128 max) {
-  const uint32_t bits = d.ElementBits();
-  if (min < -kHugeOffset || max > kHugeOffset) return false;
-  const int128 first_bit = static_cast<int128>(d.byte_offset) * 8 + min * bits;
-  if (first_bit < 0) return false;
+  const uint32_t bits = d.ElementBits();  // ≤ 2^32 (extension bit_width)
+  if (bits == 0 || min < -kHugeOffset || max > kHugeOffset) return false;
+  // The first element must not start before the buffer: −min·bits ≤
+  // 8·byte_offset, tested by division so the product cannot overflow.
+  if (min < 0 && -min > static_cast<int128>(d.byte_offset) * 8 / bits) {
+    return false;
+  }
+  // max + 1 elements must be countable in a u64 before they are sized.
+  if (max + 1 > static_cast<int128>(UINT64_MAX)) return false;
   uint64_t bytes = 0;
   if (!d.StorageBytesFor(static_cast<uint64_t>(max + 1), &bytes)) return false;
   return static_cast<int128>(d.byte_offset) + bytes <=
          static_cast<int128>(d.buffers[0].byte_size);
 }
 
-// Σ min(0, s_k·(n_k−1)) and Σ max(0, s_k·(n_k−1)).
+// Σ min(0, s_k·(n_k−1)) and Σ max(0, s_k·(n_k−1)). Each product fits in
+// 128 bits (|s| < 2^63, n < 2^64); it is clamped to ±2^110 before summing so
+// that 64 of them cannot overflow either (anything beyond 2^100 is reported
+// as not fitting by the callers).
 void StridedRange(const int64_t* strides, const uint64_t* extent, uint32_t rank,
                   int128* min, int128* max) {
+  constexpr int128 kClamp = static_cast<int128>(1) << 110;
   *min = *max = 0;
   for (uint32_t k = 0; k < rank; ++k) {
-    const int128 span =
+    if (extent[k] == 0) continue;  // addresses nothing
+    int128 span =
         static_cast<int128>(strides[k]) * static_cast<int128>(extent[k] - 1);
+    span = std::clamp(span, -kClamp, kClamp);
     if (span < 0) *min += span;
     if (span > 0) *max += span;
   }
@@ -100,8 +111,8 @@ bool TiledRange(const TensorDescriptor& d, uint32_t level_index,
   for (uint32_t k = 0; k < r; ++k) {
     const uint64_t t = level.tile_shape[k];
     grid[k] = extent[k] / t + (extent[k] % t != 0);
+    if (static_cast<int128>(t) > kHugeOffset / tile_elems) return false;
     tile_elems *= t;
-    if (tile_elems > kHugeOffset) return false;
   }
   int128 tile_min = 0, tile_max = 0;
   if (level.outer_layout == layout_tag::kStrided) {
@@ -109,8 +120,9 @@ bool TiledRange(const TensorDescriptor& d, uint32_t level_index,
   } else {
     int128 tiles = 1;
     for (uint32_t k = 0; k < r; ++k) {
+      if (grid[k] == 0) return false;  // callers skip empty tensors
+      if (static_cast<int128>(grid[k]) > kHugeOffset / tiles) return false;
       tiles *= grid[k];
-      if (tiles > kHugeOffset) return false;
     }
     tile_max = tiles - 1;
   }
