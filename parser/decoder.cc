@@ -86,7 +86,7 @@ bool DescriptorDecoder::Take(uint32_t n, const uint8_t** out) {
   }
   const uint32_t want = n - staged_;
   const uint32_t got = static_cast<uint32_t>(std::min<size_t>(want, avail_));
-  std::memcpy(staging_ + staged_, in_, got);
+  if (got > 0) std::memcpy(staging_ + staged_, in_, got);  // in_ may be null
   in_ += got;
   avail_ -= got;
   staged_ += got;

@@ -53,6 +53,21 @@ TEST(DecoderTest, EmptyInputIsTruncation) {
   EXPECT_EQ(dec.rejection().offset, 0u);
 }
 
+// An empty vector has a null data(): nothing may be copied from it.
+TEST(DecoderTest, EmptySpanWithNullData) {
+  const std::vector<uint8_t> empty;
+  absl::StatusOr<TensorDescriptor> d = Decode(empty);
+  EXPECT_EQ(RuleIdOf(d.status()), "DESC-HDR-01");
+  DescriptorDecoder dec;
+  const std::vector<uint8_t> bytes = vectors::Bytes(*vectors::PerTensorInt8());
+  EXPECT_EQ(dec.Feed(absl::MakeConstSpan(bytes).first(7)).consumed, 7u);
+  const FeedResult r = dec.Feed(absl::Span<const uint8_t>());
+  EXPECT_EQ(r.consumed, 0u);
+  EXPECT_EQ(r.state, DecodeState::kNeedMore);
+  EXPECT_EQ(dec.Feed(absl::MakeConstSpan(bytes).subspan(7)).state,
+            DecodeState::kDone);
+}
+
 TEST(DecoderTest, StateMachine) {
   const std::vector<uint8_t> bytes = vectors::Bytes(*vectors::PerTensorInt8());
   DescriptorDecoder dec;

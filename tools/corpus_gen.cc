@@ -732,6 +732,55 @@ void AddBrokenLayouts(Corpus& c) {
       "composite_rule_00", CompositeOverlay(),
       [](TensorDescriptor& d) { d.layout.composition_rule = 0x00; },
       "LAY-CMP-01", "composition_rule 0x00");
+  // Extents whose arithmetic overflowed 128 bits or was truncated to 64
+  // (found by fuzzing; fixed in 723db71).
+  c.Always(
+      "strided_extent_past_2_64", StridedNegative(),
+      [](TensorDescriptor& d) {
+        d.layout.strides[0] = INT64_MAX;  // highest element 2^64 + 3
+        d.layout.strides[1] = 5;
+        d.shape[1] = 2;
+        d.byte_offset = 0;
+        d.buffers[0].byte_size = 16;
+      },
+      "BUF-SZ-02", "strides [2^63-1, 5] on [3, 2]: element 2^64+3, 16 bytes");
+  c.Always(
+      "strided_extent_sum_overflow", StridedNegative(),
+      [](TensorDescriptor& d) {
+        d.shape[0] = d.shape[1] = 0xFFFFFFFFFFFFFFFEull;
+        d.layout.strides[0] = d.layout.strides[1] = INT64_MAX;
+        d.byte_offset = 0;
+        d.buffers[0].byte_size = 64;
+      },
+      "BUF-SZ-02",
+      "[2^64-2, 2^64-2] with strides 2^63-1: spans sum past 2^127");
+  c.Always(
+      "strided_extent_wide_extension_type", vectors::WithExtensionType(),
+      [](TensorDescriptor& d) {
+        d.layout_tag = layout_tag::kStrided;
+        d.shape[0] = uint64_t{1} << 36;
+        d.layout.strides[0] = -INT64_MAX;
+        d.extension_type.bit_width = 0x80000000u;
+        d.extension_type.packing_factor = 1;
+        d.buffers[0].byte_size = uint64_t{1} << 40;
+      },
+      "BUF-SZ-02",
+      "2^31-bit extension type, stride -(2^63-1): starts 2^99 "
+      "elements before the buffer");
+  c.Always(
+      "tiled_extent_overflow", DenseF32(),
+      [](TensorDescriptor& d) {
+        d.layout_tag = layout_tag::kTiled;
+        d.shape[0] = d.shape[1] = 4;
+        d.buffers[0].byte_size = 64;
+        d.layout.tiled_depth = 1;
+        TiledLevel& level = d.layout.tiled[0];
+        level.tile_shape[0] = 0xFFFFFC0000000001ull;
+        level.tile_shape[1] = 0xCC00000000000002ull;
+        level.outer_layout = layout_tag::kRowMajor;
+        level.inner_layout = layout_tag::kRowMajor;
+      },
+      "BUF-SZ-03", "tile_shape [~2^64, ~2^63.7]: tile size past 2^127");
   c.AlwaysPatch(
       "ext_layout_data_limit", ExtensionLayout(),
       [](const PartOffsets& o, Bytes& b) { Put32(b, o.layout + 8, 16385); },

@@ -1,0 +1,215 @@
+// Dequantization throughput, elements per second (items_per_second), single
+// thread, at 64 Ki elements (in L2) and 64 Mi elements (DRAM):
+//   BM_Dequant/<scheme>/<storage>/<elements>
+//       Dequantizer::Consume of the whole data buffer (after Restart(); the
+//       Dequantizer and its parameters are built once, outside the loop).
+//       Tensors are [elements / 4096, 4096]: per_tensor; per_channel along
+//       axis 0 (one scale per row); per_block along axis 1, K = 32, f16
+//       scales, asymmetric; nf4 along axis 1, K = 64; mxfp along axis 1,
+//       K = 32.
+// and two baselines:
+//   BM_Memcpy/<elements>        memcpy of the float32 output size
+//   BM_ConvertInt8/<elements>   a plain int8 → float32 loop
+//
+//   bazel run -c opt //bench:dequant_bench -- --benchmark_min_time=0.1
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "benchmark/benchmark.h"
+#include "dequant/dequantizer.h"
+#include "dequant/kernels.h"
+#include "dequant/params.h"
+#include "dequant/plan.h"
+#include "parser/descriptor.h"
+#include "parser/element_type.h"
+#include "parser/quantization.h"
+#include "tests/vectors.h"
+
+namespace hurray::dequant {
+namespace {
+
+using namespace type_tag;  // NOLINT
+
+constexpr uint64_t kRow = 4096;
+constexpr int64_t kSizes[] = {65536, 67108864};
+
+void PutF32(std::vector<uint8_t>* b, float f) {
+  uint8_t bytes[4];
+  std::memcpy(bytes, &f, 4);
+  b->insert(b->end(), bytes, bytes + 4);
+}
+
+struct BenchTensor {
+  std::unique_ptr<TensorDescriptor> descriptor;
+  std::vector<uint8_t> data, scales, zero_points;
+};
+
+// [n / 4096, 4096] of `type` under `scheme`, with ordinary parameters
+// (scales around 0.01, zero points inside the storage range).
+BenchTensor Make(Scheme scheme, uint8_t type, uint64_t n) {
+  std::mt19937_64 rng(42);
+  BenchTensor t;
+  t.descriptor = vectors::Dense(type, {n / kRow, kRow});
+  TensorDescriptor& d = *t.descriptor;
+  d.flags |= flag::kHasQuantization;
+  int64_t min = 0, max = 0;
+  IntegerStorageRange(type, &min, &max);
+  auto zero_point = [&] {
+    return static_cast<int32_t>(min + static_cast<int64_t>(rng() % 16) %
+                                          (max - min + 1));
+  };
+  auto scale = [&] { return 0.001f + static_cast<float>(rng() % 1000) * 1e-5f; };
+  auto add_buffer = [&d](size_t size) {
+    d.buffers[d.buffer_count].byte_size = size;
+    return d.buffer_count++;
+  };
+  uint64_t blocks = 0;
+  switch (scheme) {
+    case Scheme::kPerTensorAffine:
+      d.quantization = *PerTensorAffine::Create(scale(), zero_point());
+      break;
+    case Scheme::kPerChannelAffine: {
+      for (uint64_t c = 0; c < n / kRow; ++c) {
+        PutF32(&t.scales, scale());
+        const int32_t zp = zero_point();
+        const uint8_t* p = reinterpret_cast<const uint8_t*>(&zp);
+        t.zero_points.insert(t.zero_points.end(), p, p + 4);
+      }
+      const uint32_t s = add_buffer(t.scales.size());
+      const uint32_t z = add_buffer(t.zero_points.size());
+      d.quantization = *PerChannelAffine::Asymmetric(0, s, z);
+      break;
+    }
+    case Scheme::kPerBlockAffine: {
+      blocks = n / 32;
+      for (uint64_t b = 0; b < blocks; ++b) {
+        const uint16_t half = 0x2000 | static_cast<uint16_t>(rng() % 0x400);
+        t.scales.push_back(static_cast<uint8_t>(half));
+        t.scales.push_back(static_cast<uint8_t>(half >> 8));
+        const int32_t zp = zero_point();
+        const uint8_t* p = reinterpret_cast<const uint8_t*>(&zp);
+        t.zero_points.insert(t.zero_points.end(), p, p + 4);
+      }
+      const uint32_t s = add_buffer(t.scales.size());
+      const uint32_t z = add_buffer(t.zero_points.size());
+      d.quantization = *PerBlockAffine::Asymmetric(1, 32, s, z, kFloat16);
+      break;
+    }
+    case Scheme::kNf4:
+      for (uint64_t b = 0; b < n / 64; ++b) PutF32(&t.scales, scale());
+      d.quantization = *Nf4::Create(1, 64, add_buffer(t.scales.size()));
+      break;
+    case Scheme::kMxfp:
+      for (uint64_t b = 0; b < n / 32; ++b) {
+        t.scales.push_back(static_cast<uint8_t>(120 + rng() % 8));
+      }
+      d.quantization = *Mxfp::Create(1, 32, add_buffer(t.scales.size()));
+      break;
+  }
+  t.data.resize(d.buffers[0].byte_size);
+  for (uint8_t& b : t.data) b = static_cast<uint8_t>(rng());
+  return t;
+}
+
+void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0));
+  const BenchTensor t = Make(scheme, type, n);
+  absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(*t.descriptor, {t.scales, t.zero_points});
+  if (!dq.ok()) {
+    state.SkipWithError(dq.status().ToString().c_str());
+    return;
+  }
+  std::vector<float> out(n);
+  for (auto _ : state) {
+    dq->Restart();
+    size_t written = 0;
+    const absl::Status s = dq->Consume(t.data, absl::MakeSpan(out), &written);
+    if (!s.ok() || written != n) {
+      state.SkipWithError(s.ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.SetLabel(KernelTargetName());
+}
+
+void BM_Memcpy(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  std::vector<float> src(n, 1.0f), dst(n);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), n * sizeof(float));
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+
+void BM_ConvertInt8(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  std::vector<int8_t> src(n);
+  for (size_t i = 0; i < n; ++i) src[i] = static_cast<int8_t>(i * 37);
+  std::vector<float> dst(n);
+  for (auto _ : state) {
+    const int8_t* in = src.data();
+    float* out = dst.data();
+    for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]);
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+
+struct Registrar {
+  Registrar() {
+    for (int64_t n : kSizes) {
+      benchmark::RegisterBenchmark("BM_Memcpy", BM_Memcpy)->Arg(n);
+      benchmark::RegisterBenchmark("BM_ConvertInt8", BM_ConvertInt8)->Arg(n);
+    }
+    const Scheme schemes[] = {Scheme::kPerTensorAffine,
+                              Scheme::kPerChannelAffine,
+                              Scheme::kPerBlockAffine, Scheme::kNf4,
+                              Scheme::kMxfp};
+    for (Scheme scheme : schemes) {
+      for (uint8_t type : StorageTypesOf(scheme)) {
+        const std::string name = std::string("BM_Dequant/") +
+                                 SchemeLabel(scheme) + "/" +
+                                 std::string(ElementTypeName(type));
+        auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Dequant,
+                                               scheme, type);
+        for (int64_t n : kSizes) b->Arg(n);
+        b->Unit(benchmark::kMicrosecond);
+      }
+    }
+  }
+
+  static std::vector<uint8_t> StorageTypesOf(Scheme scheme) {
+    switch (scheme) {
+      case Scheme::kPerTensorAffine:
+      case Scheme::kPerChannelAffine:
+        return {kInt8, kUInt8, kInt16, kUInt16, kInt32,
+                kUInt32, kInt4, kUInt4, kInt2, kUInt2};
+      case Scheme::kPerBlockAffine:
+        return {kInt8, kUInt8, kInt4, kUInt4, kInt2, kUInt2};
+      case Scheme::kNf4:
+        return {kUInt4};
+      case Scheme::kMxfp:
+        return {kFloat8E4M3, kFloat8E5M2, kFloat4E2M1, kFloat6E2M3,
+                kFloat6E3M2, kInt8, kInt4};
+    }
+    return {};
+  }
+};
+const Registrar registrar;
+
+}  // namespace
+}  // namespace hurray::dequant

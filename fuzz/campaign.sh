@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Usage: fuzz/campaign.sh TARGET HOURS     (HOURS may be fractional: 0.5)
+#
+# Long fuzzing run of one target, then a merge of what it learned into the
+# committed corpus:
+#   1. builds //fuzz:TARGET with --config=fuzz;
+#   2. fuzzes for HOURS in libFuzzer's fork mode with FUZZ_WORKERS parallel
+#      workers (default: the number of CPUs, at most 2), continuing after
+#      crashes, timeouts and OOMs (-ignore_*), so a long run is not ended by
+#      the first finding. New inputs go to fuzz/findings/TARGET/<run>/corpus;
+#      corpus/TARGET/ is only read;
+#   3. merges with -merge=1: only the new inputs that add coverage to
+#      corpus/TARGET/ are copied into it (review and commit them; then run
+#      `bazel test //fuzz/...`);
+#   4. lists the crash inputs, kept in fuzz/findings/TARGET/ (git-ignored):
+#      minimize one with `<fuzzer> -minimize_crash=1 -runs=100000 FILE`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ $# -ne 2 ]]; then
+  echo "usage: $0 TARGET HOURS" >&2
+  exit 2
+fi
+target="$1"
+seconds="$(awk -v h="$2" 'BEGIN { s = int(h * 3600); if (s < 1) s = 1; print s }')"
+if [[ ! -d "corpus/${target}" ]]; then
+  echo "campaign: no corpus/${target}/" >&2
+  exit 2
+fi
+workers="${FUZZ_WORKERS:-$(nproc)}"
+((workers > 2)) && [[ -z "${FUZZ_WORKERS:-}" ]] && workers=2
+
+dict_args=()
+for d in "fuzz/${target}.dict" "fuzz/${target%_fuzz}.dict" \
+  "fuzz/${target%%_*}.dict"; do
+  if [[ -f "${d}" ]]; then
+    dict_args=("-dict=${d}")
+    break
+  fi
+done
+
+bazel build --config=fuzz "//fuzz:${target}" || exit 1
+bin="$(bazel info --config=fuzz bazel-bin)/fuzz/${target}"
+
+findings="fuzz/findings/${target}"
+run="${findings}/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "${run}/corpus"
+
+export ASAN_SYMBOLIZER_PATH=/usr/lib/llvm-14/bin/llvm-symbolizer
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+echo "campaign: ${target}, ${seconds}s, ${workers} workers; log ${run}/fuzz.log"
+"${bin}" "${dict_args[@]}" -fork="${workers}" -ignore_crashes=1 \
+  -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="${seconds}" \
+  -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="${findings}/" \
+  "${run}/corpus" "corpus/${target}" >"${run}/fuzz.log" 2>&1
+echo "campaign: fuzzing ended (exit $?); $(ls "${run}/corpus" | wc -l) new inputs"
+
+before=$(ls "corpus/${target}" | wc -l)
+"${bin}" "${dict_args[@]}" -merge=1 \
+  -merge_control_file="${run}/merge_control" \
+  "corpus/${target}" "${run}/corpus" >"${run}/merge.log" 2>&1 ||
+  echo "campaign: merge failed, see ${run}/merge.log" >&2
+after=$(ls "corpus/${target}" | wc -l)
+echo "campaign: merged $((after - before)) inputs into corpus/${target}/"
+
+crashes=$(find "${findings}" -maxdepth 1 -type f \
+  \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) |
+  sort)
+if [[ -n "${crashes}" ]]; then
+  echo "campaign: findings in ${findings}/:"
+  echo "${crashes}" | sed 's/^/  /'
+  exit 1
+fi
+echo "campaign: no crashes"
