@@ -40,6 +40,7 @@ enum class DescriptorDecoder::Stage : uint8_t {
   kQuantLength,
   kQuantHeader,
   kQuantPayload,
+  kAfterQuantization,
   kShardParent,
   kShardOffset,
   kStatistics,
@@ -73,17 +74,8 @@ DescriptorDecoder::Step DescriptorDecoder::Reject(Rule rule, uint64_t offset,
   return Step::kStop;
 }
 
-// Makes the next `n` bytes available as one contiguous run: straight from the
-// input when the whole group is there, else gathered in staging_. Returns
-// false when the input ran out first (the partial group stays staged).
-bool DescriptorDecoder::Take(uint32_t n, const uint8_t** out) {
-  if (staged_ == 0 && avail_ >= n) {
-    *out = in_;
-    in_ += n;
-    avail_ -= n;
-    pos_ += n;
-    return true;
-  }
+// The slow path of Take(): gathers a field group that straddles chunks.
+bool DescriptorDecoder::TakeSlow(uint32_t n, const uint8_t** out) {
   const uint32_t want = n - staged_;
   const uint32_t got = static_cast<uint32_t>(std::min<size_t>(want, avail_));
   if (got > 0) std::memcpy(staging_ + staged_, in_, got);  // in_ may be null
@@ -210,7 +202,10 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
     case Stage::kShape:
       HURRAY_TAKE(8, p);
       d.shape[index_] = LoadU64(p);
-      if (++index_ == d.rank) stage_ = Stage::kByteOffset;
+      while (++index_ < d.rank && TakeInBounds(8, &p)) {
+        d.shape[index_] = LoadU64(p);
+      }
+      if (index_ == d.rank) stage_ = Stage::kByteOffset;
       return Step::kContinue;
     case Stage::kByteOffset:
       HURRAY_TAKE(8, p);
@@ -348,18 +343,20 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
       if (d.buffer_count == 0) return AfterBufferTable();
       stage_ = Stage::kHandle;
       return Step::kContinue;
-    case Stage::kHandle: {
+    case Stage::kHandle:
       HURRAY_TAKE(kBufferHandleSize, p);
-      BufferHandle& h = d.buffers[index_];
-      h.byte_size = LoadU64(p);
-      h.alignment = LoadU32(p + 8);
-      h.device_tag = p[12];
-      h.sync_mode = p[13];
-      h.memory_class = p[14];
-      h.reserved = p[15];
-      if (++index_ == d.buffer_count) return AfterBufferTable();
+      do {
+        BufferHandle& h = d.buffers[index_];
+        h.byte_size = LoadU64(p);
+        h.alignment = LoadU32(p + 8);
+        h.device_tag = p[12];
+        h.sync_mode = p[13];
+        h.memory_class = p[14];
+        h.reserved = p[15];
+      } while (++index_ < d.buffer_count &&
+               TakeInBounds(kBufferHandleSize, &p));
+      if (index_ == d.buffer_count) return AfterBufferTable();
       return Step::kContinue;
-    }
 
     // --- Quantization section (metadata.md, quantization.md). ------------
     case Stage::kQuantLength: {
@@ -392,7 +389,7 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
         // Unassigned, private or future-version scheme: not read, skipped by
         // its length (quantization.md § Descriptor Header).
         q.extra_length = quant_length_ - kQuantizationHeaderSize;
-        return BeginSkip(q.extra_length, Stage::kShardParent);
+        return BeginSkip(q.extra_length, Stage::kAfterQuantization);
       }
       if (quant_length_ < SchemeFixedSize(q.scheme_tag)) {
         return Reject(Rule::kQntHdr02, d.offsets.quantization,
@@ -411,13 +408,14 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
       std::memcpy(whole + kQuantizationHeaderSize, p,
                   fixed - kQuantizationHeaderSize);
       ParseQuantizationFields(whole, quant_length_, &q);
-      return BeginSkip(q.extra_length, Stage::kShardParent);
+      if (q.extra_length == 0) return AfterSection(flag::kHasQuantization);
+      return BeginSkip(q.extra_length, Stage::kAfterQuantization);
     }
 
     // --- Optional sections, in wire order: shard, statistics, extension
     // type, composite member (metadata.md § Overall Descriptor Structure).
+    // AfterSection() enters only the stages whose flag is set.
     case Stage::kShardParent:
-      if (!d.has(flag::kHasShard)) return AfterSection(flag::kHasShard);
       if (d.rank == 0) {
         d.offsets.shard = pos_;
         return AfterSection(flag::kHasShard);
@@ -436,9 +434,6 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
       if (++index_ == d.rank) return AfterSection(flag::kHasShard);
       return Step::kContinue;
     case Stage::kStatistics: {
-      if (!d.has(flag::kHasStatistics)) {
-        return AfterSection(flag::kHasStatistics);
-      }
       HURRAY_TAKE(kStatisticsSize, p);
       d.offsets.statistics = pos_ - kStatisticsSize;
       Statistics& s = d.statistics;
@@ -459,9 +454,6 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
       return AfterSection(flag::kHasStatistics);
     }
     case Stage::kExtensionType: {
-      if (!d.has(flag::kHasExtensionType)) {
-        return AfterSection(flag::kHasExtensionType);
-      }
       HURRAY_TAKE(kExtensionTypeSize, p);
       d.offsets.extension_type = pos_ - kExtensionTypeSize;
       ExtensionType& e = d.extension_type;
@@ -480,15 +472,14 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
       return AfterSection(flag::kHasExtensionType);
     }
     case Stage::kCompositeMember:
-      if (!d.has(flag::kHasCompositeMember)) {
-        return AfterSection(flag::kHasCompositeMember);
-      }
       HURRAY_TAKE(kCompositeMemberSize, p);
       d.offsets.composite_member = pos_ - kCompositeMemberSize;
       d.composite_member.member_role = p[0];
       std::memcpy(d.composite_member.reserved.data(), p + 1, 15);
       return AfterSection(flag::kHasCompositeMember);
 
+    case Stage::kAfterQuantization:
+      return AfterSection(flag::kHasQuantization);
     case Stage::kSkip:
       if (!Skip()) return Step::kStall;
       stage_ = after_skip_;
@@ -585,33 +576,41 @@ DescriptorDecoder::Step DescriptorDecoder::AfterTiledLevel() {
 
 DescriptorDecoder::Step DescriptorDecoder::AfterBufferTable() {
   index_ = 0;
-  stage_ = desc_.has(flag::kHasQuantization) ? Stage::kQuantLength
-                                             : Stage::kShardParent;
-  return Step::kContinue;
+  if (desc_.has(flag::kHasQuantization)) {
+    stage_ = Stage::kQuantLength;
+    return Step::kContinue;
+  }
+  return AfterSection(flag::kHasQuantization);
 }
 
 // Sections follow in wire order; each stage skips itself when its flag is
 // clear, so this just moves to the next one.
 DescriptorDecoder::Step DescriptorDecoder::AfterSection(uint32_t done_flag) {
+  // The optional sections in wire order (statistics before extension type
+  // although their flag bits are 3 and 2).
+  static constexpr struct {
+    uint32_t flag;
+    Stage stage;
+  } kOrder[] = {{flag::kHasQuantization, Stage::kQuantLength},
+                {flag::kHasShard, Stage::kShardParent},
+                {flag::kHasStatistics, Stage::kStatistics},
+                {flag::kHasExtensionType, Stage::kExtensionType},
+                {flag::kHasCompositeMember, Stage::kCompositeMember}};
   index_ = 0;
-  switch (done_flag) {
-    case flag::kHasShard:
-      stage_ = Stage::kStatistics;
-      break;
-    case flag::kHasStatistics:
-      stage_ = Stage::kExtensionType;
-      break;
-    case flag::kHasExtensionType:
-      stage_ = Stage::kCompositeMember;
-      break;
-    default:
-      desc_.offsets.end = pos_;
-      desc_.trailing_length = desc_.descriptor_length - pos_;
-      // Bytes a newer minor version may have added are skipped here; whether
-      // they are allowed is the validator's call (DESC-HDR-08).
-      return BeginSkip(desc_.trailing_length, Stage::kFinal);
+  size_t i = 0;
+  while (kOrder[i].flag != done_flag) ++i;
+  for (++i; i < std::size(kOrder); ++i) {
+    if (desc_.has(kOrder[i].flag)) {
+      stage_ = kOrder[i].stage;
+      return Step::kContinue;
+    }
   }
-  return Step::kContinue;
+  desc_.offsets.end = pos_;
+  desc_.trailing_length = desc_.descriptor_length - pos_;
+  // Bytes a newer minor version may have added are skipped here; whether
+  // they are allowed is the validator's call (DESC-HDR-08).
+  if (desc_.trailing_length == 0) return Complete();
+  return BeginSkip(desc_.trailing_length, Stage::kFinal);
 }
 
 DescriptorDecoder::Step DescriptorDecoder::Complete() {

@@ -79,7 +79,30 @@ class DescriptorDecoder {
   enum class Step : uint8_t { kContinue, kStall, kStop };
 
   Step Run();
-  bool Take(uint32_t n, const uint8_t** out);
+  // Makes the next `n` bytes available as one contiguous run: straight from
+  // the input when the whole group is there (inline), else gathered in
+  // staging_ (TakeSlow). False when the input ran out first.
+  bool Take(uint32_t n, const uint8_t** out) {
+    if (staged_ == 0 && avail_ >= n) {
+      *out = in_;
+      in_ += n;
+      avail_ -= n;
+      pos_ += n;
+      return true;
+    }
+    return TakeSlow(n, out);
+  }
+  bool TakeSlow(uint32_t n, const uint8_t** out);
+  // The fast path alone, for the next element of an array: only when it is
+  // wholly in the input and inside descriptor_length; otherwise the array's
+  // stage takes it on its next run, with the full checks.
+  bool TakeInBounds(uint32_t n, const uint8_t** out) {
+    if (staged_ != 0 || avail_ < n ||
+        static_cast<uint64_t>(pos_) + n > desc_.descriptor_length) {
+      return false;
+    }
+    return Take(n, out);
+  }
   bool Skip();
   Step Reject(Rule rule, uint64_t offset, const char* message);
   Step BeginSkip(uint32_t n, Stage next);

@@ -535,6 +535,10 @@ Rejection CheckLayoutSizes(const TensorDescriptor& d, const ParseOptions& o) {
   // Dense layouts other than row/column-major (those are checked with the
   // quantization padding, BUF-SZ-01/11). Sizes need a static shape and a
   // sizeable type; an empty tensor addresses nothing.
+  if (tag != layout_tag::kStrided && tag != layout_tag::kTiled &&
+      tag != layout_tag::kMorton && tag != layout_tag::kHilbert) {
+    return kAccepted;
+  }
   if (d.buffer_count == 0 || d.HasDynamicDim() || d.ElementBits() == 0) {
     return kAccepted;
   }
