@@ -13,7 +13,7 @@
 //   BM_Offset/<layout>  ElementAddresser::Offset({i, j}) per element
 // and a baseline:
 //   BM_Baseline         the plain `i * cols + j` loop
-// The `ns_per_elem` counter is the time per element. Nothing allocates in
+// The `per_elem` counter is the time per element. Nothing allocates in
 // the timed loops.
 //
 //   bazel build -c opt //bench:addressing_bench
@@ -89,9 +89,9 @@ std::vector<Layout>* Layouts() {
 
 void PerElement(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kElements));
-  state.counters["ns_per_elem"] = benchmark::Counter(
-      kElements * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
-                            benchmark::Counter::kInvert);
+  state.counters["per_elem"] = benchmark::Counter(
+      kElements, benchmark::Counter::kIsIterationInvariantRate |
+                     benchmark::Counter::kInvert);
 }
 
 void BM_Fill(benchmark::State& state, const TensorDescriptor* d) {
@@ -170,9 +170,8 @@ void BM_Baseline(benchmark::State& state) {
   const struct {
     const char* prefix;
     Fn fn;
-  } ways[] = {{"BM_Fill/", BM_Fill},
-              {"BM_Next/", BM_Next},
-              {"BM_Offset/", BM_Offset}};
+  } ways[] = {
+      {"BM_Fill/", BM_Fill}, {"BM_Next/", BM_Next}, {"BM_Offset/", BM_Offset}};
   for (const Layout& l : *Layouts()) {
     for (const auto& way : ways) {
       benchmark::RegisterBenchmark((std::string(way.prefix) + l.name).c_str(),

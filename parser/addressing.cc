@@ -84,11 +84,7 @@ uint64_t Spread(uint64_t x, uint32_t rank) {
   }
 }
 
-}  // namespace
-
 // --- Hilbert (layouts/hilbert.md § Normative Index Mapping, Skilling). ------
-
-namespace {
 
 // Bits as masks: all ones when `v` is non-zero. The curve's branches depend
 // on the coordinates' bits, so they are taken without branching.
@@ -186,6 +182,7 @@ absl::Status ElementAddresser::Init(const TensorDescriptor& d) {
     return NotAddressable("not a dense layout");
   }
   if (d.buffer_count == 0) return NotAddressable("no data buffer");
+  if (d.rank > kMaxRank) return NotAddressable("rank above 64");
   rank_ = d.rank;
   byte_offset_ = d.byte_offset;
   element_bits_ = d.ElementBits();

@@ -168,12 +168,13 @@ class RowMajorWalker {
   uint64_t run_[kMaxRank] = {};  // tiled: steps left at the current slope
 };
 
-// The inverse of the Hilbert mapping (layouts/hilbert.md § HilbertToCoords):
-// the coordinates of curve index `h` for `rank` dimensions of 2^order.
+// The normative Hilbert mapping (layouts/hilbert.md § CoordsToHilbert,
+// Skilling 2004): the curve index of `coords` (rank entries below 2^order),
+// for 2 ≤ rank ≤ 64, order ≥ 1 and rank·order ≤ 63.
+uint64_t HilbertIndex(const uint64_t* coords, uint32_t rank, uint32_t order);
+// Its inverse (§ HilbertToCoords): writes rank coordinates of curve index h.
 void HilbertCoordinates(uint64_t h, uint32_t rank, uint32_t order,
                         uint64_t* coords);
-// The forward mapping (§ CoordsToHilbert).
-uint64_t HilbertIndex(const uint64_t* coords, uint32_t rank, uint32_t order);
 
 }  // namespace hurray
 

@@ -29,7 +29,7 @@
 // max_overlap_work are rejected with LIMIT-MEMBERS. With no overlap and every
 // box inside the head, coverage is "Σ member volumes = head volume", summed
 // exactly in a fixed 4224-bit counter. Memory bound: sizeof(*this) (about
-// 10 KiB) + 8·max_box_words + 8·max_box_words/3 bytes (2.7 MiB by default).
+// 13 KiB) + 8·max_box_words + 8·max_box_words/3 bytes (2.7 MiB by default).
 #ifndef HURRAY_PARSER_COMPOSITE_VALIDATOR_H_
 #define HURRAY_PARSER_COMPOSITE_VALIDATOR_H_
 

@@ -320,7 +320,8 @@ CooIndexChecker::CooIndexChecker(const TensorDescriptor& d,
 CooIndexChecker::~CooIndexChecker() = default;
 
 bool CooIndexChecker::Skipped(Rule rule) const {
-  return rule == Rule::kLayCoo06 && !sorted_ && duplicates_ == nullptr;
+  return rule == Rule::kLayCoo06 && strict() && !sorted_ &&
+         duplicates_ == nullptr;
 }
 
 Rejection CooIndexChecker::Start() {

@@ -40,12 +40,16 @@
 //   the checker keeps them only when nnz·(8·rank + 16) bytes fit
 //   `duplicate_budget_bytes`, and otherwise skips the rule (Skipped()).
 //
+// A skipped rule is neither passed nor failed: a caller that needs it treats
+// Skipped() as a failure, or checks again through FeedSome().
+//
 // Rejections carry the byte offset inside the buffer rejected_buffer()
 // names. Every rule here is strict-only (REJECT-RULES.md §1): in permissive
 // mode the checkers accept everything and the caller must not interpret the
 // data. When a tensor violates one rule, the rejection is the same whatever
-// the chunking and interleaving; with several violations the first one met in
-// feed order is reported.
+// the chunking and the interleaving of the buffers (for the order rules, as
+// long as the window is not exceeded); with several violations the first one
+// met in feed order is reported.
 #ifndef HURRAY_PARSER_DATA_CHECKS_H_
 #define HURRAY_PARSER_DATA_CHECKS_H_
 

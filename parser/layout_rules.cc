@@ -136,6 +136,12 @@ bool TiledRange(const TensorDescriptor& d, uint32_t level_index,
       return false;
     }
   }
+  // Tile t starts at t · ∏ tile_shape (layouts/tiled.md § Element Address):
+  // an inner layout whose addresses span more than ∏ tile_shape slots would
+  // make neighbouring tiles share storage (nested tiles that do not divide
+  // the enclosing tile, oversized inner strides). Rejected as BUF-SZ-03
+  // (docs/design.md).
+  if (inner_max - inner_min >= tile_elems) return false;
   if (tile_max > kHugeOffset / tile_elems ||
       -tile_min > kHugeOffset / tile_elems) {
     return false;
@@ -560,10 +566,32 @@ Rejection CheckLayoutSizes(const TensorDescriptor& d, const ParseOptions& o) {
       }
       return kAccepted;
     case layout_tag::kMorton: {
+      // The buffer holds 2^Σbits elements (layouts/morton.md § Buffer Size)
+      // and, since the code puts bit b of dimension k at b·rank + k, every
+      // code the shape reaches: with unequal morton_bits the largest code
+      // can pass 2^Σbits (docs/design.md, Morton ruling). The largest code is
+      // the interleave of shape[k] − 1, the code being monotone in each index.
       uint64_t bits = 0;
-      for (uint32_t k = 0; k < d.rank; ++k) bits += d.layout.morton_bits[k];
-      if (bits > 63 || !ExtentFits(d, 0, (int128{1} << bits) - 1)) {
-        return {Rule::kBufSz04, at, "buffer 0 does not hold 2^Σbits elements"};
+      int128 max_code = 0;
+      bool fits = true;
+      for (uint32_t k = 0; k < d.rank; ++k) {
+        const uint32_t b_k = d.layout.morton_bits[k];
+        bits += b_k;
+        const uint64_t last = d.shape[k] - 1;  // < 2^b_k (LAY-MOR-02)
+        for (uint32_t b = 0; b < b_k && b < 64; ++b) {
+          if (!((last >> b) & 1)) continue;
+          const uint64_t position = uint64_t{b} * d.rank + k;
+          if (position >= 100) {
+            fits = false;
+            break;
+          }
+          max_code |= int128{1} << position;
+        }
+      }
+      if (!fits || bits > 63 ||
+          !ExtentFits(d, 0, std::max((int128{1} << bits) - 1, max_code))) {
+        return {Rule::kBufSz04, at,
+                "buffer 0 does not hold every Morton code of the shape"};
       }
       return kAccepted;
     }

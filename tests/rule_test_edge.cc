@@ -1130,3 +1130,47 @@ TEST(BufferHandle, DeviceMemoryClassMatrix) {
 
 }  // namespace
 }  // namespace hurray
+
+// --- Rulings on layout sizes (docs/design.md) ------------------------------
+
+namespace hurray {
+namespace {
+
+// layouts/morton.md puts bit b of dimension k at b·rank + k: with unequal
+// morton_bits the codes pass 2^Σbits, so the buffer must hold the largest
+// code the shape reaches as well (BUF-SZ-04).
+TEST(LayoutRulings, MortonBufferHoldsTheLargestCode) {
+  auto d = vectors::Dense(type_tag::kFloat32, {2, 4}, layout_tag::kMorton);
+  d->layout.morton_bits[0] = 1;
+  d->layout.morton_bits[1] = 2;
+  // Element [1, 3]: bits at 0 (dim 0) and 1, 3 (dim 1): code 11.
+  d->buffers[0].byte_size = 8 * 4;  // 2^Σbits elements
+  const absl::StatusOr<PartOffsets> o = ComputeOffsets(*d);
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(Outcome(Validate(*d)), absl::StrCat("BUF-SZ-04@", o->handle(0)));
+  d->buffers[0].byte_size = 12 * 4;  // codes 0 … 11
+  EXPECT_EQ(Outcome(Validate(*d)), "OK");
+}
+
+// layouts/tiled.md starts tile t at t · Π tile_shape; a nested level that
+// needs more slots than that (sub-tiles not dividing the tile) would make
+// tiles share storage: BUF-SZ-03 whatever the buffer size.
+TEST(LayoutRulings, NestedTilesMustFitTheirTile) {
+  auto d = vectors::TiledNested();  // [6, 8], tiles [2, 4] of [1, 2]
+  ASSERT_EQ(Outcome(Validate(*d)), "OK");
+  d->layout.tiled[1].tile_shape[1] = 3;  // 2 × 3 slots > 8 per tile
+  d->buffers[0].byte_size = 1 << 20;
+  const absl::StatusOr<PartOffsets> o = ComputeOffsets(*d);
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(Outcome(Validate(*d)), absl::StrCat("BUF-SZ-03@", o->handle(0)));
+  // Inner strides spanning more than the tile alias the same way.
+  auto s = vectors::TiledStrided();  // tiles 2×2, inner strides [1, 2]
+  ASSERT_EQ(Outcome(Validate(*s)), "OK");
+  s->layout.tiled[0].inner_strides[1] = 4;
+  s->buffers[0].byte_size = 1 << 20;
+  EXPECT_EQ(Outcome(Validate(*s)),
+            absl::StrCat("BUF-SZ-03@", ComputeOffsets(*s)->handle(0)));
+}
+
+}  // namespace
+}  // namespace hurray

@@ -221,6 +221,9 @@ DescriptorPtr MortonRank3() {
   d->layout.morton_bits[0] = 1;
   d->layout.morton_bits[1] = 2;
   d->layout.morton_bits[2] = 3;
+  // With unequal morton_bits the codes of layouts/morton.md reach
+  // 0b100110111 = 311 for [1, 3, 7]: more than 2^Σbits = 64 elements.
+  d->buffers[0].byte_size = 312;
   return d;
 }
 
@@ -315,7 +318,7 @@ void AddLayouts(Corpus& c) {
       {"layout_tiled_depth8_f32_256", TiledDepth8, kAccept,
        "tiled, 8 nested levels (the default depth limit)"},
       {"layout_morton_int8_2x4x8", MortonRank3, kAccept,
-       "Morton, morton_bits [1, 2, 3]"},
+       "Morton, morton_bits [1, 2, 3], 312-byte buffer"},
       {"layout_coo_f32_4x4", Coo, kAccept, "COO, nnz 3, sorted"},
       {"layout_csc_f32_3x3", Csc, kAccept, "CSC, nnz 2"},
       {"layout_csf_f32_2x3x4", Csf, kAccept, "CSF, mode_order [2, 0, 1]"},
@@ -700,6 +703,10 @@ void AddBrokenLayouts(Corpus& c) {
       "strided_before_buffer", StridedNegative(),
       [](TensorDescriptor& d) { d.byte_offset = 24; }, "BUF-SZ-02",
       "strides [-4, 1] with byte_offset 24: first element at byte -8");
+  c.Always(
+      "morton_codes_past_2_pow_bits", MortonRank3(),
+      [](TensorDescriptor& d) { d.buffers[0].byte_size = 64; }, "BUF-SZ-04",
+      "Morton bits [1, 2, 3] with 2^6 elements: codes reach 311");
   c.Always(
       "morton_bits_0", MortonRank3(),
       [](TensorDescriptor& d) { d.layout.morton_bits[1] = 0; }, "LAY-MOR-01",
