@@ -9,7 +9,8 @@
 //       K = 32.
 // and two baselines:
 //   BM_Memcpy/<elements>        memcpy of the float32 output size
-//   BM_ConvertInt8/<elements>   a plain int8 → float32 loop
+//   BM_ConvertInt8/<elements>   a plain int8 → float32 loop, compiled with
+//                               -O3 for this CPU's best of AVX-512 / AVX2
 //
 //   bazel run -c opt //bench:dequant_bench -- --benchmark_min_time=0.1
 #include <cstddef>
@@ -65,7 +66,9 @@ BenchTensor Make(Scheme scheme, uint8_t type, uint64_t n) {
     return static_cast<int32_t>(min + static_cast<int64_t>(rng() % 16) %
                                           (max - min + 1));
   };
-  auto scale = [&] { return 0.001f + static_cast<float>(rng() % 1000) * 1e-5f; };
+  auto scale = [&] {
+    return 0.001f + static_cast<float>(rng() % 1000) * 1e-5f;
+  };
   auto add_buffer = [&d](size_t size) {
     d.buffers[d.buffer_count].byte_size = size;
     return d.buffer_count++;
@@ -154,15 +157,21 @@ void BM_Memcpy(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
 }
 
+// The plain loop, auto-vectorized (the target's -O3) for AVX-512, AVX2 or the
+// x86-64 baseline, whichever this CPU runs (GCC function multiversioning).
+__attribute__((noinline,
+               target_clones("arch=x86-64-v4", "avx2", "default"))) void
+ConvertInt8(const int8_t* in, float* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]);
+}
+
 void BM_ConvertInt8(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   std::vector<int8_t> src(n);
   for (size_t i = 0; i < n; ++i) src[i] = static_cast<int8_t>(i * 37);
   std::vector<float> dst(n);
   for (auto _ : state) {
-    const int8_t* in = src.data();
-    float* out = dst.data();
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(in[i]);
+    ConvertInt8(src.data(), dst.data(), n);
     benchmark::DoNotOptimize(dst.data());
     benchmark::ClobberMemory();
   }
@@ -175,17 +184,16 @@ struct Registrar {
       benchmark::RegisterBenchmark("BM_Memcpy", BM_Memcpy)->Arg(n);
       benchmark::RegisterBenchmark("BM_ConvertInt8", BM_ConvertInt8)->Arg(n);
     }
-    const Scheme schemes[] = {Scheme::kPerTensorAffine,
-                              Scheme::kPerChannelAffine,
-                              Scheme::kPerBlockAffine, Scheme::kNf4,
-                              Scheme::kMxfp};
+    const Scheme schemes[] = {
+        Scheme::kPerTensorAffine, Scheme::kPerChannelAffine,
+        Scheme::kPerBlockAffine, Scheme::kNf4, Scheme::kMxfp};
     for (Scheme scheme : schemes) {
       for (uint8_t type : StorageTypesOf(scheme)) {
         const std::string name = std::string("BM_Dequant/") +
                                  SchemeLabel(scheme) + "/" +
                                  std::string(ElementTypeName(type));
-        auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Dequant,
-                                               scheme, type);
+        auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Dequant, scheme,
+                                               type);
         for (int64_t n : kSizes) b->Arg(n);
         b->Unit(benchmark::kMicrosecond);
       }
@@ -196,15 +204,15 @@ struct Registrar {
     switch (scheme) {
       case Scheme::kPerTensorAffine:
       case Scheme::kPerChannelAffine:
-        return {kInt8, kUInt8, kInt16, kUInt16, kInt32,
-                kUInt32, kInt4, kUInt4, kInt2, kUInt2};
+        return {kInt8,   kUInt8, kInt16, kUInt16, kInt32,
+                kUInt32, kInt4,  kUInt4, kInt2,   kUInt2};
       case Scheme::kPerBlockAffine:
         return {kInt8, kUInt8, kInt4, kUInt4, kInt2, kUInt2};
       case Scheme::kNf4:
         return {kUInt4};
       case Scheme::kMxfp:
         return {kFloat8E4M3, kFloat8E5M2, kFloat4E2M1, kFloat6E2M3,
-                kFloat6E3M2, kInt8, kInt4};
+                kFloat6E3M2, kInt8,       kInt4};
     }
     return {};
   }

@@ -33,6 +33,10 @@ Commands:
   validate [--permissive] [--agree KIND=VALUE]... FILE...
       Print one line per FILE: "FILE: OK" or
       "FILE: <RULE-ID> at byte <offset>: <message>".
+  dequant [--json] [--permissive] [--agree KIND=VALUE]... FILE -o OUT
+      FILE holds one quantized tensor in the streaming format (descriptor,
+      then its buffers back to back); write it dequantized to OUT as
+      little-endian float32 in logical row-major order.
   help
       Print this help.
 

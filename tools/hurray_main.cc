@@ -1,7 +1,8 @@
 // hurray: command-line tool for Hurray tensor descriptors.
 //
-//   hurray inspect [--json] [--permissive] FILE...
-//   hurray validate [--permissive] FILE...
+//   hurray inspect [--json] [--permissive] [--agree KIND=VALUE]... FILE...
+//   hurray validate [--permissive] [--agree KIND=VALUE]... FILE...
+//   hurray dequant [--json] [--permissive] FILE -o OUT.f32
 //   hurray help | --help | -h
 //
 // This file only dispatches: each subcommand lives in its own file
@@ -13,6 +14,7 @@
 
 #include "absl/types/span.h"
 #include "tools/command_util.h"
+#include "tools/dequant_command.h"
 #include "tools/inspect_command.h"
 #include "tools/validate_command.h"
 
@@ -39,6 +41,8 @@ int main(int argc, char** argv) {
     exit_code = hurray::tools::RunInspect(rest, std::cout, std::cerr);
   } else if (command == "validate") {
     exit_code = hurray::tools::RunValidate(rest, std::cout, std::cerr);
+  } else if (command == "dequant") {
+    exit_code = hurray::tools::RunDequant(rest, std::cout, std::cerr);
   } else {
     std::cerr << "hurray: unknown command '" << command << "'\n\n";
     PrintUsage(std::cerr);

@@ -1,0 +1,58 @@
+// The inner loops of dequantization: one call turns a run of consecutive
+// storage elements into float32, with Highway SIMD kernels chosen at run time
+// for the best target of this CPU (dequant/simd_kernels.cc).
+//
+// Every kernel computes exactly what the scalar reference (dequant/scalar.h)
+// computes, bit for bit: integer codecs give float(q - zero_point) · scale
+// with the difference exact and one rounding to float32 (RESOLUTIONS.md 1),
+// NF4 gives kNf4Lut[q] · scale, minifloats give value(q) · scale.
+#ifndef HURRAY_DEQUANT_KERNELS_H_
+#define HURRAY_DEQUANT_KERNELS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "dequant/codec.h"
+
+namespace hurray::dequant {
+
+// One run: elements first .. first + count - 1 of the packed stream at `src`
+// (a group boundary, see Packing). src must hold every byte of the groups
+// those elements live in, and nothing past them is read.
+//
+// Element j of the run (0-based) uses parameter index
+//   blocked (periodic = false): (phase + j) / period
+//   periodic (periodic = true): (phase + j) % period
+// into `scales` and `zero_points` (nullptr: all zero points are 0).
+struct Run {
+  Codec codec = Codec::kInt8;
+  const uint8_t* src = nullptr;
+  uint64_t first = 0;
+  size_t count = 0;
+  bool periodic = false;
+  uint64_t phase = 0;
+  uint64_t period = UINT64_MAX;
+  const float* scales = nullptr;
+  const int32_t* zero_points = nullptr;
+  // Some q - zero_point may leave the int32 range (32-bit storage, or zero
+  // points outside the storage range in permissive mode): the kernels then
+  // take the 64-bit exact path.
+  bool wide = false;
+  float* out = nullptr;
+};
+
+// Dequantizes one run on the best SIMD target of this CPU (or the one forced
+// by hwy::SetSupportedTargetsForTest).
+void DequantizeRun(const Run& run);
+
+// Name of the Highway target DequantizeRun uses now ("AVX3_DL", "AVX2",
+// "SSE4", "EMU128", ...).
+const char* KernelTargetName();
+
+// True when q - zero_point fits in int32 for every q of `codec` (the narrow
+// kernels' precondition for run.wide = false).
+bool NarrowAffineSafe(Codec codec, int64_t zero_point);
+
+}  // namespace hurray::dequant
+
+#endif  // HURRAY_DEQUANT_KERNELS_H_

@@ -1,0 +1,308 @@
+// The SIMD Dequantizer against the scalar reference, bit for bit, on every
+// Highway target this CPU supports: every scheme × storage type, every axis,
+// partial blocks, odd sizes, byte offsets, extreme parameters, all byte
+// values, and data cut into pieces at every offset.
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/types/span.h"
+#include "dequant/dequantizer.h"
+#include "dequant/kernels.h"
+#include "dequant/scalar.h"
+#include "dequant/testing.h"
+#include "gtest/gtest.h"
+#include "hwy/targets.h"
+#include "parser/element_type.h"
+
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
+namespace hurray::dequant {
+namespace {
+
+using namespace type_tag;  // NOLINT
+using testing::FirstBitDifference;
+using testing::MakeTensor;
+using testing::TensorSpec;
+using testing::TestTensor;
+
+struct Shape {
+  std::vector<uint64_t> dims;
+  uint32_t axis;
+  uint32_t block_size;  // 0 for per-tensor / per-channel
+};
+
+// Shapes per scheme: odd sizes, every axis, partial and exact blocks.
+std::vector<Shape> ShapesFor(Scheme scheme) {
+  switch (scheme) {
+    case Scheme::kPerTensorAffine:
+      return {{{}, 0, 0},      {{1}, 0, 0},         {{37}, 0, 0},
+              {{5, 67}, 0, 0}, {{3, 4, 129}, 0, 0}, {{0, 7}, 0, 0}};
+    case Scheme::kPerChannelAffine:
+      return {{{37}, 0, 0},       {{5, 67}, 0, 0},    {{5, 67}, 1, 0},
+              {{3, 4, 33}, 0, 0}, {{3, 4, 33}, 1, 0}, {{3, 4, 33}, 2, 0},
+              {{2, 1, 2}, 1, 0},  {{0, 3}, 1, 0}};
+    case Scheme::kPerBlockAffine:
+      return {{{37}, 0, 4},       {{5, 67}, 1, 16},   {{5, 67}, 0, 2},
+              {{5, 64}, 1, 32},   {{3, 4, 33}, 2, 8}, {{3, 4, 33}, 1, 4},
+              {{3, 4, 33}, 0, 2}, {{7, 3}, 1, 2},     {{2, 0, 3}, 1, 4}};
+    case Scheme::kNf4:
+      return {{{64}, 0, 8},
+              {{5, 67}, 1, 64},
+              {{9, 67}, 0, 8},
+              {{3, 4, 33}, 2, 16},
+              {{2, 130}, 1, 128}};
+    case Scheme::kMxfp:
+      return {{{64}, 0, 16},       {{5, 64}, 1, 32},    {{32, 7}, 0, 16},
+              {{3, 32, 5}, 1, 16}, {{1, 2, 64}, 2, 64}, {{3, 2048}, 1, 2048},
+              {{0, 32}, 1, 32}};
+  }
+  return {};
+}
+
+// Every spec of the sweep, parameters varied by position.
+std::vector<TensorSpec> AllSpecs() {
+  std::vector<TensorSpec> specs;
+  int n = 0;
+  for (Scheme scheme : {Scheme::kPerTensorAffine, Scheme::kPerChannelAffine,
+                        Scheme::kPerBlockAffine, Scheme::kNf4, Scheme::kMxfp}) {
+    for (uint8_t type : testing::StorageTypes(scheme)) {
+      for (const Shape& shape : ShapesFor(scheme)) {
+        ++n;
+        TensorSpec s;
+        s.scheme = scheme;
+        s.storage_type = type;
+        s.shape = shape.dims;
+        s.axis = shape.axis;
+        s.block_size = shape.block_size;
+        s.symmetric = n % 3 == 0;
+        s.shared_buffer = !s.symmetric && n % 4 == 1;
+        s.byte_offset = n % 5 == 0 ? n % 7 + 1 : 0;
+        if (scheme == Scheme::kPerBlockAffine) {
+          const uint8_t scale_types[] = {kFloat32, kFloat16, kBFloat16};
+          s.scale_type = scale_types[n % 3];
+        }
+        if (scheme == Scheme::kPerBlockAffine || scheme == Scheme::kNf4) {
+          s.zero_padding = n % 2 == 0;
+        }
+        specs.push_back(s);
+      }
+    }
+  }
+  // Zero points anywhere in int32 (permissive: QNT-PBA-13 is strict-only):
+  // the kernels' 64-bit path on narrow codecs.
+  for (uint8_t type : testing::StorageTypes(Scheme::kPerBlockAffine)) {
+    TensorSpec s;
+    s.scheme = Scheme::kPerBlockAffine;
+    s.storage_type = type;
+    s.shape = {6, 37};
+    s.axis = 1;
+    s.block_size = 8;
+    s.wild_zero_points = true;
+    specs.push_back(s);
+    s.shape = {37, 6};
+    s.axis = 0;
+    specs.push_back(s);
+  }
+  return specs;
+}
+
+DequantOptions OptionsFor(const TensorSpec& spec) {
+  DequantOptions o;
+  if (spec.wild_zero_points) o.mode = Mode::kPermissive;
+  return o;
+}
+
+// Feeds `data` in pieces ending at each of `cuts` (then the rest).
+absl::Status Chunked(const TestTensor& t, const DequantOptions& options,
+                     const std::vector<size_t>& cuts, std::vector<float>* out) {
+  absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(*t.descriptor, t.params(), options);
+  if (!dq.ok()) return dq.status();
+  out->clear();
+  const absl::Span<const uint8_t> data = t.data();
+  size_t begin = 0;
+  std::vector<size_t> ends = cuts;
+  ends.push_back(data.size());
+  for (size_t end : ends) {
+    const absl::Span<const uint8_t> piece = data.subspan(begin, end - begin);
+    const size_t at = out->size();
+    out->resize(at + dq->OutputCountFor(piece.size()));
+    size_t written = 0;
+    absl::Status s =
+        dq->Consume(piece, absl::MakeSpan(*out).subspan(at), &written);
+    if (!s.ok()) return s;
+    if (at + written != out->size()) {
+      return absl::InternalError("Consume wrote other than OutputCountFor");
+    }
+    begin = end;
+  }
+  return dq->Finish();
+}
+
+class SimdEquivalenceTest : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override {
+    hwy::SetSupportedTargetsForTest(GetParam());
+    if (std::string(KernelTargetName()) != hwy::TargetName(GetParam())) {
+      GTEST_SKIP() << "kernels not compiled for "
+                   << hwy::TargetName(GetParam());
+    }
+  }
+  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
+
+  // One-shot and chunked Dequantizer output against the reference.
+  void Check(const TensorSpec& spec, const TestTensor& t, bool every_cut) {
+    const DequantOptions options = OptionsFor(spec);
+    std::vector<float> want, got;
+    DequantWarnings want_w, got_w;
+    ASSERT_TRUE(ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want,
+                                    options, &want_w)
+                    .ok())
+        << spec.Name();
+    const absl::Status s = DequantizeAll(*t.descriptor, t.data(), t.params(),
+                                         &got, options, &got_w);
+    ASSERT_TRUE(s.ok()) << spec.Name() << ": " << s;
+    ASSERT_EQ(FirstBitDifference(want, got), -1) << spec.Name();
+    EXPECT_EQ(want_w.nonzero_padding, got_w.nonzero_padding) << spec.Name();
+    EXPECT_EQ(want_w.first_nonzero_padding, got_w.first_nonzero_padding)
+        << spec.Name();
+
+    const size_t size = t.data().size();
+    if (every_cut) {
+      for (size_t cut = 0; cut <= size; ++cut) {
+        ASSERT_TRUE(Chunked(t, options, {cut}, &got).ok()) << spec.Name();
+        ASSERT_EQ(FirstBitDifference(want, got), -1)
+            << spec.Name() << " cut at " << cut;
+      }
+    }
+    for (int round = 0; round < 3; ++round) {
+      std::vector<size_t> cuts;
+      std::uniform_int_distribution<size_t> step(0, round == 0 ? 4 : 41);
+      for (size_t at = step(rng_); at < size; at += step(rng_)) {
+        cuts.push_back(at);
+      }
+      ASSERT_TRUE(Chunked(t, options, cuts, &got).ok()) << spec.Name();
+      ASSERT_EQ(FirstBitDifference(want, got), -1)
+          << spec.Name() << " cuts " << absl::StrJoin(cuts, ",");
+    }
+  }
+
+  std::mt19937_64 rng_{2024};
+};
+
+TEST_P(SimdEquivalenceTest, EverySchemeStorageTypeAndShape) {
+  int checked = 0;
+  for (const TensorSpec& spec : AllSpecs()) {
+    for (int rep = 0; rep < 2; ++rep) {
+      const TestTensor t = MakeTensor(spec, rng_);
+      Check(spec, t, /*every_cut=*/t.data().size() <= 160);
+      if (HasFatalFailure()) return;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 400);
+}
+
+// Data holding every byte value, for each codec.
+TEST_P(SimdEquivalenceTest, AllByteValues) {
+  for (Scheme scheme : {Scheme::kPerTensorAffine, Scheme::kPerChannelAffine,
+                        Scheme::kPerBlockAffine, Scheme::kNf4, Scheme::kMxfp}) {
+    for (uint8_t type : testing::StorageTypes(scheme)) {
+      TensorSpec spec;
+      spec.scheme = scheme;
+      spec.storage_type = type;
+      // 1024 elements, in rows of 32 along the last axis.
+      spec.shape = {32, 32};
+      spec.axis = 1;
+      spec.block_size = scheme == Scheme::kPerTensorAffine ||
+                                scheme == Scheme::kPerChannelAffine
+                            ? 0
+                            : 16;
+      TestTensor t = MakeTensor(spec, rng_);
+      std::vector<uint8_t>& data = t.buffers[0];
+      for (size_t i = 0; i < data.size(); ++i) {
+        data[i] = static_cast<uint8_t>(i * 167 + i / 256);  // a permutation
+      }
+      Check(spec, t, /*every_cut=*/false);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// Long runs: the vector bodies, not just heads and tails.
+TEST_P(SimdEquivalenceTest, LongRuns) {
+  for (Scheme scheme : {Scheme::kPerTensorAffine, Scheme::kPerChannelAffine,
+                        Scheme::kPerBlockAffine, Scheme::kNf4, Scheme::kMxfp}) {
+    for (uint8_t type : testing::StorageTypes(scheme)) {
+      TensorSpec spec;
+      spec.scheme = scheme;
+      spec.storage_type = type;
+      spec.shape = {3, 4096};
+      spec.axis = 1;
+      spec.block_size = scheme == Scheme::kPerTensorAffine ||
+                                scheme == Scheme::kPerChannelAffine
+                            ? 0
+                            : 2048;
+      Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
+      if (HasFatalFailure()) return;
+      spec.shape = {4096, 3};
+      spec.axis = 0;
+      Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+#if defined(__x86_64__)
+// Minifloat subnormal codes are decoded without subnormal float32
+// intermediates, so a caller running with DAZ (denormals are zero) gets the
+// same results as the reference computed without it.
+TEST_P(SimdEquivalenceTest, MinifloatsIgnoreDenormalsAreZero) {
+  for (uint8_t type :
+       {kFloat8E4M3, kFloat8E5M2, kFloat4E2M1, kFloat6E2M3, kFloat6E3M2}) {
+    TensorSpec spec;
+    spec.scheme = Scheme::kMxfp;
+    spec.storage_type = type;
+    spec.shape = {8, 64};
+    spec.axis = 1;
+    spec.block_size = 32;
+    const TestTensor t = MakeTensor(spec, rng_);
+    std::vector<float> want, got;
+    ASSERT_TRUE(
+        ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want).ok());
+    const unsigned int csr = _mm_getcsr();
+    _mm_setcsr(csr | 0x0040);  // DAZ
+    const absl::Status s =
+        DequantizeAll(*t.descriptor, t.data(), t.params(), &got);
+    _mm_setcsr(csr);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(FirstBitDifference(want, got), -1) << ElementTypeName(type);
+  }
+}
+#endif
+
+std::vector<int64_t> CpuTargets() {
+  std::vector<int64_t> targets;
+  const int64_t supported = hwy::SupportedTargets();
+  for (int64_t bits = supported; bits != 0; bits &= bits - 1) {
+    targets.push_back(bits & -bits);
+  }
+  return targets;
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, SimdEquivalenceTest,
+                         ::testing::ValuesIn(CpuTargets()),
+                         [](const ::testing::TestParamInfo<int64_t>& info) {
+                           return std::string(hwy::TargetName(info.param));
+                         });
+
+}  // namespace
+}  // namespace hurray::dequant

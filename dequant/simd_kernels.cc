@@ -1,0 +1,824 @@
+// Highway kernels behind dequant/kernels.h, compiled once per x86 target
+// (AVX3_DL, AVX3, AVX2, SSE4, SSSE3, and EMU128 or SCALAR) and chosen at
+// run time.
+//
+// A run is processed in two stages. Sub-byte codecs are first expanded into
+// a tile of one code per byte (signed codes sign-extended to int8), with
+// order-preserving widen/shift/mask steps; 8-, 16- and 32-bit codecs are read
+// in place. The second stage widens codes to int32 lanes and applies the
+// scheme's arithmetic per parameter sub-run (broadcast scale within a block,
+// or a vector of scales along the row).
+//
+// Bit-exactness with dequant/scalar.cc: conversions and products are the
+// same IEEE operations in the same order (int32 → float32 conversion rounds
+// to nearest even like the scalar int64 → float32 one when the difference
+// fits int32; otherwise the exact difference goes through float64 and one
+// rounding). Minifloats are decoded without subnormal float32 intermediates,
+// so a caller's DAZ setting cannot change them.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "dequant/simd_kernels.cc"
+#ifndef HWY_WANT_AVX3_DL
+#define HWY_WANT_AVX3_DL  // Ice Lake / Zen 4 target (issue 3)
+#endif
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+// Must come after foreach_target.h.
+#include "hwy/highway.h"
+
+#ifndef HURRAY_DEQUANT_SIMD_KERNELS_ONCE
+#define HURRAY_DEQUANT_SIMD_KERNELS_ONCE
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "absl/base/config.h"
+#include "dequant/codec.h"
+#include "dequant/kernels.h"
+#include "dequant/minifloat.h"
+#include "parser/quantization.h"
+
+static_assert(ABSL_IS_LITTLE_ENDIAN, "storage is read as little-endian");
+
+namespace hurray::dequant::detail {
+
+// Codes per tile when expanding sub-byte data (fits L1 with room to spare).
+inline constexpr size_t kTile = 1024;
+// Slack after a tile for full-vector stores (widest vector: 64 bytes).
+inline constexpr size_t kTileSlack = 64;
+
+// Padded to 64 entries so a full 512-bit vector can be loaded from any
+// 16-entry table.
+struct Table16 {
+  alignas(64) float v[64];
+};
+
+inline const Table16& Nf4Table() {
+  static const Table16 t = [] {
+    Table16 r{};
+    for (int i = 0; i < 16; ++i) r.v[i] = kNf4Lut[i];
+    return r;
+  }();
+  return t;
+}
+
+inline const Table16& Fp4Table() {
+  static const Table16 t = [] {
+    Table16 r{};
+    for (int i = 0; i < 16; ++i) {
+      r.v[i] = Float4E2M1ToF32(static_cast<uint8_t>(i));
+    }
+    return r;
+  }();
+  return t;
+}
+
+// The scalar forms of the arithmetic, for heads and tails of vector loops.
+inline float AffineScalar(int64_t q, int64_t zero_point, float scale) {
+  return static_cast<float>(q - zero_point) * scale;
+}
+
+}  // namespace hurray::dequant::detail
+
+#endif  // HURRAY_DEQUANT_SIMD_KERNELS_ONCE
+
+HWY_BEFORE_NAMESPACE();
+namespace hurray::dequant {
+namespace HWY_NAMESPACE {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+using detail::kTile;
+using detail::kTileSlack;
+
+using DF = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<DF>;
+using DU = hn::RebindToUnsigned<DF>;
+using VF = hn::Vec<DF>;
+using VI = hn::Vec<DI>;
+
+// N codes of type T widened to int32 lanes (uint32 is reinterpreted; only
+// the wide path reads it, through WidenToF64).
+template <typename T>
+HWY_INLINE VI LoadI32(const T* p) {
+  const DI di;
+  if constexpr (sizeof(T) == 4) {
+    return hn::BitCast(di, hn::LoadU(hn::Rebind<T, DI>(), p));
+  } else {
+    return hn::PromoteTo(di, hn::LoadU(hn::Rebind<T, DI>(), p));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Parameter sub-runs.
+
+struct ParamCursor {
+  const float* scales;
+  const int32_t* zero_points;  // may be null
+  bool periodic;
+  uint64_t period;
+  uint64_t index;  // current parameter index
+  uint64_t left;   // elements before the index changes (blocked) / wraps
+
+  ParamCursor(const Run& r)  // NOLINT
+      : scales(r.scales),
+        zero_points(r.zero_points),
+        periodic(r.periodic),
+        period(r.period) {
+    if (periodic) {
+      index = r.phase % period;
+      left = period - index;
+    } else {
+      index = r.phase / period;
+      left = period - r.phase % period;
+    }
+  }
+
+  void Advance(size_t len) {
+    left -= len;
+    if (periodic) {
+      index += len;
+      if (left == 0) {
+        index = 0;
+        left = period;
+      }
+    } else if (left == 0) {
+      ++index;
+      left = period;
+    }
+  }
+};
+
+// Splits n codes into sub-runs of constant parameters (blocked) or of
+// consecutive parameters (periodic) and hands each to Op. Whole blocks whose
+// length is a multiple of the Op's vector step go through Op::Body, a loop
+// without tail handling (the common K = 32, 64, ... case).
+template <class Op, typename T>
+HWY_INLINE void ApplyParams(const Op& op, const T* codes, size_t n,
+                            ParamCursor& pc, float* out) {
+  const bool whole_blocks = !pc.periodic && pc.period % op.Step() == 0;
+  while (n > 0) {
+    if (whole_blocks && pc.left == pc.period && n >= pc.period) {
+      const size_t k = static_cast<size_t>(pc.period);
+      const size_t blocks = n / k;
+      const float* scales = pc.scales + pc.index;
+      const int32_t* zps = pc.zero_points ? pc.zero_points + pc.index : nullptr;
+      for (size_t b = 0; b < blocks; ++b) {
+        op.Body(codes + b * k, k, scales[b], zps ? zps[b] : 0, out + b * k);
+      }
+      codes += blocks * k;
+      out += blocks * k;
+      n -= blocks * k;
+      pc.index += blocks;
+      continue;
+    }
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(n, pc.left));
+    if (pc.periodic) {
+      op.Vector(codes, len, pc.scales + pc.index,
+                pc.zero_points ? pc.zero_points + pc.index : nullptr, out);
+    } else {
+      op.Broadcast(codes, len, pc.scales[pc.index],
+                   pc.zero_points ? pc.zero_points[pc.index] : 0, out);
+    }
+    codes += len;
+    out += len;
+    n -= len;
+    pc.Advance(len);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Stage 2 operations: codes → float32. Each has
+//   Step()                       its vector step in elements
+//   Body(q, n, scale, zp, out)   n a multiple of Step(), one parameter
+//   Broadcast(...)               any n, one parameter
+//   Vector(q, n, scales, zps, out)  parameter i for element i
+
+// float(q - zp) · scale with q - zp in int32 (run.wide == false).
+struct AffineNarrow {
+  size_t Step() const { return hn::Lanes(DF()); }
+
+  template <typename T>
+  HWY_INLINE void Body(const T* q, size_t n, float scale, int32_t zp,
+                       float* out) const {
+    const DF df;
+    const DI di;
+    const size_t N = hn::Lanes(df);
+    const VI vzp = hn::Set(di, zp);
+    const VF vs = hn::Set(df, scale);
+    for (size_t i = 0; i < n; i += N) {
+      const VI a = hn::Sub(LoadI32(q + i), vzp);
+      hn::StoreU(hn::Mul(hn::ConvertTo(df, a), vs), df, out + i);
+    }
+  }
+
+  template <typename T>
+  HWY_INLINE void Broadcast(const T* q, size_t n, float scale, int32_t zp,
+                            float* out) const {
+    const size_t N = Step();
+    const size_t body = n - n % N;
+    Body(q, body, scale, zp, out);
+    for (size_t i = body; i < n; ++i) {
+      out[i] = detail::AffineScalar(q[i], zp, scale);
+    }
+  }
+
+  template <typename T>
+  HWY_INLINE void Vector(const T* q, size_t n, const float* scales,
+                         const int32_t* zps, float* out) const {
+    const DF df;
+    const DI di;
+    const size_t N = hn::Lanes(df);
+    size_t i = 0;
+    if (zps != nullptr) {
+      for (; i + N <= n; i += N) {
+        const VI a = hn::Sub(LoadI32(q + i), hn::LoadU(di, zps + i));
+        hn::StoreU(hn::Mul(hn::ConvertTo(df, a), hn::LoadU(df, scales + i)), df,
+                   out + i);
+      }
+      for (; i < n; ++i) out[i] = detail::AffineScalar(q[i], zps[i], scales[i]);
+    } else {
+      for (; i + N <= n; i += N) {
+        hn::StoreU(hn::Mul(hn::ConvertTo(df, LoadI32(q + i)),
+                           hn::LoadU(df, scales + i)),
+                   df, out + i);
+      }
+      for (; i < n; ++i) out[i] = detail::AffineScalar(q[i], 0, scales[i]);
+    }
+  }
+};
+
+// float(q - zp) · scale where q - zp may leave int32: the difference of two
+// doubles holding integers below 2^33 is exact, and DemoteTo rounds it once
+// to float32, as the scalar int64 → float32 conversion does.
+struct AffineWide {
+  using DD = hn::Repartition<double, DF>;  // N/2 doubles
+  using DFH = hn::Rebind<float, DD>;       // N/2 floats
+  using DIH = hn::Rebind<int32_t, DD>;
+
+  size_t Step() const { return hn::Lanes(DD()); }
+
+  template <typename T>
+  HWY_INLINE hn::Vec<DD> WidenToF64(const T* p) const {
+    const DD dd;
+    const DIH dih;
+    if constexpr (std::is_same_v<T, uint32_t>) {
+      const hn::Rebind<uint32_t, DD> du;
+      const auto flipped = hn::Xor(hn::LoadU(du, p), hn::Set(du, 0x80000000u));
+      return hn::Add(hn::PromoteTo(dd, hn::BitCast(dih, flipped)),
+                     hn::Set(dd, 2147483648.0));
+    } else if constexpr (std::is_same_v<T, int32_t>) {
+      return hn::PromoteTo(dd, hn::LoadU(dih, p));
+    } else {
+      return hn::PromoteTo(
+          dd, hn::PromoteTo(dih, hn::LoadU(hn::Rebind<T, DD>(), p)));
+    }
+  }
+
+  template <typename T>
+  HWY_INLINE void Body(const T* q, size_t n, float scale, int32_t zp,
+                       float* out) const {
+    const DD dd;
+    const DFH dfh;
+    const size_t H = hn::Lanes(dd);
+    const auto vzp = hn::Set(dd, static_cast<double>(zp));
+    const auto vs = hn::Set(dfh, scale);
+    for (size_t i = 0; i < n; i += H) {
+      const auto diff = hn::Sub(WidenToF64(q + i), vzp);
+      hn::StoreU(hn::Mul(hn::DemoteTo(dfh, diff), vs), dfh, out + i);
+    }
+  }
+
+  template <typename T>
+  HWY_INLINE void Broadcast(const T* q, size_t n, float scale, int32_t zp,
+                            float* out) const {
+    const size_t body = n - n % Step();
+    Body(q, body, scale, zp, out);
+    for (size_t i = body; i < n; ++i) {
+      out[i] = detail::AffineScalar(q[i], zp, scale);
+    }
+  }
+
+  template <typename T>
+  HWY_INLINE void Vector(const T* q, size_t n, const float* scales,
+                         const int32_t* zps, float* out) const {
+    const DD dd;
+    const DFH dfh;
+    const DIH dih;
+    const size_t H = hn::Lanes(dd);
+    size_t i = 0;
+    for (; i + H <= n; i += H) {
+      auto diff = WidenToF64(q + i);
+      if (zps != nullptr) {
+        diff = hn::Sub(diff, hn::PromoteTo(dd, hn::LoadU(dih, zps + i)));
+      }
+      hn::StoreU(hn::Mul(hn::DemoteTo(dfh, diff), hn::LoadU(dfh, scales + i)),
+                 dfh, out + i);
+    }
+    for (; i < n; ++i) {
+      out[i] = detail::AffineScalar(q[i], zps ? zps[i] : 0, scales[i]);
+    }
+  }
+};
+
+// Looks up 16-entry float tables: one permute per TableLookupLanes chunk of
+// N entries, chunks above the first selected by comparing the code.
+HWY_INLINE VF Lookup16(const float* table, VI code) {
+  const DF df;
+  const DI di;
+  const size_t N = hn::Lanes(df);
+  const VI lane = hn::And(code, hn::Set(di, static_cast<int32_t>(N - 1)));
+  const auto idx = hn::IndicesFromVec(df, lane);
+  VF v = hn::TableLookupLanes(hn::LoadU(df, table), idx);
+  for (size_t k = N; k < 16; k += N) {
+    const VF part = hn::TableLookupLanes(hn::LoadU(df, table + k), idx);
+    const auto upper = hn::RebindMask(
+        df, hn::Gt(code, hn::Set(di, static_cast<int32_t>(k - 1))));
+    v = hn::IfThenElse(upper, part, v);
+  }
+  return v;
+}
+
+// value(q) · scale for codes decoded by a Decoder:
+//   VF Decode(const uint8_t* q) const   N codes → value · 2^-kRebiasLog2
+//   float DecodeScalar(uint8_t) const   one code → value
+//   static constexpr int kRebiasLog2
+// Decode may return the values scaled by an exact power of two, which the
+// product restores: Body multiplies by scale · 2^kRebiasLog2 when that is
+// finite (the same real product, so the same rounding), else by both.
+template <class Decoder>
+struct DecodeOp {
+  Decoder dec;
+
+  size_t Step() const { return hn::Lanes(DF()); }
+
+  HWY_INLINE void Body(const uint8_t* q, size_t n, float scale, int32_t,
+                       float* out) const {
+    const DF df;
+    const size_t N = hn::Lanes(df);
+    constexpr float kRebias =
+        static_cast<float>(uint64_t{1} << Decoder::kRebiasLog2);
+    const float folded = scale * kRebias;
+    if (Decoder::kRebiasLog2 == 0 || std::isfinite(folded)) {
+      const VF vs = hn::Set(df, folded);
+      for (size_t i = 0; i < n; i += N) {
+        hn::StoreU(hn::Mul(dec.Decode(q + i), vs), df, out + i);
+      }
+    } else {
+      const VF vr = hn::Set(df, kRebias);
+      const VF vs = hn::Set(df, scale);
+      for (size_t i = 0; i < n; i += N) {
+        hn::StoreU(hn::Mul(hn::Mul(dec.Decode(q + i), vr), vs), df, out + i);
+      }
+    }
+  }
+
+  HWY_INLINE void Broadcast(const uint8_t* q, size_t n, float scale, int32_t zp,
+                            float* out) const {
+    const size_t body = n - n % Step();
+    Body(q, body, scale, zp, out);
+    for (size_t i = body; i < n; ++i) out[i] = dec.DecodeScalar(q[i]) * scale;
+  }
+
+  HWY_INLINE void Vector(const uint8_t* q, size_t n, const float* scales,
+                         const int32_t*, float* out) const {
+    const DF df;
+    const size_t N = hn::Lanes(df);
+    constexpr float kRebias =
+        static_cast<float>(uint64_t{1} << Decoder::kRebiasLog2);
+    const VF vr = hn::Set(df, kRebias);
+    size_t i = 0;
+    for (; i + N <= n; i += N) {
+      VF v = dec.Decode(q + i);
+      if (Decoder::kRebiasLog2 != 0) v = hn::Mul(v, vr);
+      hn::StoreU(hn::Mul(v, hn::LoadU(df, scales + i)), df, out + i);
+    }
+    for (; i < n; ++i) out[i] = dec.DecodeScalar(q[i]) * scales[i];
+  }
+};
+
+// 4-bit codes through a 16-entry table (NF4, float4_e2m1).
+struct TableDecoder {
+  static constexpr int kRebiasLog2 = 0;
+  const float* table;
+
+  HWY_INLINE VF Decode(const uint8_t* q) const {
+    return Lookup16(table, LoadI32(q));
+  }
+  float DecodeScalar(uint8_t code) const { return table[code & 15]; }
+};
+
+// Minifloat codes (sign bit `kSignBit`, `kMan` mantissa bits, bias `kBias`)
+// to float32, exactly and without subnormal float32 intermediates (so a
+// caller's DAZ setting cannot change them). Special codes: see minifloat.h.
+template <int kSignBit, int kMan, int kBias, Codec kCodec>
+struct MinifloatDecoder {
+  float DecodeScalar(uint8_t code) const {
+    switch (kCodec) {
+      case Codec::kFloat8E4M3:
+        return Float8E4M3ToF32(code);
+      case Codec::kFloat8E5M2:
+        return Float8E5M2ToF32(code);
+      case Codec::kFloat6E2M3:
+        return Float6E2M3ToF32(code);
+      default:
+        return Float6E3M2ToF32(code);
+    }
+  }
+
+#if HWY_TARGET <= HWY_AVX2
+  // With F16C: the code's exponent and mantissa fields are placed in a
+  // binary16 (exponent field as is, mantissa at the top), which is the value
+  // times 2^(kBias - 15), subnormals included; vcvtph2ps widens it exactly
+  // (DAZ does not apply to it) and a product by 2^(15 - kBias) restores the
+  // value, exactly. float8_e5m2 is the top byte of a binary16 and converts
+  // as is, infinities and NaNs included.
+  static constexpr int kRebiasLog2 =
+      kCodec == Codec::kFloat8E5M2 ? 0 : 15 - kBias;
+
+  HWY_INLINE VF Decode(const uint8_t* q) const {
+    const DF df;
+    const hn::Rebind<uint16_t, DF> d16;
+    const hn::Rebind<hwy::float16_t, DF> dh;
+    const auto c = hn::PromoteTo(d16, hn::LoadU(hn::Rebind<uint8_t, DF>(), q));
+    if constexpr (kCodec == Codec::kFloat8E5M2) {
+      return hn::PromoteTo(df, hn::BitCast(dh, hn::ShiftLeft<8>(c)));
+    } else {
+      // Magnitude bits land with the mantissa at the top of the binary16
+      // mantissa (shift by 10 - kMan), which leaves the sign at bit
+      // kSignBit + 10 - kMan; adding that bit to itself moves it to bit 15.
+      constexpr int kShift = 10 - kMan;
+      constexpr int kSignAt = kSignBit + kShift;
+      static_assert(kSignAt <= 15, "sign must land in the binary16");
+      auto h = hn::ShiftLeft<kShift>(c);
+      if constexpr (kSignAt == 14) {
+        h = hn::Add(h, hn::And(h, hn::Set(d16, 0x4000)));
+      } else {
+        const auto sign = hn::And(h, hn::Set(d16, 1u << kSignAt));
+        h = hn::Or(hn::Xor(h, sign), hn::ShiftLeft<15 - kSignAt>(sign));
+      }
+      if constexpr (kCodec == Codec::kFloat8E4M3) {
+        // S.1111.111 → the binary16 quiet NaN 0x7E00 (→ 0x7FC00000), sign
+        // kept: 0x3F80 ^ 0x4180 = 0x7E00.
+        const auto nan =
+            hn::Eq(hn::And(h, hn::Set(d16, 0x7FFF)), hn::Set(d16, 0x3F80));
+        h = hn::Xor(h, hn::IfThenElseZero(nan, hn::Set(d16, 0x4180)));
+      }
+      return hn::PromoteTo(df, hn::BitCast(dh, h));
+    }
+  }
+
+#else
+  // Normal codes: exponent and mantissa fields moved into place and rebiased
+  // in the integer domain; subnormal codes: (mantissa as float) ·
+  // 2^(1 - bias - mantissa bits). Both exact and normal in float32.
+  static constexpr int kRebiasLog2 = 0;
+
+  HWY_INLINE VF Decode(const uint8_t* q) const {
+    const DF df;
+    const DI di;
+    const VI code = LoadI32(q);
+    const VI mag = hn::And(code, hn::Set(di, (1 << kSignBit) - 1));
+    const VI sign =
+        hn::ShiftLeft<31 - kSignBit>(hn::And(code, hn::Set(di, 1 << kSignBit)));
+    const VI normal = hn::Add(hn::ShiftLeft<23 - kMan>(mag),
+                              hn::Set(di, (127 - kBias) << 23));
+    const VF subnormal = hn::Mul(
+        hn::ConvertTo(df, mag),
+        hn::Set(df, 1.0f / static_cast<float>(1 << (kBias - 1 + kMan))));
+    const auto is_subnormal =
+        hn::RebindMask(df, hn::Lt(mag, hn::Set(di, 1 << kMan)));
+    VF v =
+        hn::Or(hn::IfThenElse(is_subnormal, subnormal, hn::BitCast(df, normal)),
+               hn::BitCast(df, sign));
+    if constexpr (kCodec == Codec::kFloat8E4M3) {
+      // S.1111.111 is NaN (OCP OFP8): quiet, signed, no payload.
+      const auto nan = hn::RebindMask(df, hn::Eq(mag, hn::Set(di, 0x7F)));
+      const VI nan_bits =
+          hn::Or(sign, hn::Set(di, static_cast<int32_t>(kE4M3NanBits)));
+      v = hn::IfThenElse(nan, hn::BitCast(df, nan_bits), v);
+    } else if constexpr (kCodec == Codec::kFloat8E5M2) {
+      // Exponent field 31: infinity (mantissa 0) or NaN (quiet bit set,
+      // payload in the top mantissa bits), like binary16 → binary32.
+      const auto special = hn::RebindMask(df, hn::Gt(mag, hn::Set(di, 0x7B)));
+      const VI man = hn::And(mag, hn::Set(di, 3));
+      const VI quiet = hn::IfThenElseZero(hn::Gt(mag, hn::Set(di, 0x7C)),
+                                          hn::Set(di, 0x00400000));
+      const VI bits = hn::Or(hn::Or(sign, hn::Set(di, 0x7F800000)),
+                             hn::Or(hn::ShiftLeft<21>(man), quiet));
+      v = hn::IfThenElse(special, hn::BitCast(df, bits), v);
+    }
+    return v;
+  }
+#endif
+};
+
+// ---------------------------------------------------------------------------
+// Stage 1: sub-byte codes → one byte per code (int8 for signed codecs).
+
+// Codes of elements first .. first + n - 1 of a 4-bit stream into out[0, n).
+// src holds `src_bytes` bytes.
+void Expand4(const uint8_t* src, size_t src_bytes, uint64_t first, size_t n,
+             bool is_signed, uint8_t* out) {
+  const uint8_t bias = is_signed ? 8 : 0;
+  auto scalar = [&](uint64_t e) {
+    return static_cast<uint8_t>((ReadRawCode(src, e, Codec::kUInt4) ^ bias) -
+                                bias);
+  };
+  size_t j = 0;
+  uint64_t e = first;
+  if ((e & 1) != 0 && j < n) out[j++] = scalar(e++);
+#if HWY_TARGET != HWY_SCALAR
+  // Each u16 lane takes one byte b and becomes (b & 0xF) | (b >> 4) << 8:
+  // the two codes in element order once read as bytes.
+  const hn::ScalableTag<uint16_t> d16;
+  const hn::Rebind<uint8_t, decltype(d16)> d8h;  // one byte per u16 lane
+  const hn::Repartition<uint8_t, decltype(d16)> d8;
+  const size_t L = hn::Lanes(d16);  // bytes in, 2L codes out
+  const auto lo_mask = hn::Set(d16, 0x000F);
+  const auto hi_mask = hn::Set(d16, 0x00F0);
+  const auto vbias = hn::Set(d8, bias);
+  size_t byte = static_cast<size_t>(e >> 1);
+  while (j + 2 * L <= n && byte + L <= src_bytes) {
+    const auto b = hn::PromoteTo(d16, hn::LoadU(d8h, src + byte));
+    const auto w =
+        hn::Or(hn::And(b, lo_mask), hn::ShiftLeft<4>(hn::And(b, hi_mask)));
+    auto codes = hn::BitCast(d8, w);
+    if (is_signed) codes = hn::Sub(hn::Xor(codes, vbias), vbias);
+    hn::StoreU(codes, d8, out + j);
+    j += 2 * L;
+    byte += L;
+    e += 2 * L;
+  }
+#else
+  (void)src_bytes;
+#endif
+  for (; j < n; ++j) out[j] = scalar(e++);
+}
+
+void Expand2(const uint8_t* src, size_t src_bytes, uint64_t first, size_t n,
+             bool is_signed, uint8_t* out) {
+  const uint8_t bias = is_signed ? 2 : 0;
+  auto scalar = [&](uint64_t e) {
+    return static_cast<uint8_t>((ReadRawCode(src, e, Codec::kUInt2) ^ bias) -
+                                bias);
+  };
+  size_t j = 0;
+  uint64_t e = first;
+  while ((e & 3) != 0 && j < n) out[j++] = scalar(e++);
+#if HWY_TARGET != HWY_SCALAR
+  // Each u32 lane takes one byte and spreads its four 2-bit codes to the
+  // low bits of its four bytes.
+  const DU du;
+  const hn::Rebind<uint8_t, DU> d8q;
+  const hn::Repartition<uint8_t, DU> d8;
+  const size_t L = hn::Lanes(du);  // bytes in, 4L codes out
+  const auto vbias = hn::Set(d8, bias);
+  size_t byte = static_cast<size_t>(e >> 2);
+  while (j + 4 * L <= n && byte + L <= src_bytes) {
+    const auto b = hn::PromoteTo(du, hn::LoadU(d8q, src + byte));
+    const auto w =
+        hn::Or(hn::Or(hn::And(b, hn::Set(du, 0x3u)),
+                      hn::And(hn::ShiftLeft<6>(b), hn::Set(du, 0x300u))),
+               hn::Or(hn::And(hn::ShiftLeft<12>(b), hn::Set(du, 0x30000u)),
+                      hn::And(hn::ShiftLeft<18>(b), hn::Set(du, 0x3000000u))));
+    auto codes = hn::BitCast(d8, w);
+    if (is_signed) codes = hn::Sub(hn::Xor(codes, vbias), vbias);
+    hn::StoreU(codes, d8, out + j);
+    j += 4 * L;
+    byte += L;
+    e += 4 * L;
+  }
+#else
+  (void)src_bytes;
+#endif
+  for (; j < n; ++j) out[j] = scalar(e++);
+}
+
+// 6-bit: every u32 lane gathers one 3-byte group (a lane permute brings 12
+// input bytes into each 128-bit block, a byte shuffle spreads them 3 per
+// lane), then moves its four 6-bit fields to the low bits of its four bytes.
+void Expand6(const uint8_t* src, size_t src_bytes, uint64_t first, size_t n,
+             uint8_t* out) {
+  size_t j = 0;
+  uint64_t e = first;
+  while ((e & 3) != 0 && j < n) {
+    out[j++] = static_cast<uint8_t>(ReadRawCode(src, e++, Codec::kFloat6E2M3));
+  }
+#if HWY_TARGET != HWY_SCALAR
+  const DU du;
+  const DI di;
+  const hn::Repartition<uint8_t, DU> d8;
+  const size_t L = hn::Lanes(du);  // groups per vector: 3L bytes in, 4L out
+  HWY_ALIGN int32_t spread[64];
+  for (size_t i = 0; i < L && i < 64; ++i) {
+    spread[i] = static_cast<int32_t>((i / 4) * 3 + (i % 4));
+  }
+  const auto spread_idx = hn::IndicesFromVec(du, hn::LoadU(di, spread));
+  alignas(16) static constexpr uint8_t kShuffle[16] = {
+      0, 1, 2, 2, 3, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11};
+  const auto shuffle = hn::LoadDup128(d8, kShuffle);
+  size_t byte = static_cast<size_t>(e >> 2) * 3;
+#if HWY_TARGET == HWY_AVX3_DL
+  // VBMI: a byte permute puts 6 input bytes (8 codes) in every 64-bit lane,
+  // a multishift picks the byte at bit 6i of the lane for code i.
+  {
+    alignas(64) static constexpr uint8_t kSpread[64] = {
+        0,  1,  2,  3,  4,  5,  5,  5,  6,  7,  8,  9,  10, 11, 11, 11,
+        12, 13, 14, 15, 16, 17, 17, 17, 18, 19, 20, 21, 22, 23, 23, 23,
+        24, 25, 26, 27, 28, 29, 29, 29, 30, 31, 32, 33, 34, 35, 35, 35,
+        36, 37, 38, 39, 40, 41, 41, 41, 42, 43, 44, 45, 46, 47, 47, 47};
+    const __m512i spread6 = _mm512_load_si512(kSpread);
+    const __m512i shifts = _mm512_set1_epi64(0x2A241E18120C0600LL);
+    const __m512i mask = _mm512_set1_epi8(0x3F);
+    while (j + 64 <= n && byte + 64 <= src_bytes) {
+      const __m512i in = _mm512_loadu_si512(src + byte);
+      const __m512i lanes = _mm512_permutexvar_epi8(spread6, in);
+      const __m512i codes =
+          _mm512_and_si512(_mm512_multishift_epi64_epi8(shifts, lanes), mask);
+      _mm512_storeu_si512(out + j, codes);
+      j += 64;
+      byte += 48;
+      e += 64;
+    }
+  }
+#endif
+  // The load reads 4L bytes although 3L are used.
+  while (j + 4 * L <= n && byte + 4 * L <= src_bytes) {
+    auto words = hn::BitCast(du, hn::LoadU(d8, src + byte));
+    if (L > 4) words = hn::TableLookupLanes(words, spread_idx);
+    const auto w =
+        hn::BitCast(du, hn::TableLookupBytes(hn::BitCast(d8, words), shuffle));
+    const auto codes =
+        hn::Or(hn::Or(hn::And(w, hn::Set(du, 0x3Fu)),
+                      hn::And(hn::ShiftLeft<2>(w), hn::Set(du, 0x3F00u))),
+               hn::Or(hn::And(hn::ShiftLeft<4>(w), hn::Set(du, 0x3F0000u)),
+                      hn::And(hn::ShiftLeft<6>(w), hn::Set(du, 0x3F000000u))));
+    hn::StoreU(hn::BitCast(d8, codes), d8, out + j);
+    j += 4 * L;
+    byte += 3 * L;
+    e += 4 * L;
+  }
+#else
+  (void)src_bytes;
+#endif
+  for (; j < n; ++j) {
+    out[j] = static_cast<uint8_t>(ReadRawCode(src, e++, Codec::kFloat6E2M3));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Drivers.
+
+// Codecs of 8 bits or more: codes are read in place.
+template <typename T, class Op>
+void RunInPlace(const Run& r, const Op& op) {
+  ParamCursor pc(r);
+  const T* codes = reinterpret_cast<const T*>(r.src) + r.first;
+  if constexpr (sizeof(T) > 1) {
+    // Unaligned multi-byte codes: Highway loads are unaligned, and the
+    // scalar tails read through memcpy-safe copies below.
+    if (reinterpret_cast<uintptr_t>(codes) % alignof(T) != 0) {
+      HWY_ALIGN T buf[kTile];
+      for (size_t done = 0; done < r.count;) {
+        const size_t len = std::min(kTile, r.count - done);
+        std::memcpy(buf, codes + done, len * sizeof(T));
+        ApplyParams(op, static_cast<const T*>(buf), len, pc, r.out + done);
+        done += len;
+      }
+      return;
+    }
+  }
+  ApplyParams(op, codes, r.count, pc, r.out);
+}
+
+// Sub-byte codecs: expand a tile of codes, then apply.
+template <typename T, class Op>
+void RunExpanded(const Run& r, const Op& op) {
+  const Packing pk = PackingOf(r.codec);
+  const bool is_signed = r.codec == Codec::kInt4 || r.codec == Codec::kInt2;
+  const uint64_t groups =
+      (r.first + r.count + pk.group_elements - 1) / pk.group_elements;
+  const size_t src_bytes = static_cast<size_t>(groups * pk.group_bytes);
+  ParamCursor pc(r);
+  HWY_ALIGN uint8_t tile[kTile + kTileSlack];
+  for (size_t done = 0; done < r.count;) {
+    const size_t len = std::min(kTile, r.count - done);
+    const uint64_t e = r.first + done;
+    switch (pk.bits) {
+      case 4:
+        Expand4(r.src, src_bytes, e, len, is_signed, tile);
+        break;
+      case 2:
+        Expand2(r.src, src_bytes, e, len, is_signed, tile);
+        break;
+      default:
+        Expand6(r.src, src_bytes, e, len, tile);
+        break;
+    }
+    ApplyParams(op, reinterpret_cast<const T*>(tile), len, pc, r.out + done);
+    done += len;
+  }
+}
+
+template <typename T>
+void RunAffine(const Run& r) {
+  if (r.wide) {
+    RunInPlace<T>(r, AffineWide());
+  } else {
+    RunInPlace<T>(r, AffineNarrow());
+  }
+}
+
+template <typename T>
+void RunAffineExpanded(const Run& r) {
+  if (r.wide) {
+    RunExpanded<T>(r, AffineWide());
+  } else {
+    RunExpanded<T>(r, AffineNarrow());
+  }
+}
+
+}  // namespace
+
+void DequantizeRunImpl(const Run& r) {
+  if (r.count == 0) return;
+  switch (r.codec) {
+    case Codec::kInt8:
+      return RunAffine<int8_t>(r);
+    case Codec::kUInt8:
+      return RunAffine<uint8_t>(r);
+    case Codec::kInt16:
+      return RunAffine<int16_t>(r);
+    case Codec::kUInt16:
+      return RunAffine<uint16_t>(r);
+    case Codec::kInt32: {
+      Run wide = r;
+      wide.wide = true;  // q - zp can leave int32
+      return RunAffine<int32_t>(wide);
+    }
+    case Codec::kUInt32: {
+      Run wide = r;
+      wide.wide = true;
+      return RunAffine<uint32_t>(wide);
+    }
+    case Codec::kInt4:
+    case Codec::kInt2:
+      return RunAffineExpanded<int8_t>(r);
+    case Codec::kUInt4:
+    case Codec::kUInt2:
+      return RunAffineExpanded<uint8_t>(r);
+    case Codec::kNf4:
+      return RunExpanded<uint8_t>(
+          r, DecodeOp<TableDecoder>{{detail::Nf4Table().v}});
+    case Codec::kFloat4E2M1:
+      return RunExpanded<uint8_t>(
+          r, DecodeOp<TableDecoder>{{detail::Fp4Table().v}});
+    case Codec::kFloat8E4M3:
+      return RunInPlace<uint8_t>(
+          r, DecodeOp<MinifloatDecoder<7, 3, 7, Codec::kFloat8E4M3>>());
+    case Codec::kFloat8E5M2:
+      return RunInPlace<uint8_t>(
+          r, DecodeOp<MinifloatDecoder<7, 2, 15, Codec::kFloat8E5M2>>());
+    case Codec::kFloat6E2M3:
+      return RunExpanded<uint8_t>(
+          r, DecodeOp<MinifloatDecoder<5, 3, 1, Codec::kFloat6E2M3>>());
+    case Codec::kFloat6E3M2:
+      return RunExpanded<uint8_t>(
+          r, DecodeOp<MinifloatDecoder<5, 2, 3, Codec::kFloat6E3M2>>());
+  }
+}
+
+const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
+
+// NOLINTNEXTLINE(google-readability-namespace-comments)
+}  // namespace HWY_NAMESPACE
+}  // namespace hurray::dequant
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace hurray::dequant {
+
+HWY_EXPORT(DequantizeRunImpl);
+HWY_EXPORT(TargetNameImpl);
+
+void DequantizeRun(const Run& run) {
+  HWY_DYNAMIC_DISPATCH(DequantizeRunImpl)(run);
+}
+
+const char* KernelTargetName() {
+  return HWY_DYNAMIC_DISPATCH(TargetNameImpl)();
+}
+
+bool NarrowAffineSafe(Codec codec, int64_t zero_point) {
+  if (!IsIntegerCodec(codec)) return true;
+  const int64_t lo = MinValue(codec) - zero_point;
+  const int64_t hi = MaxValue(codec) - zero_point;
+  return lo >= INT32_MIN && hi <= INT32_MAX;
+}
+
+}  // namespace hurray::dequant
+#endif  // HWY_ONCE

@@ -1,0 +1,234 @@
+#include "tools/dequant_command.h"
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "dequant/dequantizer.h"
+#include "dequant/params.h"
+#include "parser/decoder.h"
+#include "parser/element_type.h"
+#include "parser/rules.h"
+#include "parser/wire.h"
+#include "tools/command_util.h"
+#include "tools/json_writer.h"
+
+namespace hurray::tools {
+namespace {
+
+// Parameter buffers are read whole before the data streams by; refuse
+// parameter tables larger than this (per-channel and per-block tables are
+// a small fraction of the data).
+constexpr uint64_t kMaxParameterBytes = uint64_t{1} << 30;
+constexpr size_t kChunkBytes = size_t{1} << 20;
+
+struct Failure {
+  int exit_code;
+  absl::Status status;
+};
+
+// The tensor's buffers sit back to back after its descriptor.
+absl::StatusOr<std::vector<uint8_t>> ReadAt(std::ifstream& in, uint64_t offset,
+                                            uint64_t size) {
+  std::vector<uint8_t> bytes(size);
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(reinterpret_cast<char*>(bytes.data()),
+          static_cast<std::streamsize>(size));
+  if (!in) return absl::DataLossError("cannot read a parameter buffer");
+  return bytes;
+}
+
+// Dequantizes FILE into OUT; returns the element count.
+absl::StatusOr<uint64_t> Dequantize(const std::string& file,
+                                    const std::string& output,
+                                    const ParseOptions& options,
+                                    TensorDescriptor* desc, int* exit_code) {
+  *exit_code = kExitError;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return absl::NotFoundError("cannot open the input file");
+  in.seekg(0, std::ios::end);
+  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+
+  // The descriptor, fed in chunks until the decoder is done.
+  auto decoder = std::make_unique<DescriptorDecoder>(options);
+  std::vector<uint8_t> chunk(4096);
+  uint64_t at = 0;
+  while (decoder->state() == DecodeState::kNeedMore) {
+    in.read(reinterpret_cast<char*>(chunk.data()),
+            static_cast<std::streamsize>(chunk.size()));
+    const size_t got = static_cast<size_t>(in.gcount());
+    if (got == 0) break;
+    at += decoder->Feed(absl::MakeConstSpan(chunk.data(), got)).consumed;
+  }
+  decoder->Finish();
+  if (!decoder->rejection().ok()) {
+    *exit_code = kExitRejected;
+    return decoder->status();
+  }
+  *desc = decoder->descriptor();
+  const TensorDescriptor& d = *desc;
+  if (!d.has(flag::kHasQuantization)) {
+    return absl::FailedPreconditionError("the tensor is not quantized");
+  }
+
+  // Buffer offsets; a file shorter than the buffer table says ends inside a
+  // buffer (RESOLUTIONS.md 14).
+  std::vector<uint64_t> offsets(d.buffer_count);
+  uint64_t end = at;
+  for (uint32_t i = 0; i < d.buffer_count; ++i) {
+    offsets[i] = end;
+    if (!wire::CheckedAdd(end, d.buffers[i].byte_size, &end) ||
+        end > file_size) {
+      *exit_code = kExitRejected;
+      return ToStatus({Rule::kStreamEofBuffer, std::min(end, file_size),
+                       "the input ends inside a buffer"});
+    }
+  }
+  // Parameter buffers first (they follow the data on the wire).
+  std::vector<std::vector<uint8_t>> buffers(d.buffer_count);
+  std::vector<absl::Span<const uint8_t>> views(d.buffer_count);
+  uint64_t parameter_bytes = 0;
+  for (uint32_t i = 1; i < d.buffer_count; ++i) {
+    parameter_bytes += d.buffers[i].byte_size;
+    if (parameter_bytes > kMaxParameterBytes) {
+      return absl::ResourceExhaustedError("parameter buffers exceed 1 GiB");
+    }
+    absl::StatusOr<std::vector<uint8_t>> b =
+        ReadAt(in, offsets[i], d.buffers[i].byte_size);
+    if (!b.ok()) return b.status();
+    buffers[i] = *std::move(b);
+    views[i] = buffers[i];
+  }
+  absl::StatusOr<dequant::ParameterBytes> params =
+      dequant::ParametersFromBuffers(d, views);
+  if (!params.ok()) return params.status();
+  dequant::DequantOptions dq_options;
+  dq_options.mode = options.mode;
+  absl::StatusOr<dequant::Dequantizer> dq =
+      dequant::Dequantizer::Create(d, *params, dq_options);
+  if (!dq.ok()) {
+    if (RuleIdOf(dq.status()).has_value()) *exit_code = kExitRejected;
+    return dq.status();
+  }
+
+  // The data buffer, streamed through the dequantizer into OUT.
+  std::ofstream out(output, std::ios::binary | std::ios::trunc);
+  if (!out) return absl::PermissionDeniedError("cannot create the output");
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(offsets[0]));
+  std::vector<uint8_t> data(kChunkBytes);
+  std::vector<float> floats;
+  std::vector<uint8_t> le;
+  uint64_t left = d.buffers[0].byte_size;
+  while (left > 0) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(left, data.size()));
+    in.read(reinterpret_cast<char*>(data.data()),
+            static_cast<std::streamsize>(n));
+    if (static_cast<size_t>(in.gcount()) != n) {
+      return absl::DataLossError("cannot read the data buffer");
+    }
+    left -= n;
+    floats.resize(dq->OutputCountFor(n));
+    size_t written = 0;
+    absl::Status s = dq->Consume(absl::MakeConstSpan(data.data(), n),
+                                 absl::MakeSpan(floats), &written);
+    if (!s.ok()) {
+      if (RuleIdOf(s).has_value()) *exit_code = kExitRejected;
+      return s;
+    }
+    le.resize(written * 4);
+    for (size_t i = 0; i < written; ++i) wire::StoreF32(&le[4 * i], floats[i]);
+    out.write(reinterpret_cast<const char*>(le.data()),
+              static_cast<std::streamsize>(le.size()));
+  }
+  absl::Status s = dq->Finish();
+  if (!s.ok()) {
+    if (RuleIdOf(s).has_value()) *exit_code = kExitRejected;
+    return s;
+  }
+  out.close();
+  if (!out) return absl::DataLossError("cannot write the output");
+  *exit_code = kExitOk;
+  return dq->elements_written();
+}
+
+}  // namespace
+
+int RunDequant(absl::Span<const std::string> args, std::ostream& out,
+               std::ostream& err) {
+  // -o OUT / --output OUT, then the common options.
+  std::optional<std::string> output;
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if ((args[i] == "-o" || args[i] == "--output") && i + 1 < args.size()) {
+      output = args[++i];
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  absl::StatusOr<CommandArgs> parsed =
+      ParseCommandArgs(rest, /*allow_json=*/true);
+  if (!parsed.ok()) {
+    return UsageError("dequant", parsed.status().message(), err);
+  }
+  if (parsed->help) {
+    PrintUsage(out);
+    return kExitOk;
+  }
+  if (!output.has_value() || parsed->files.size() != 1) {
+    return UsageError("dequant", "needs one FILE and -o OUT", err);
+  }
+  const std::string& file = parsed->files[0];
+  auto desc = std::make_unique<TensorDescriptor>();
+  int exit_code = kExitError;
+  absl::StatusOr<uint64_t> elements =
+      Dequantize(file, *output, parsed->options, desc.get(), &exit_code);
+
+  const std::optional<absl::string_view> rule =
+      elements.ok() ? std::nullopt : RuleIdOf(elements.status());
+  if (parsed->json) {
+    std::string line;
+    JsonWriter w(&line);
+    w.BeginObject();
+    w.Key("file").String(file);
+    // "valid" only when the input was judged (not on I/O or usage errors).
+    if (elements.ok() || rule.has_value()) w.Key("valid").Bool(elements.ok());
+    if (elements.ok()) {
+      w.Key("output").String(*output);
+      w.Key("elements").Uint(*elements);
+      w.Key("scheme").String(SchemeName(desc->quantization.scheme_tag));
+      w.Key("storage").String(ElementTypeName(desc->type_tag));
+    } else if (rule.has_value()) {
+      w.Key("rule").String(*rule);
+      w.Key("offset").Uint(OffsetOf(elements.status()).value_or(0));
+      w.Key("error").String(elements.status().message());
+    } else {
+      w.Key("error").String(elements.status().message());
+    }
+    w.EndObject();
+    out << line << "\n";
+  } else if (elements.ok()) {
+    out << file << ": " << *elements << " float32 values ("
+        << SchemeName(desc->quantization.scheme_tag) << ", "
+        << ElementTypeName(desc->type_tag) << ") written to " << *output
+        << "\n";
+  } else if (rule.has_value()) {
+    out << file << ": " << elements.status().message() << "\n";
+  }
+  if (!elements.ok() && !rule.has_value()) {
+    err << "hurray dequant: " << file << ": " << elements.status().message()
+        << "\n";
+  }
+  out.flush();
+  return exit_code;
+}
+
+}  // namespace hurray::tools

@@ -1,0 +1,165 @@
+// `hurray dequant`: the output file holds exactly the scalar reference's
+// float32 values, little-endian, for every scheme; invalid input exits 1
+// with the rule id; what this build cannot dequantize exits 2.
+#include "tools/dequant_command.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dequant/scalar.h"
+#include "dequant/testing.h"
+#include "gtest/gtest.h"
+#include "parser/element_type.h"
+#include "parser/encoder.h"
+#include "parser/wire.h"
+#include "tests/vectors.h"
+#include "tools/command_util.h"
+
+namespace hurray::tools {
+namespace {
+
+using dequant::Scheme;
+using dequant::testing::TensorSpec;
+using dequant::testing::TestTensor;
+
+std::string TempPath(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/" + name;
+}
+
+// The streaming format: descriptor, then every buffer back to back.
+std::string WriteStream(const TestTensor& t, const std::string& name,
+                        size_t drop_tail = 0) {
+  std::vector<uint8_t> bytes = *Encode(*t.descriptor);
+  for (const std::vector<uint8_t>& b : t.buffers) {
+    bytes.insert(bytes.end(), b.begin(), b.end());
+  }
+  bytes.resize(bytes.size() - drop_tail);
+  const std::string path = TempPath(name);
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
+struct CommandRun {
+  int exit_code;
+  std::string out, err;
+};
+CommandRun Dequant(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = RunDequant(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::vector<float> ReadFloats(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), {});
+  std::vector<float> v(bytes.size() / 4);
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = wire::LoadF32(reinterpret_cast<const uint8_t*>(&bytes[4 * i]));
+  }
+  return v;
+}
+
+TEST(DequantCommandTest, EverySchemeMatchesTheReference) {
+  std::mt19937_64 rng(7);
+  const TensorSpec specs[] = {
+      {Scheme::kPerTensorAffine, type_tag::kInt8, {3, 5}},
+      {Scheme::kPerChannelAffine, type_tag::kUInt4, {4, 7}, 1},
+      {Scheme::kPerBlockAffine,
+       type_tag::kInt4,
+       {5, 40},
+       1,
+       16,
+       type_tag::kFloat16},
+      {Scheme::kNf4, type_tag::kUInt4, {64, 3}, 0, 32},
+      {Scheme::kMxfp, type_tag::kFloat6E2M3, {2, 64}, 1, 32},
+  };
+  int i = 0;
+  for (const TensorSpec& spec : specs) {
+    const TestTensor t = dequant::testing::MakeTensor(spec, rng);
+    const std::string in = WriteStream(t, "in" + std::to_string(i) + ".hrs");
+    const std::string out = TempPath("out" + std::to_string(i++) + ".f32");
+    const CommandRun r = Dequant({in, "-o", out});
+    ASSERT_EQ(r.exit_code, kExitOk) << spec.Name() << r.out << r.err;
+    std::vector<float> want;
+    ASSERT_TRUE(
+        dequant::ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want)
+            .ok());
+    const std::vector<float> got = ReadFloats(out);
+    ASSERT_EQ(got.size(), want.size()) << spec.Name();
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), 4 * got.size()), 0)
+        << spec.Name();
+  }
+}
+
+TEST(DequantCommandTest, JsonSummary) {
+  std::mt19937_64 rng(1);
+  const TestTensor t = dequant::testing::MakeTensor(
+      {Scheme::kPerChannelAffine, type_tag::kInt8, {2, 3}, 0}, rng);
+  const std::string in = WriteStream(t, "json.hrs");
+  const CommandRun r = Dequant({"--json", in, "-o", TempPath("json.f32")});
+  EXPECT_EQ(r.exit_code, kExitOk);
+  EXPECT_NE(r.out.find(R"("valid":true,)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"("elements":6,"scheme":"per_channel_affine",)"
+                       R"("storage":"int8"})"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(DequantCommandTest, InvalidInputExitsOneWithTheRule) {
+  std::mt19937_64 rng(2);
+  TestTensor t = dequant::testing::MakeTensor(
+      {Scheme::kMxfp, type_tag::kFloat8E4M3, {1, 32}, 1, 32}, rng);
+  dequant::testing::SetScaleByte(&t, 0, 0xFF);  // QNT-MX-07
+  CommandRun r = Dequant({"--json", WriteStream(t, "mx.hrs"), "-o", TempPath("x")});
+  EXPECT_EQ(r.exit_code, kExitRejected);
+  EXPECT_NE(r.out.find(R"("valid":false,"rule":"QNT-MX-07")"),
+            std::string::npos)
+      << r.out;
+
+  // A stream that ends inside a buffer (RESOLUTIONS.md 14).
+  t = dequant::testing::MakeTensor(
+      {Scheme::kPerTensorAffine, type_tag::kInt8, {4, 4}}, rng);
+  r = Dequant({WriteStream(t, "cut.hrs", 3), "-o", TempPath("y")});
+  EXPECT_EQ(r.exit_code, kExitRejected);
+  EXPECT_NE(r.out.find("STREAM-EOF-BUFFER"), std::string::npos) << r.out;
+
+  // A descriptor the validator rejects.
+  std::vector<uint8_t> bad = vectors::Bytes(*vectors::PerTensorInt8());
+  bad[0] = 'X';
+  const std::string path = TempPath("bad.hrs");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bad.data()),
+             static_cast<std::streamsize>(bad.size()));
+  r = Dequant({path, "-o", TempPath("z")});
+  EXPECT_EQ(r.exit_code, kExitRejected);
+  EXPECT_NE(r.out.find("DESC-HDR-02"), std::string::npos) << r.out;
+}
+
+TEST(DequantCommandTest, UsageAndUnsupportedExitTwo) {
+  EXPECT_EQ(Dequant({"a.hrs"}).exit_code, kExitError);    // no -o
+  EXPECT_EQ(Dequant({"-o", "x"}).exit_code, kExitError);  // no FILE
+  EXPECT_EQ(Dequant({TempPath("missing.hrs"), "-o", TempPath("m")}).exit_code,
+            kExitError);
+  // Not quantized.
+  const std::vector<uint8_t> dense =
+      vectors::Bytes(*vectors::Dense(type_tag::kFloat32, {0}));
+  const std::string path = TempPath("dense.hrs");
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(dense.data()),
+             static_cast<std::streamsize>(dense.size()));
+  const CommandRun r = Dequant({path, "-o", TempPath("d")});
+  EXPECT_EQ(r.exit_code, kExitError);
+  EXPECT_NE(r.err.find("not quantized"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace hurray::tools
