@@ -74,6 +74,9 @@ TEST(AllocTest, CounterSeesAllocations) {
   g_allocations = 0;
   g_counting = true;
   auto* p = new int(1);
+  // Keeps the optimizer from eliding the new/delete pair (allowed since
+  // C++14), which would make this check vacuous under -O2.
+  asm volatile("" : : "g"(p) : "memory");
   g_counting = false;
   delete p;
   EXPECT_GE(g_allocations, 1u);  // new, and malloc underneath it
@@ -81,6 +84,7 @@ TEST(AllocTest, CounterSeesAllocations) {
   g_allocations = 0;
   g_counting = true;
   void* q = std::malloc(16);
+  asm volatile("" : : "g"(q) : "memory");
   g_counting = false;
   std::free(q);
   EXPECT_EQ(g_allocations, 1u);
