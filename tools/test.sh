@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's second command: install what is missing, build everything and
 # run every test — the unit, rule, corpus and replay tests, the same suite
-# under AddressSanitizer and UndefinedBehaviorSanitizer, and a short libFuzzer
-# smoke run of every fuzz target from its committed corpus. Idempotent.
+# under AddressSanitizer + UndefinedBehaviorSanitizer (one build), and a short
+# libFuzzer smoke run of every fuzz target from its committed corpus.
+# Idempotent.
 #
 # FUZZ_SECONDS (default 30) sets the smoke run per target; 0 skips it.
 set -uo pipefail
@@ -21,9 +22,8 @@ run() {
   [[ ${rc} -eq 0 ]] || status=1
 }
 
-run bazel test --config=opt //...
-run bazel test --config=asan //...
-run bazel test --config=ubsan //...
+run bazel test //...
+run bazel test --config=sanitize //...
 
 fuzz_seconds="${FUZZ_SECONDS:-30}"
 if [[ "${fuzz_seconds}" != 0 ]]; then
