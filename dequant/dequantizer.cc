@@ -38,6 +38,7 @@ absl::StatusOr<Dequantizer> Dequantizer::Create(const TensorDescriptor& d,
   Dequantizer dq;
   dq.plan_ = *std::move(plan);
   dq.mode_ = options.mode;
+  dq.stores_ = options.stores;
   dq.prefix_left_ = dq.plan_.byte_offset;
   const Plan& p = dq.plan_;
   if (p.has_blocks() && p.inner > 1) {
@@ -204,6 +205,7 @@ absl::Status Dequantizer::EmitGroups(const uint8_t* src, uint64_t groups,
       run.zero_points =
           zero_points_.empty() ? nullptr : zero_points_.data() + s.base;
       run.wide = wide_;
+      run.stream = stream_;
       run.out = *out;
       DequantizeRun(run);
       *out += len;
@@ -229,6 +231,10 @@ absl::Status Dequantizer::Consume(absl::Span<const uint8_t> piece,
         "output holds ", out.size(), " floats, the piece completes ", need));
   }
   bytes_seen_ += piece.size();
+  // Outputs much larger than the caches bypass them.
+  stream_ = stores_ == StoreMode::kNonTemporal ||
+            (stores_ == StoreMode::kAuto &&
+             need * sizeof(float) >= kStreamOutputBytes);
   const uint8_t* p = piece.data();
   size_t n = piece.size();
   const size_t skip = static_cast<size_t>(std::min<uint64_t>(n, prefix_left_));

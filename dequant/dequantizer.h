@@ -43,8 +43,18 @@
 
 namespace hurray::dequant {
 
+// How Consume writes its output: through the caches, or with non-temporal
+// stores that skip reading the destination first (faster for outputs far
+// larger than the caches, slower when the caller reads them right away).
+enum class StoreMode : uint8_t {
+  kAuto,  // non-temporal when one Consume writes >= 32 MiB
+  kCached,
+  kNonTemporal,
+};
+
 struct DequantOptions {
   Mode mode = Mode::kStrict;
+  StoreMode stores = StoreMode::kAuto;
 };
 
 struct DequantWarnings {
@@ -112,12 +122,14 @@ class Dequantizer {
 
   Plan plan_;
   Mode mode_ = Mode::kStrict;
+  StoreMode stores_ = StoreMode::kAuto;
   // Parameters in access order: buffer order, except per-block schemes with
   // inner > 1, where the blocks of one [outer, block] pair are made
   // contiguous over the inner dimensions.
   std::vector<float> scales_;
   std::vector<int32_t> zero_points_;  // empty: all zero
-  bool wide_ = false;  // some zero point needs the 64-bit kernels
+  bool wide_ = false;    // some zero point needs the 64-bit kernels
+  bool stream_ = false;  // this Consume writes with non-temporal stores
 
   uint64_t pos_ = 0;          // next storage element
   uint64_t bytes_seen_ = 0;   // of the data buffer

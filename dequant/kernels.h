@@ -38,8 +38,15 @@ struct Run {
   // points outside the storage range in permissive mode): the kernels then
   // take the 64-bit exact path.
   bool wide = false;
+  // Write `out` with non-temporal stores (through an L1 staging tile), for
+  // outputs far larger than the caches: no read-for-ownership of the
+  // destination. Same values.
+  bool stream = false;
   float* out = nullptr;
 };
+
+// Outputs of at least this many bytes in one Consume are streamed.
+inline constexpr size_t kStreamOutputBytes = size_t{32} << 20;
 
 // Dequantizes one run on the best SIMD target of this CPU (or the one forced
 // by hwy::SetSupportedTargetsForTest).

@@ -211,6 +211,32 @@ TEST_P(SimdEquivalenceTest, EverySchemeStorageTypeAndShape) {
   EXPECT_GT(checked, 400);
 }
 
+// Non-temporal stores (StoreMode::kNonTemporal) write the same values.
+TEST_P(SimdEquivalenceTest, NonTemporalStores) {
+  int n = 0;
+  for (const TensorSpec& spec : AllSpecs()) {
+    if (++n % 3 != 0) continue;
+    const TestTensor t = MakeTensor(spec, rng_);
+    DequantOptions options = OptionsFor(spec);
+    std::vector<float> want;
+    ASSERT_TRUE(
+        ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want, options)
+            .ok());
+    options.stores = StoreMode::kNonTemporal;
+    std::vector<float> got(want.size() + 1);
+    absl::StatusOr<Dequantizer> dq =
+        Dequantizer::Create(*t.descriptor, t.params(), options);
+    ASSERT_TRUE(dq.ok());
+    size_t written = 0;
+    // Start at an unaligned output address.
+    ASSERT_TRUE(
+        dq->Consume(t.data(), absl::MakeSpan(got).subspan(1), &written).ok());
+    got.erase(got.begin());
+    EXPECT_EQ(written, want.size());
+    ASSERT_EQ(FirstBitDifference(want, got), -1) << spec.Name();
+  }
+}
+
 // Data holding every byte value, for each codec.
 TEST_P(SimdEquivalenceTest, AllByteValues) {
   for (Scheme scheme : {Scheme::kPerTensorAffine, Scheme::kPerChannelAffine,

@@ -24,6 +24,8 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 // Must come after foreach_target.h.
 #include "hwy/highway.h"
+// Must come after highway.h.
+#include "hwy/cache_control.h"
 
 #ifndef HURRAY_DEQUANT_SIMD_KERNELS_ONCE
 #define HURRAY_DEQUANT_SIMD_KERNELS_ONCE
@@ -673,6 +675,34 @@ void Expand6(const uint8_t* src, size_t src_bytes, uint64_t first, size_t n,
 // ---------------------------------------------------------------------------
 // Drivers.
 
+// Copies n floats with non-temporal stores where `to` is vector-aligned.
+void StreamCopy(const float* from, float* to, size_t n) {
+  const DF df;
+  const size_t N = hn::Lanes(df);
+  const size_t align = N * sizeof(float);
+  size_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(to + i) % align != 0; ++i) {
+    to[i] = from[i];
+  }
+  for (; i + N <= n; i += N) hn::Stream(hn::LoadU(df, from + i), df, to + i);
+  for (; i < n; ++i) to[i] = from[i];
+}
+
+// Applies `op` to n codes, into `out` directly or, when streaming, tile by
+// tile through an L1 staging buffer.
+template <class Op, typename T>
+HWY_INLINE void ApplyToOutput(const Op& op, const T* codes, size_t n,
+                              ParamCursor& pc, float* out, bool stream) {
+  if (!stream) return ApplyParams(op, codes, n, pc, out);
+  HWY_ALIGN float stage[kTile];
+  for (size_t done = 0; done < n;) {
+    const size_t len = std::min(kTile, n - done);
+    ApplyParams(op, codes + done, len, pc, stage);
+    StreamCopy(stage, out + done, len);
+    done += len;
+  }
+}
+
 // Codecs of 8 bits or more: codes are read in place.
 template <typename T, class Op>
 void RunInPlace(const Run& r, const Op& op) {
@@ -686,13 +716,14 @@ void RunInPlace(const Run& r, const Op& op) {
       for (size_t done = 0; done < r.count;) {
         const size_t len = std::min(kTile, r.count - done);
         std::memcpy(buf, codes + done, len * sizeof(T));
-        ApplyParams(op, static_cast<const T*>(buf), len, pc, r.out + done);
+        ApplyToOutput(op, static_cast<const T*>(buf), len, pc, r.out + done,
+                      r.stream);
         done += len;
       }
       return;
     }
   }
-  ApplyParams(op, codes, r.count, pc, r.out);
+  ApplyToOutput(op, codes, r.count, pc, r.out, r.stream);
 }
 
 // Sub-byte codecs: expand a tile of codes, then apply.
@@ -719,7 +750,8 @@ void RunExpanded(const Run& r, const Op& op) {
         Expand6(r.src, src_bytes, e, len, tile);
         break;
     }
-    ApplyParams(op, reinterpret_cast<const T*>(tile), len, pc, r.out + done);
+    ApplyToOutput(op, reinterpret_cast<const T*>(tile), len, pc, r.out + done,
+                  r.stream);
     done += len;
   }
 }
@@ -744,8 +776,7 @@ void RunAffineExpanded(const Run& r) {
 
 }  // namespace
 
-void DequantizeRunImpl(const Run& r) {
-  if (r.count == 0) return;
+void DequantizeRunCodec(const Run& r) {
   switch (r.codec) {
     case Codec::kInt8:
       return RunAffine<int8_t>(r);
@@ -790,6 +821,12 @@ void DequantizeRunImpl(const Run& r) {
       return RunExpanded<uint8_t>(
           r, DecodeOp<MinifloatDecoder<5, 2, 3, Codec::kFloat6E3M2>>());
   }
+}
+
+void DequantizeRunImpl(const Run& r) {
+  if (r.count == 0) return;
+  DequantizeRunCodec(r);
+  if (r.stream) hwy::FlushStream();  // order the non-temporal stores
 }
 
 const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }

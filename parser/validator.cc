@@ -1,5 +1,6 @@
 #include "parser/validator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -391,13 +392,16 @@ Rejection CheckContiguousDataSize(const TensorDescriptor& d) {
     return kAccepted;
   }
   Rule rule = Rule::kBufSz01;
-  uint64_t count = 1;
   const QuantizationDescriptor& q = d.quantization;
   const bool padded = d.has(flag::kHasQuantization) && q.interpreted() &&
                       (q.scheme_tag == scheme_tag::kPerBlockAffine ||
                        q.scheme_tag == scheme_tag::kNf4);
+  // An empty dimension empties the grid, whatever the others multiply to.
+  const bool empty =
+      std::find(d.shape, d.shape + d.rank, uint64_t{0}) != d.shape + d.rank;
+  uint64_t count = empty ? 0 : 1;
   bool ok = true;
-  for (uint32_t k = 0; k < d.rank && ok; ++k) {
+  for (uint32_t k = 0; k < d.rank && ok && !empty; ++k) {
     uint64_t n = d.shape[k];
     if (padded && k == q.axis) {
       // The stored grid rounds the axis up to whole blocks (RESOLUTIONS.md 2).

@@ -1174,3 +1174,19 @@ TEST(LayoutRulings, NestedTilesMustFitTheirTile) {
 
 }  // namespace
 }  // namespace hurray
+
+namespace hurray {
+namespace {
+
+// An empty dimension empties the tensor even when the other dimensions'
+// product overflows: no size rule may fire (data-model.md § Empty Tensors).
+TEST(LayoutRulings, EmptyTensorWithHugeOtherDimensions) {
+  auto d = vectors::Dense(type_tag::kFloat32, {1ull << 40, 1ull << 40, 0, 3});
+  d->buffers[0].byte_size = 0;
+  EXPECT_EQ(Outcome(Validate(*d)), "OK");
+  d->layout_tag = layout_tag::kColumnMajor;
+  EXPECT_EQ(Outcome(Validate(*d)), "OK");
+}
+
+}  // namespace
+}  // namespace hurray
