@@ -13,22 +13,11 @@ using wire::CheckedAdd;
 using wire::CheckedMul;
 using int128 = __int128;
 
-#define HURRAY_RETURN_IF_REJECTED(expr)    \
-  do {                                     \
-    const Rejection hurray_r_ = (expr);    \
-    if (!hurray_r_.ok()) return hurray_r_; \
-  } while (0)
-
 // Element offsets are tracked in 128 bits; anything beyond this bound cannot
 // fit a buffer whose size is a u64 and is reported as too small.
 constexpr int128 kHugeOffset = static_cast<int128>(1) << 100;
 
-int FirstNonZero(const uint8_t* bytes, int n) {
-  for (int i = 0; i < n; ++i) {
-    if (bytes[i] != 0) return i;
-  }
-  return -1;
-}
+using wire::FirstNonZero;
 
 uint32_t Params(const TensorDescriptor& d) {
   if (!d.has(flag::kHasQuantization) || !d.quantization.interpreted()) {

@@ -196,10 +196,7 @@ bool FiniteNonZero(float v) { return std::isfinite(v) && v != 0.0f; }
 
 // First non-zero reserved byte among the first `n`, or -1.
 int FirstNonZero(const std::array<uint8_t, 4>& bytes, int n) {
-  for (int i = 0; i < n; ++i) {
-    if (bytes[i] != 0) return i;
-  }
-  return -1;
+  return wire::FirstNonZero(bytes.data(), n);
 }
 
 }  // namespace

@@ -63,6 +63,13 @@ struct Rejection {
 
 inline constexpr Rejection kAccepted{};
 
+// Returns the rejection from the enclosing function when `expr` rejects.
+#define HURRAY_RETURN_IF_REJECTED(expr)           \
+  do {                                            \
+    const ::hurray::Rejection hurray_r_ = (expr); \
+    if (!hurray_r_.ok()) return hurray_r_;        \
+  } while (0)
+
 // Builds the absl::Status for a rejection: InvalidArgument with message
 // "<RULE-ID> at byte <offset>: <message>" and payloads carrying the rule id
 // and offset. OK for an accepted Rejection.

@@ -15,13 +15,6 @@ namespace {
 using wire::CheckedAdd;
 using wire::CheckedMul;
 
-// Returns from the enclosing function when a check rejects.
-#define HURRAY_RETURN_IF_REJECTED(expr)    \
-  do {                                     \
-    const Rejection hurray_r_ = (expr);    \
-    if (!hurray_r_.ok()) return hurray_r_; \
-  } while (0)
-
 // --- Element type (element-types.md, metadata.md § Extension Type). -------
 
 Rejection CheckTypeTag(const TensorDescriptor& d, const ParseOptions& o) {

@@ -87,6 +87,15 @@ inline bool CheckedMul(uint64_t a, uint64_t b, uint64_t* out) {
 
 inline bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
+// Index of the first non-zero byte among bytes[0, n), or -1 (reserved-byte
+// checks report the exact offending byte).
+inline int FirstNonZero(const uint8_t* bytes, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (bytes[i] != 0) return i;
+  }
+  return -1;
+}
+
 }  // namespace hurray::wire
 
 #endif  // HURRAY_PARSER_WIRE_H_
