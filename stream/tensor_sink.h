@@ -13,6 +13,7 @@
 
 #include <cstdint>
 
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "parser/descriptor.h"
 
@@ -22,6 +23,11 @@ class TensorSink {
  public:
   virtual ~TensorSink() = default;
 
+  // The container names the tensor before its descriptor (the key of a
+  // network TENSOR_REQUEST). .hrry names come from the index, at the end of
+  // the file (HrryForwardReader::entry_of_tensor); bare streams have none.
+  // The view is valid only during the call.
+  virtual void OnTensorKey(absl::string_view /*key*/) {}
   // The descriptor is only valid during the call; copy what you need.
   virtual void OnDescriptor(const TensorDescriptor& /*descriptor*/) {}
   // `piece` views the chunk being fed: valid only during the call, never
