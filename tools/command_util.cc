@@ -37,6 +37,11 @@ Commands:
       FILE holds one quantized tensor in the streaming format (descriptor,
       then its buffers back to back); write it dequantized to OUT as
       little-endian float32 in logical row-major order.
+  pack -o OUT.hrry [--unsorted] [--no-crc] [--kv KEY=VALUE]... NAME=STREAM...
+  pack -o OUT.hrry --sample
+      Write a .hrry file from tensors in the streaming format (one tensor
+      per STREAM is named NAME; several are NAME.0, NAME.1, ...), or the
+      built-in sample model (all five quantization schemes).
   help
       Print this help.
 

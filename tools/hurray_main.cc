@@ -16,6 +16,7 @@
 #include "tools/command_util.h"
 #include "tools/dequant_command.h"
 #include "tools/inspect_command.h"
+#include "tools/pack_command.h"
 #include "tools/validate_command.h"
 
 int main(int argc, char** argv) {
@@ -43,6 +44,8 @@ int main(int argc, char** argv) {
     exit_code = hurray::tools::RunValidate(rest, std::cout, std::cerr);
   } else if (command == "dequant") {
     exit_code = hurray::tools::RunDequant(rest, std::cout, std::cerr);
+  } else if (command == "pack") {
+    exit_code = hurray::tools::RunPack(rest, std::cout, std::cerr);
   } else {
     std::cerr << "hurray: unknown command '" << command << "'\n\n";
     PrintUsage(std::cerr);

@@ -1,0 +1,187 @@
+#include "tools/pack_command.h"
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "parser/descriptor.h"
+#include "parser/rules.h"
+#include "stream/byte_sink.h"
+#include "stream/hrry_writer.h"
+#include "stream/stream_reader.h"
+#include "tools/command_util.h"
+#include "tools/sample_model.h"
+
+namespace hurray::tools {
+namespace {
+
+// Input files are read whole: a pack input is at most this big.
+constexpr size_t kMaxPackInputBytes = size_t{4} << 30;
+
+// One tensor of an input stream, copied out of the reader's events.
+struct Collected {
+  std::unique_ptr<TensorDescriptor> descriptor;
+  std::vector<std::vector<uint8_t>> buffers;
+};
+
+class CollectSink : public stream::TensorSink {
+ public:
+  void OnDescriptor(const TensorDescriptor& d) override {
+    Collected c;
+    c.descriptor = std::make_unique<TensorDescriptor>(d);
+    c.buffers.resize(d.buffer_count);
+    // The reader already refused sizes above its buffer limit.
+    for (uint32_t i = 0; i < d.buffer_count; ++i)
+      c.buffers[i].reserve(static_cast<size_t>(d.buffers[i].byte_size));
+    tensors.push_back(std::move(c));
+  }
+  void OnBufferPiece(uint32_t i, uint64_t /*offset*/,
+                     absl::Span<const uint8_t> piece) override {
+    std::vector<uint8_t>& b = tensors.back().buffers[i];
+    b.insert(b.end(), piece.begin(), piece.end());
+  }
+  std::vector<Collected> tensors;
+};
+
+struct PackArgs {
+  std::string output;
+  bool sample = false;
+  stream::HrryWriterOptions writer;
+  std::vector<std::pair<std::string, std::string>> kv;
+  std::vector<std::pair<std::string, std::string>> inputs;  // name, path
+};
+
+absl::StatusOr<PackArgs> ParsePackArgs(absl::Span<const std::string> args) {
+  PackArgs p;
+  p.writer.sorted_index = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool has_value = i + 1 < args.size();
+    if ((a == "-o" || a == "--output") && has_value) {
+      p.output = args[++i];
+    } else if (a == "--sample") {
+      p.sample = true;
+    } else if (a == "--unsorted") {
+      p.writer.sorted_index = false;
+    } else if (a == "--no-crc") {
+      p.writer.index_crc = false;
+    } else if (a == "--permissive") {
+      p.writer.parse.mode = Mode::kPermissive;
+    } else if (a == "--kv" && has_value) {
+      const std::string& kv = args[++i];
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return absl::InvalidArgumentError("--kv wants KEY=VALUE");
+      p.kv.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    } else if (!a.empty() && a[0] == '-') {
+      return absl::InvalidArgumentError(absl::StrCat("unknown option ", a));
+    } else {
+      const size_t eq = a.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
+        return absl::InvalidArgumentError(
+            absl::StrCat("expected NAME=STREAM, got '", a, "'"));
+      p.inputs.emplace_back(a.substr(0, eq), a.substr(eq + 1));
+    }
+  }
+  if (p.output.empty()) return absl::InvalidArgumentError("needs -o OUT.hrry");
+  if (p.sample == !p.inputs.empty())
+    return absl::InvalidArgumentError("needs NAME=STREAM inputs or --sample");
+  p.writer.with_kv = !p.kv.empty();
+  return p;
+}
+
+// Reads and validates every input, then writes the file.
+absl::Status Pack(const PackArgs& p, stream::ByteSink sink,
+                  std::string* failed_input) {
+  std::vector<std::pair<std::string, Collected>> tensors;
+  for (const auto& [name, path] : p.inputs) {
+    *failed_input = path;
+    absl::StatusOr<std::vector<uint8_t>> bytes =
+        ReadInputFile(path, kMaxPackInputBytes);
+    if (!bytes.ok()) return bytes.status();
+    stream::StreamOptions options;
+    options.parse = p.writer.parse;
+    CollectSink collect;
+    const Rejection r = stream::ReadStream(*bytes, options, &collect);
+    if (r.rule != Rule::kNone) return ToStatus(r);
+    if (collect.tensors.empty())
+      return absl::InvalidArgumentError("the stream holds no tensor");
+    for (const Collected& c : collect.tensors) {
+      // The opaque data of an extension layout lives in the descriptor
+      // bytes, which the reader's events do not carry.
+      if (c.descriptor->layout.extension_data_length != 0)
+        return absl::UnimplementedError(
+            "extension layouts with opaque data cannot be packed yet");
+    }
+    const bool one = collect.tensors.size() == 1;
+    for (size_t i = 0; i < collect.tensors.size(); ++i) {
+      tensors.emplace_back(one ? name : absl::StrCat(name, ".", i),
+                           std::move(collect.tensors[i]));
+    }
+  }
+  failed_input->clear();
+  stream::HrryWriterOptions options = p.writer;
+  options.tensor_count_hint = tensors.size();
+  stream::HrryWriter writer(options);
+  if (absl::Status s = writer.Begin(sink); !s.ok()) return s;
+  for (const auto& [name, t] : tensors) {
+    std::vector<absl::Span<const uint8_t>> views(t.buffers.begin(),
+                                                 t.buffers.end());
+    if (absl::Status s = writer.Add(name, *t.descriptor, views, sink);
+        !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(name, ": ", s.message()));
+    }
+  }
+  for (const auto& [key, value] : p.kv) {
+    if (absl::Status s = writer.kv().AddString(key, value); !s.ok()) return s;
+  }
+  return writer.Finish(sink);
+}
+
+}  // namespace
+
+int RunPack(absl::Span<const std::string> args, std::ostream& out,
+            std::ostream& err) {
+  for (const std::string& a : args) {
+    if (a == "-h" || a == "--help") {
+      PrintUsage(out);
+      return kExitOk;
+    }
+  }
+  absl::StatusOr<PackArgs> parsed = ParsePackArgs(args);
+  if (!parsed.ok()) return UsageError("pack", parsed.status().message(), err);
+
+  const std::string partial = parsed->output + ".partial";
+  std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+  if (!file) {
+    err << "hurray pack: cannot create " << partial << "\n";
+    return kExitError;
+  }
+  stream::OstreamSink sink(&file);
+  std::string failed_input;
+  absl::Status s = parsed->sample ? WriteSampleModel(sink)
+                                  : Pack(*parsed, sink, &failed_input);
+  file.close();
+  if (s.ok() && !file) s = absl::DataLossError("cannot write the output");
+  if (!s.ok()) {
+    std::remove(partial.c_str());
+    const std::optional<absl::string_view> rule = RuleIdOf(s);
+    err << "hurray pack: " << (failed_input.empty() ? "" : failed_input + ": ")
+        << s.message() << "\n";
+    return rule.has_value() ? kExitRejected : kExitError;
+  }
+  if (std::rename(partial.c_str(), parsed->output.c_str()) != 0) {
+    err << "hurray pack: cannot rename " << partial << "\n";
+    std::remove(partial.c_str());
+    return kExitError;
+  }
+  out << "wrote " << parsed->output << "\n";
+  return kExitOk;
+}
+
+}  // namespace hurray::tools
