@@ -305,6 +305,28 @@ expect_rc 2 "--agree unknown kind"
 run validate valid/extension_type_f3.bin --agree
 expect_rc 2 "--agree without value"
 
+# --- .hrry files: pack --sample, then inspect and validate the whole file. ----
+
+run pack --sample -o sample.hrry
+expect_rc 0 "pack --sample"
+run validate sample.hrry
+expect_rc 0 "validate sample.hrry"
+expect_eq "${out}" "sample.hrry: OK (7 tensors)" "validate sample.hrry"
+run inspect sample.hrry
+expect_rc 0 "inspect sample.hrry"
+for scheme in per_tensor_affine per_channel_affine per_block_affine nf4 mxfp; do
+  expect_contains "${out}" "${scheme}" "inspect sample.hrry"
+done
+run inspect --json sample.hrry
+expect_rc 0 "inspect --json sample.hrry"
+expect_json_lines "inspect --json sample.hrry"
+expect_contains "${out}" '"container":"hrry","valid":true' "inspect --json"
+# A file cut short: the trailer is missing.
+head -c 200 sample.hrry >cut.hrry
+run validate cut.hrry
+expect_rc 1 "validate cut.hrry"
+expect_contains "${out}" "cut.hrry: FILE-" "validate cut.hrry"
+
 if ((failures > 0)); then
   echo "${failures} check(s) failed" >&2
   exit 1

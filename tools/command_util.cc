@@ -55,8 +55,11 @@ Options:
   --             treat every following argument as a FILE
   -h, --help     print this help
 
-Each FILE holds one encoded descriptor; bytes after its descriptor_length
-(e.g. data buffers) are ignored. Files larger than 64 MiB are refused.
+For inspect and validate, a FILE starting with "HRRYFILE" is a whole .hrry
+file: header, tensors, KV section, index and trailer are checked and its
+tensors listed. Any other FILE holds one encoded descriptor; bytes after its
+descriptor_length (e.g. data buffers) are ignored. Files larger than 64 MiB
+are refused (.hrry files are mapped, not read, and have no such limit).
 
 Exit status: 0 if every descriptor is valid, 1 if any was rejected,
 2 on a usage error or when a file cannot be read.

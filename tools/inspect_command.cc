@@ -20,6 +20,7 @@
 #include "parser/rules.h"
 #include "tools/command_util.h"
 #include "tools/descriptor_json.h"
+#include "tools/hrry_inspect.h"
 #include "tools/json_writer.h"
 
 namespace hurray::tools {
@@ -288,6 +289,11 @@ int RunInspect(absl::Span<const std::string> args, std::ostream& out,
   int exit_code = kExitOk;
   bool first = true;
   for (const std::string& file : parsed->files) {
+    if (IsHrryFile(file)) {
+      exit_code = std::max(exit_code,
+                           InspectHrry(file, options, parsed->json, out, err));
+      continue;
+    }
     absl::StatusOr<std::vector<uint8_t>> bytes = ReadInputFile(file);
     if (!bytes.ok()) {
       out.flush();  // keep stdout and stderr in order on a terminal

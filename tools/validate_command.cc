@@ -10,6 +10,7 @@
 #include "parser/options.h"
 #include "parser/rules.h"
 #include "tools/command_util.h"
+#include "tools/hrry_inspect.h"
 
 namespace hurray::tools {
 
@@ -32,6 +33,10 @@ int RunValidate(absl::Span<const std::string> args, std::ostream& out,
 
   int exit_code = kExitOk;
   for (const std::string& file : parsed->files) {
+    if (IsHrryFile(file)) {
+      exit_code = std::max(exit_code, ValidateHrry(file, options, out, err));
+      continue;
+    }
     absl::StatusOr<std::vector<uint8_t>> bytes = ReadInputFile(file);
     if (!bytes.ok()) {
       out.flush();  // keep stdout and stderr in order on a terminal
