@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "stream/file_checks.h"
 
@@ -25,12 +26,40 @@ void HrryForwardReader::Reject(const Rejection& r) {
   phase_ = Phase::kStopped;
 }
 
+Rejection HrryForwardReader::ResumeAt(absl::Span<const uint8_t> header,
+                                      absl::Span<const uint8_t> last,
+                                      uint64_t offset,
+                                      std::vector<TensorExtent> done) {
+  if (pos_ != 0 || header.size() != kFileHeaderSize ||
+      last.size() != kTrailerSize) {
+    Reject({Rule::kStreamIo, pos_, "cannot resume: bad checkpoint"});
+    return rejection_;
+  }
+  std::memcpy(header_bytes_, header.data(), kFileHeaderSize);
+  std::memcpy(last_, last.data(), kTrailerSize);
+  const Rejection r = ParseFileHeader(header_bytes_, &geometry_.header);
+  if (!r.ok()) {
+    Reject(r);
+    return rejection_;
+  }
+  if (offset < geometry_.header.first_descriptor_offset) {
+    Reject({Rule::kStreamIo, offset, "cannot resume: bad checkpoint"});
+    return rejection_;
+  }
+  pos_ = offset;
+  StartRegion();
+  const uint64_t completed = done.size();
+  walker_->ResumeAfter(std::move(done), completed);
+  return kAccepted;
+}
+
 FileState HrryForwardReader::FailSource() {
   Reject({Rule::kStreamIo, pos_, "the byte source failed"});
   return state_;
 }
 
 void HrryForwardReader::KeepLast(absl::Span<const uint8_t> in) {
+  if (in.empty()) return;  // data() may be null: no memcpy from it
   if (in.size() >= kTrailerSize) {
     std::memcpy(last_, in.data() + in.size() - kTrailerSize, kTrailerSize);
     return;

@@ -55,7 +55,21 @@ class HrryForwardReader {
   // The byte source failed: STREAM-IO at the current offset.
   FileState FailSource();
 
+  // Resume (stream/ingest_state.h): continue a file an earlier reader read
+  // up to `offset`, the end of a tensor outside any composite and with
+  // buffers. `header` is the file's first 64 bytes, `last` the 40 bytes
+  // before `offset`, `done` the extents of the tensors before it. Call
+  // before the first Feed; the next byte fed is the one at `offset`.
+  // Rejects (and returns) what the header check rejects.
+  Rejection ResumeAt(absl::Span<const uint8_t> header,
+                     absl::Span<const uint8_t> last, uint64_t offset,
+                     std::vector<TensorExtent> done);
+
   FileState state() const { return state_; }
+  // Composite heads still waiting for members (0 outside the region).
+  uint32_t open_composites() const {
+    return walker_ == nullptr ? 0 : walker_->open_composites();
+  }
   const Rejection& rejection() const { return rejection_; }
   absl::Status status() const { return ToStatus(rejection_); }
   uint64_t position() const { return pos_; }

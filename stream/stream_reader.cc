@@ -4,9 +4,10 @@
 
 namespace hurray::stream {
 
-StreamReader::StreamReader(const StreamOptions& options, TensorSink* sink)
+StreamReader::StreamReader(const StreamOptions& options, TensorSink* sink,
+                           uint64_t start)
     : sink_(sink),
-      walker_(options.parse, options.limits, Framing(), /*start=*/0, sink) {}
+      walker_(options.parse, options.limits, Framing(), start, sink) {}
 
 StreamState StreamReader::state() const {
   switch (walker_.state()) {

@@ -46,8 +46,11 @@ enum class StreamState : uint8_t { kNeedMore, kDone, kRejected };
 class StreamReader {
  public:
   // `sink` may be null (validate only); it must outlive the reader.
+  // `start`: the stream offset of the first byte fed (a resumed read,
+  // stream/ingest_state.h, starts at a tensor boundary); offsets and limits
+  // count from the stream's first byte.
   explicit StreamReader(const StreamOptions& options = StreamOptions(),
-                        TensorSink* sink = nullptr);
+                        TensorSink* sink = nullptr, uint64_t start = 0);
 
   // Consumes all of `chunk` unless the stream is rejected.
   StreamState Feed(absl::Span<const uint8_t> chunk);
@@ -63,6 +66,8 @@ class StreamReader {
   uint64_t position() const { return walker_.position(); }
   // Tensors whose every byte has arrived.
   uint64_t tensors_completed() const { return walker_.tensors_completed(); }
+  // Composite heads still waiting for members.
+  uint32_t open_composites() const { return walker_.open_composites(); }
 
  private:
   TensorSink* sink_;

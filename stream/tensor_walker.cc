@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "parser/wire.h"
 
@@ -93,6 +94,19 @@ void TensorWalker::Reject(Rule rule, uint64_t offset, const char* message) {
 WalkState TensorWalker::Fail(Rejection r) {
   Reject(r.rule, r.offset, r.message);
   return state_;
+}
+
+void TensorWalker::ResumeAfter(std::vector<TensorExtent> done,
+                               uint64_t completed) {
+  extents_ = std::move(done);
+  completed_ = completed;
+  if (!File()) return;
+  pad_before_buffer_ = false;
+  nonzero_seen_ = false;
+  if (!AlignUp(pos_, 8, &pad_target_)) {
+    return Reject(Rule::kLimitTotalBytes, pos_, "offsets overflow");
+  }
+  if (pos_ != pad_target_) phase_ = Phase::kPad;
 }
 
 void TensorWalker::EndRegion(uint64_t at) {

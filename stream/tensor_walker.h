@@ -98,6 +98,12 @@ class TensorWalker {
   WalkState Finish();
   // Rejects with `r` (e.g. STREAM-IO when the byte source failed).
   WalkState Fail(Rejection r);
+  // Resume (stream/ingest_state.h): call right after construction with
+  // `start` = the end of the last tensor an earlier walk completed, outside
+  // any composite and with at least one buffer; `done` are that walk's
+  // extents (empty for a bare stream). In a file the padding to the next
+  // 8-byte boundary is then checked as after any tensor.
+  void ResumeAfter(std::vector<TensorExtent> done, uint64_t completed);
 
   WalkState state() const { return state_; }
   const Rejection& rejection() const { return rejection_; }

@@ -42,6 +42,17 @@ Commands:
       Write a .hrry file from tensors in the streaming format (one tensor
       per STREAM is named NAME; several are NAME.0, NAME.1, ...), or the
       built-in sample model (all five quantization schemes).
+  serve FILE.hrry [--port P] [--bind ADDR] [--permissive] [--idle-timeout S]
+        [--max-message-size N]
+      Serve the tensors of FILE.hrry over the Hurray network protocol, to
+      many clients at once (127.0.0.1:7420 by default; --port 0 picks a free
+      port). Prints "listening on ADDR:PORT"; SIGINT/SIGTERM stop it.
+  ingest SOURCE [--dequant OUT_DIR] [--resume STATE_FILE] [--permissive]
+         [--agree KIND=VALUE]... [--json] [--chunk-size N] [--idle-timeout S]
+      Read SOURCE (a .hrry file or bare stream, - for stdin, or
+      tcp://HOST:PORT[/name1,name2,...]) validating as bytes arrive; with
+      --dequant write each tensor to OUT_DIR/<name>.f32; with --resume
+      continue an interrupted run. Prints a summary table.
   help
       Print this help.
 

@@ -1,30 +1,51 @@
 #!/usr/bin/env bash
 # The README's first command: install what is missing, build, and run the
-# main job on the bundled example — `hurray inspect` over every descriptor of
-# the corpus (golden vectors from the reference, and our own). Idempotent.
+# main job on a built-in example, with no input needed:
+#   1. write a sample .hrry model quantized with all five schemes;
+#   2. serve it on loopback with `hurray serve`;
+#   3. ingest it over the network protocol with `hurray ingest`, validating
+#      and dequantizing every tensor as it arrives, and print the summary.
+# Idempotent; everything it writes goes to a temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash tools/install_deps.sh
-bazel build //tools:hurray >/dev/null 2>&1 || bazel build //tools:hurray
-hurray=bazel-bin/tools/hurray
+bazel build -c opt //tools:hurray >/dev/null 2>&1 || bazel build -c opt //tools:hurray
+hurray="$(bazel info -c opt bazel-bin 2>/dev/null)/tools/hurray"
 
-echo "== hurray inspect (golden descriptors of the reference implementation)"
-"${hurray}" inspect corpus/golden/descriptors/*.bin
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  [[ -n "${server_pid}" ]] && kill "${server_pid}" 2>/dev/null || true
+  rm -rf "${work}"
+}
+trap cleanup EXIT
+
+echo "== hurray pack --sample: a small model, one tensor per quantization scheme"
+"${hurray}" pack --sample -o "${work}/sample.hrry"
+"${hurray}" inspect "${work}/sample.hrry"
 echo
-echo "== hurray validate (our vectors: every layout, scheme and section)"
-# The vectors MANIFEST.tsv expects strict mode to accept; the extension ones
-# use private values agreed with their producer.
-valid=()
-while IFS=$'\t' read -r file strict _; do
-  [[ "${strict}" == accept ]] && valid+=("corpus/descriptors/${file}")
-done < corpus/descriptors/MANIFEST.tsv
-"${hurray}" validate --agree type=0xF3 --agree layout-id=0x5EED "${valid[@]}"
+
+echo "== hurray serve: streaming it on 127.0.0.1 (a free port)"
+"${hurray}" serve "${work}/sample.hrry" --port 0 >"${work}/serve.log" 2>&1 &
+server_pid=$!
+port=""
+for _ in $(seq 1 100); do
+  port="$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "${work}/serve.log")"
+  [[ -n "${port}" ]] && break
+  kill -0 "${server_pid}" 2>/dev/null || break
+  sleep 0.1
+done
+if [[ -z "${port}" ]]; then
+  echo "hurray serve did not start:" >&2
+  cat "${work}/serve.log" >&2
+  exit 1
+fi
+cat "${work}/serve.log"
 echo
-echo "== hurray validate (a few of our broken vectors: rule id and byte offset)"
-"${hurray}" validate corpus/descriptors/broken_alignment_48.bin \
-  corpus/descriptors/broken_coo_reserved.bin \
-  corpus/descriptors/broken_csf_mode_order_repeated.bin || true
+
+echo "== hurray ingest tcp://127.0.0.1:${port} --dequant OUT: validate + dequantize as bytes arrive"
+"${hurray}" ingest "tcp://127.0.0.1:${port}" --dequant "${work}/out"
 echo
-echo "== hurray inspect --json (one line per file)"
-"${hurray}" inspect --json corpus/golden/descriptors/quant_per_block_int4_128x128.bin
+echo "== the dequantized tensors (little-endian float32, logical row-major)"
+(cd "${work}/out" && ls -l -- *.f32 | awk '{print "  " $5 " bytes  " $9}')

@@ -3,6 +3,8 @@
 //   hurray inspect [--json] [--permissive] [--agree KIND=VALUE]... FILE...
 //   hurray validate [--permissive] [--agree KIND=VALUE]... FILE...
 //   hurray dequant [--json] [--permissive] FILE -o OUT.f32
+//   hurray ingest SOURCE [--dequant OUT_DIR] [--resume STATE] [--json] ...
+//   hurray serve FILE.hrry [--port P] [--bind ADDR]
 //   hurray help | --help | -h
 //
 // This file only dispatches: each subcommand lives in its own file
@@ -15,8 +17,10 @@
 #include "absl/types/span.h"
 #include "tools/command_util.h"
 #include "tools/dequant_command.h"
+#include "tools/ingest_command.h"
 #include "tools/inspect_command.h"
 #include "tools/pack_command.h"
+#include "tools/serve_command.h"
 #include "tools/validate_command.h"
 
 int main(int argc, char** argv) {
@@ -44,8 +48,12 @@ int main(int argc, char** argv) {
     exit_code = hurray::tools::RunValidate(rest, std::cout, std::cerr);
   } else if (command == "dequant") {
     exit_code = hurray::tools::RunDequant(rest, std::cout, std::cerr);
+  } else if (command == "ingest") {
+    exit_code = hurray::tools::RunIngest(rest, std::cout, std::cerr);
   } else if (command == "pack") {
     exit_code = hurray::tools::RunPack(rest, std::cout, std::cerr);
+  } else if (command == "serve") {
+    exit_code = hurray::tools::RunServe(rest, std::cout, std::cerr);
   } else {
     std::cerr << "hurray: unknown command '" << command << "'\n\n";
     PrintUsage(std::cerr);

@@ -1,0 +1,359 @@
+// `hurray ingest` throughput: how well the loader overlaps reading with
+// decoding, validating and dequantizing (issue 4).
+//
+// One run generates a .hrry file of quantized tensors (per-channel int8 and
+// per-block int4, 16 MiB of data each) in a temporary directory —
+// HURRAY_INGEST_BENCH_BYTES bytes, default 1 GiB — and measures, once each:
+//   (a) read_only       plain read() of the file into a reused 1 MiB buffer
+//   (b) cpu_validate    HrryForwardReader over the mapped file (no I/O),
+//       cpu_dequant     ... with DequantSink dequantizing (no file written)
+//   (c) loader_validate the loader end to end, validate-only sink
+//       loader_dequant  ... streaming dequant sink, output discarded
+//       loader_dequant_files  ... writing OUT/<name>.f32 (4-8x the input)
+//   (c') loader_throttled  a source delivering at the cpu_dequant rate
+//   (d) the same over loopback TCP: `hurray serve`'s NetServer in this
+//       process serving the file, the loader's TCP source driving a
+//       NetClientSession that requests every tensor:
+//       tcp_validate  ... validate-only sink (the I/O baseline of TCP: the
+//                     session only parses frames and descriptors)
+//       tcp_dequant   ... streaming dequant sink, output discarded;
+//                     ratio = time / max(tcp_validate, cpu_dequant)
+// ratio = time(c) / max(time(a), time(b)) (target <= 1.15: reading and
+// consuming overlap). peak_rss_MiB is the ru_maxrss of a fresh process
+// running the same ingest (target <= 64 MiB).
+//
+//   bazel build -c opt //bench:ingest_bench && bazel-bin/bench/ingest_bench
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "benchmark/benchmark.h"
+#include "dequant/testing.h"
+#include "parser/element_type.h"
+#include "stream/byte_sink.h"
+#include "stream/consumers.h"
+#include "stream/hrry_file.h"
+#include "stream/hrry_mmap.h"
+#include "stream/hrry_writer.h"
+#include "stream/loader.h"
+#include "stream/mapped_file.h"
+#include "stream/net_client_session.h"
+#include "stream/net_server.h"
+#include "stream/sinks.h"
+
+namespace hurray::stream {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string g_dir, g_file;
+uint64_t g_size = 0;
+double g_read = 0, g_cpu_validate = 0, g_cpu_dequant = 0, g_tcp_io = 0;
+std::vector<std::string> g_names;
+
+double Seconds(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void Generate() {
+  if (!g_file.empty()) return;
+  uint64_t want = uint64_t{1} << 30;
+  if (const char* env = std::getenv("HURRAY_INGEST_BENCH_BYTES")) {
+    want = std::strtoull(env, nullptr, 10);
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string templ =
+      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/ingest_bench_XXXXXX");
+  if (::mkdtemp(templ.data()) == nullptr) std::abort();
+  g_dir = templ;
+  g_file = g_dir + "/bench.hrry";
+  std::mt19937_64 rng(1);
+  std::vector<dequant::testing::TestTensor> tensors;
+  dequant::testing::TensorSpec s;
+  s.scheme = dequant::Scheme::kPerChannelAffine;
+  s.storage_type = hurray::type_tag::kInt8;
+  s.shape = {4096, 4096};  // 16 MiB
+  tensors.push_back(dequant::testing::MakeTensor(s, rng));
+  s = dequant::testing::TensorSpec();
+  s.scheme = dequant::Scheme::kPerBlockAffine;
+  s.storage_type = hurray::type_tag::kInt4;
+  s.shape = {8192, 4096};  // 16 MiB
+  s.axis = 1;
+  s.block_size = 64;
+  s.symmetric = true;
+  tensors.push_back(dequant::testing::MakeTensor(s, rng));
+
+  FILE* f = std::fopen(g_file.c_str(), "wb");
+  auto sink = [f](absl::Span<const uint8_t> b) {
+    return std::fwrite(b.data(), 1, b.size(), f) == b.size()
+               ? absl::OkStatus()
+               : absl::DataLossError("write");
+  };
+  HrryWriter w;
+  if (!w.Begin(sink).ok()) std::abort();
+  for (int i = 0; w.bytes_written() + (16 << 20) <= want || i == 0; ++i) {
+    const auto& t = tensors[i % 2];
+    std::vector<absl::Span<const uint8_t>> spans(t.buffers.begin(),
+                                                 t.buffers.end());
+    g_names.push_back(absl::StrCat("layer", i));
+    if (!w.Add(g_names.back(), *t.descriptor, spans, sink).ok()) {
+      std::abort();
+    }
+  }
+  if (!w.Finish(sink).ok()) std::abort();
+  std::fclose(f);
+  g_size = std::filesystem::file_size(g_file);
+}
+
+std::unique_ptr<RecordingIngestSink> MakeSink(const std::string& kind,
+                                              const std::string& out) {
+  if (kind == "validate") return std::make_unique<ValidateSink>();
+  DequantSinkOptions o;
+  o.out_dir = out;
+  o.write_files = kind == "dequant_files";
+  return std::make_unique<DequantSink>(o);
+}
+
+// Runs the loader over the file; returns seconds.
+double RunLoader(const std::string& kind, double throttle = 0) {
+  const std::string out = g_dir + "/out";
+  std::filesystem::remove_all(out);
+  std::filesystem::create_directories(out);
+  std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, out);
+  std::unique_ptr<ByteConsumer> c = MakeConsumer(
+      SourceFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
+  LoaderOptions o;
+  o.throttle_bytes_per_second = throttle;
+  // HURRAY_INGEST_BENCH_CHUNK / _SLOTS: the ring (default 4 x 1 MiB).
+  if (const char* env = std::getenv("HURRAY_INGEST_BENCH_CHUNK")) {
+    o.chunk_size = std::strtoull(env, nullptr, 10);
+  }
+  if (const char* env = std::getenv("HURRAY_INGEST_BENCH_SLOTS")) {
+    o.ring_slots = std::strtoull(env, nullptr, 10);
+  }
+  Loader loader(o);
+  const auto t0 = Clock::now();
+  const LoadResult r = loader.Run(LoadSource::File(g_file), c.get());
+  const double t = Seconds(t0);
+  if (!r.status.ok()) {
+    std::fprintf(stderr, "ingest failed: %s\n",
+                 std::string(r.status.message()).c_str());
+    std::abort();
+  }
+  std::filesystem::remove_all(out);
+  return t;
+}
+
+// Peak RSS (MiB) of a fresh process running the loader with `kind`.
+double ChildPeakRss(const std::string& kind) {
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0) return -1;
+  self[n] = 0;
+  const std::string cmd = absl::StrCat("'", self, "' --child ", kind, " '",
+                                       g_file, "' '", g_dir, "'");
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return -1;
+  long kib = -1;
+  if (std::fscanf(p, "%ld", &kib) != 1) kib = -1;
+  ::pclose(p);
+  return kib < 0 ? -1 : static_cast<double>(kib) / 1024.0;
+}
+
+void Report(benchmark::State& state, double seconds, double baseline) {
+  state.SetIterationTime(seconds);
+  state.SetBytesProcessed(static_cast<int64_t>(g_size));
+  state.counters["MBps"] = static_cast<double>(g_size) / seconds / 1e6;
+  if (baseline > 0) state.counters["ratio"] = seconds / baseline;
+}
+
+void BM_a_ReadOnly(benchmark::State& state) {
+  Generate();
+  std::vector<uint8_t> buf(1 << 20);
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    const int fd = ::open(g_file.c_str(), O_RDONLY);
+    uint64_t total = 0;
+    ssize_t got;
+    while ((got = ::read(fd, buf.data(), buf.size())) > 0) total += got;
+    ::close(fd);
+    benchmark::DoNotOptimize(total);
+    g_read = Seconds(t0);
+    Report(state, g_read, 0);
+  }
+}
+
+void CpuOnly(benchmark::State& state, const std::string& kind,
+             double* out_seconds) {
+  Generate();
+  auto map = MappedFile::Open(g_file);
+  if (!map.ok()) std::abort();
+  const absl::Span<const uint8_t> bytes = (*map)->bytes();
+  // Fault the pages in first: (b) measures the CPU only.
+  uint64_t sum = 0;
+  for (size_t i = 0; i < bytes.size(); i += 4096) sum += bytes[i];
+  benchmark::DoNotOptimize(sum);
+  for (auto _ : state) {
+    std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, g_dir);
+    HrryConsumer c(FileOptions(), sink.get());
+    const auto t0 = Clock::now();
+    for (size_t at = 0; at < bytes.size(); at += 1 << 20) {
+      if (!c.Feed(bytes.subspan(at, 1 << 20)).ok()) std::abort();
+    }
+    if (!c.Finish().ok()) std::abort();
+    *out_seconds = Seconds(t0);
+    Report(state, *out_seconds, 0);
+  }
+}
+
+void BM_b_CpuValidate(benchmark::State& state) {
+  CpuOnly(state, "validate", &g_cpu_validate);
+}
+void BM_b_CpuDequant(benchmark::State& state) {
+  CpuOnly(state, "dequant", &g_cpu_dequant);
+}
+
+void BM_c_LoaderValidate(benchmark::State& state) {
+  Generate();
+  for (auto _ : state) {
+    Report(state, RunLoader("validate"), std::max(g_read, g_cpu_validate));
+  }
+  state.counters["peak_rss_MiB"] = ChildPeakRss("validate");
+}
+
+void BM_c_LoaderDequant(benchmark::State& state) {
+  Generate();
+  for (auto _ : state) {
+    Report(state, RunLoader("dequant"), std::max(g_read, g_cpu_dequant));
+  }
+  state.counters["peak_rss_MiB"] = ChildPeakRss("dequant");
+}
+
+void BM_c_LoaderDequantFiles(benchmark::State& state) {
+  Generate();
+  for (auto _ : state) {
+    Report(state, RunLoader("dequant_files"), std::max(g_read, g_cpu_dequant));
+  }
+  state.counters["peak_rss_MiB"] = ChildPeakRss("dequant_files");
+}
+
+void BM_cprime_LoaderThrottled(benchmark::State& state) {
+  Generate();
+  const double rate = static_cast<double>(g_size) / g_cpu_dequant;
+  for (auto _ : state) {
+    // The source alone takes g_cpu_dequant seconds; so does the consumer.
+    Report(state, RunLoader("dequant", rate), g_cpu_dequant);
+  }
+}
+
+// The file served on 127.0.0.1 by an in-process NetServer, started once.
+struct LoopbackServer {
+  std::unique_ptr<HrryFile> file;
+  std::unique_ptr<NetServer> server;
+  std::thread thread;
+  ~LoopbackServer() {
+    if (server) server->Stop();
+    if (thread.joinable()) thread.join();
+  }
+};
+LoopbackServer& Server() {
+  static LoopbackServer* s = [] {
+    auto* l = new LoopbackServer;
+    absl::StatusOr<std::unique_ptr<HrryFile>> f = HrryFile::Open(g_file);
+    if (!f.ok()) std::abort();
+    l->file = *std::move(f);
+    NetServerConfig config;
+    config.port = 0;
+    l->server = std::make_unique<NetServer>(l->file.get(), config);
+    if (!l->server->Listen().ok()) std::abort();
+    l->thread = std::thread([l] { l->server->Run(); });
+    return l;
+  }();
+  return *s;
+}
+
+double RunTcp(const std::string& kind) {
+  const std::string port = absl::StrCat(Server().server->port());
+  std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, g_dir + "/out");
+  NetClientOptions o;
+  o.keys = g_names;
+  NetClientSession session(o, sink.get());
+  Loader loader{LoaderOptions()};
+  const auto t0 = Clock::now();
+  const LoadResult r = loader.Run(LoadSource::Tcp("127.0.0.1", port), &session);
+  const double t = Seconds(t0);
+  if (!r.status.ok() || session.keys_completed() != g_names.size()) {
+    std::fprintf(stderr, "tcp ingest failed: %s\n",
+                 std::string(r.status.message()).c_str());
+    std::abort();
+  }
+  return t;
+}
+
+void BM_d_TcpValidate(benchmark::State& state) {
+  Generate();
+  for (auto _ : state) {
+    g_tcp_io = RunTcp("validate");
+    Report(state, g_tcp_io, 0);
+  }
+}
+
+void BM_d_TcpDequant(benchmark::State& state) {
+  Generate();
+  for (auto _ : state) {
+    Report(state, RunTcp("dequant"), std::max(g_tcp_io, g_cpu_dequant));
+  }
+}
+
+#define HURRAY_ONCE(f) \
+  BENCHMARK(f)->Iterations(1)->UseManualTime()->Unit(benchmark::kMillisecond)
+HURRAY_ONCE(BM_a_ReadOnly);
+HURRAY_ONCE(BM_b_CpuValidate);
+HURRAY_ONCE(BM_b_CpuDequant);
+HURRAY_ONCE(BM_c_LoaderValidate);
+HURRAY_ONCE(BM_c_LoaderDequant);
+HURRAY_ONCE(BM_c_LoaderDequantFiles);
+HURRAY_ONCE(BM_cprime_LoaderThrottled);
+HURRAY_ONCE(BM_d_TcpValidate);
+HURRAY_ONCE(BM_d_TcpDequant);
+
+// Child mode: ingest_bench --child KIND FILE DIR prints its peak RSS (KiB).
+int Child(const std::string& kind, const std::string& file,
+          const std::string& dir) {
+  g_file = file;
+  g_dir = dir + "/child";
+  std::filesystem::create_directories(g_dir);
+  RunLoader(kind);
+  std::filesystem::remove_all(g_dir);
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  std::printf("%ld\n", ru.ru_maxrss);
+  return 0;
+}
+
+}  // namespace
+}  // namespace hurray::stream
+
+int main(int argc, char** argv) {
+  if (argc == 5 && std::string(argv[1]) == "--child") {
+    return hurray::stream::Child(argv[2], argv[3], argv[4]);
+  }
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  if (!hurray::stream::g_dir.empty()) {
+    std::filesystem::remove_all(hurray::stream::g_dir);
+  }
+  return 0;
+}

@@ -1,0 +1,577 @@
+#include "stream/sinks.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include "absl/base/config.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dequant/dequantizer.h"
+#include "dequant/minifloat.h"
+#include "dequant/params.h"
+#include "dequant/plan.h"
+#include "parser/element_type.h"
+#include "parser/quantization.h"
+#include "parser/rules.h"
+#include "parser/wire.h"
+
+namespace hurray::stream {
+namespace {
+
+// Data bytes handed to the dequantizer at once: bounds the float buffer
+// (2-bit codes: 4 floats per byte, 2 MiB of output).
+constexpr size_t kSubPiece = size_t{128} << 10;
+constexpr size_t kSpoolReadBytes = size_t{1} << 20;
+
+absl::Status ErrnoStatus(absl::string_view what, const std::string& path) {
+  return absl::DataLossError(
+      absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+absl::Status WriteAll(int fd, const uint8_t* p, size_t n,
+                      const std::string& path) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("cannot write", path);
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return absl::OkStatus();
+}
+
+std::string ShapeText(const TensorDescriptor& d) {
+  std::string s = "[";
+  for (uint32_t i = 0; i < d.rank && i < kMaxRank; ++i) {
+    absl::StrAppend(&s, i == 0 ? "" : ", ", d.shape[i]);
+  }
+  return s + "]";
+}
+
+// Bytes per element of the plain types converted to float32; 0 otherwise.
+uint32_t PlainWidth(uint8_t type) {
+  switch (type) {
+    case type_tag::kFloat32:
+      return 4;
+    case type_tag::kFloat16:
+    case type_tag::kBFloat16:
+      return 2;
+    case type_tag::kFloat8E4M3:
+    case type_tag::kFloat8E5M2:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+std::string SafeFileName(absl::string_view name, uint64_t index) {
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                      (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                      (c == '.' && i > 0);
+    if (keep) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      static const char kHex[] = "0123456789ABCDEF";
+      out.push_back('%');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  if (out.empty()) return absl::StrCat("tensor_", index);
+  if (out.size() + 4 > 200) {
+    out.resize(180);
+    // Never end inside a %XX escape.
+    const size_t pct = out.rfind('%');
+    if (pct != std::string::npos && pct + 3 > out.size()) out.resize(pct);
+    absl::StrAppend(&out, "~", index);
+  }
+  return out;
+}
+
+// --- RecordingIngestSink. ----------------------------------------------------
+
+void RecordingIngestSink::OnTensorKey(absl::string_view key) {
+  pending_key_ = std::string(key);
+}
+
+void RecordingIngestSink::OnDescriptor(const TensorDescriptor& d) {
+  TensorRecord r;
+  r.index = records_.size();
+  r.name = std::move(pending_key_);
+  pending_key_.clear();
+  r.shape = ShapeText(d);
+  r.type = std::string(ElementTypeName(d.type_tag));
+  r.scheme = d.has(flag::kHasQuantization)
+                 ? SchemeName(d.quantization.scheme_tag)
+                 : "none";
+  for (uint32_t i = 0; i < d.buffer_count && i < kMaxBuffers; ++i) {
+    r.bytes += d.buffers[i].byte_size;
+  }
+  records_.push_back(std::move(r));
+  in_tensor_ = true;
+}
+
+void RecordingIngestSink::OnTensorEnd() {
+  if (!in_tensor_ || !status_.ok()) return;
+  TensorRecord& r = records_.back();
+  r.complete = true;
+  if (r.verdict.empty()) r.verdict = "valid";
+  in_tensor_ = false;
+}
+
+void RecordingIngestSink::OnTensorNames(absl::Span<const std::string> names) {
+  for (size_t i = 0; i < names.size() && i < records_.size(); ++i) {
+    if (!names[i].empty()) records_[i].name = names[i];
+  }
+}
+
+void RecordingIngestSink::Preload(std::vector<TensorRecord> done) {
+  records_ = std::move(done);
+  for (size_t i = 0; i < records_.size(); ++i) records_[i].index = i;
+  in_tensor_ = false;
+}
+
+void RecordingIngestSink::Fail(absl::Status s) {
+  if (!status_.ok()) return;
+  status_ = std::move(s);
+  if (in_tensor_) {
+    records_.back().verdict = absl::StrCat("rejected: ", status_.message());
+    records_.back().output.clear();
+  }
+}
+
+// --- DequantSink. ------------------------------------------------------------
+
+class DequantSink::Tensor {
+ public:
+  enum class Kind : uint8_t { kNone, kQuant, kPlain, kSpool };
+
+  explicit Tensor(const DequantSinkOptions& o) : options_(o) {
+    desc_ = std::make_unique<TensorDescriptor>();
+  }
+  ~Tensor() { Abandon(); }
+
+  // Closes and removes what an unfinished tensor wrote.
+  void Abandon() {
+    CloseOut();
+    if (!partial_.empty()) ::unlink(partial_.c_str());
+    partial_.clear();
+    DropSpool();
+    kind_ = Kind::kNone;
+  }
+
+  // Sets up for `d`; returns a skip reason in *skip, or an error.
+  absl::Status Begin(const TensorDescriptor& d, const std::string& base,
+                     std::string* skip) {
+    Abandon();
+    final_name_ = base + ".f32";
+    final_ = Join(final_name_);
+    partial_.clear();
+    if (d.buffer_count == 0) {
+      *skip = d.layout_tag == layout_tag::kComposite
+                  ? "skipped: composite head (no data)"
+                  : "skipped: no data buffer";
+      return absl::OkStatus();
+    }
+    if (d.has(flag::kHasQuantization)) return BeginQuant(d, skip);
+    return BeginPlain(d, skip);
+  }
+
+  absl::Status Piece(uint32_t buffer, absl::Span<const uint8_t> piece) {
+    switch (kind_) {
+      case Kind::kNone:
+        return absl::OkStatus();
+      case Kind::kQuant:
+        return buffer == 0 ? Dequantize(piece) : absl::OkStatus();
+      case Kind::kPlain:
+        return buffer == 0 ? Convert(piece) : absl::OkStatus();
+      case Kind::kSpool:
+        if (buffer == 0) return Spool(piece);
+        params_[buffer].insert(params_[buffer].end(), piece.begin(),
+                               piece.end());
+        return absl::OkStatus();
+    }
+    return absl::OkStatus();
+  }
+
+  // The tensor's bytes all arrived: finish the output. *output names the
+  // file written (empty when skipped).
+  absl::Status End(std::string* output, std::string* verdict) {
+    if (kind_ == Kind::kNone) return absl::OkStatus();
+    if (kind_ == Kind::kSpool) {
+      absl::Status s = DequantizeSpool();
+      if (!s.ok()) return s;
+    }
+    if (kind_ == Kind::kPlain) {
+      if (plain_done_ < plain_count_) {
+        return absl::DataLossError("the data buffer is shorter than its shape");
+      }
+      *verdict = absl::StrCat("converted (", plain_count_, " values)");
+    } else {
+      absl::Status s = dq_->Finish();
+      if (!s.ok()) return s;
+      *verdict =
+          absl::StrCat("dequantized (", dq_->elements_written(), " values)");
+    }
+    CloseOut();
+    dq_.reset();
+    kind_ = Kind::kNone;
+    if (!options_.write_files) return absl::OkStatus();
+    if (::rename(partial_.c_str(), final_.c_str()) != 0) {
+      return ErrnoStatus("cannot rename", partial_);
+    }
+    partial_.clear();
+    *output = final_name_;
+    return absl::OkStatus();
+  }
+
+  std::string Join(const std::string& name) const {
+    return options_.out_dir.empty() ? name : options_.out_dir + "/" + name;
+  }
+
+ private:
+  absl::Status BeginQuant(const TensorDescriptor& d, std::string* skip) {
+    absl::StatusOr<dequant::Plan> plan = dequant::MakePlan(d);
+    if (!plan.ok()) {
+      if (RuleIdOf(plan.status()).has_value()) return plan.status();
+      *skip = absl::StrCat("skipped: ", plan.status().message());
+      return absl::OkStatus();
+    }
+    dq_options_.mode = options_.mode;
+    if (d.buffer_count == 1) {
+      absl::StatusOr<dequant::Dequantizer> dq = dequant::Dequantizer::Create(
+          d, dequant::ParameterBytes(), dq_options_);
+      if (!dq.ok()) return SkipOrFail(dq.status(), skip);
+      dq_.emplace(*std::move(dq));
+      kind_ = Kind::kQuant;
+      return OpenOut();
+    }
+    uint64_t parameter_bytes = 0;
+    for (uint32_t i = 1; i < d.buffer_count; ++i) {
+      parameter_bytes += d.buffers[i].byte_size;
+    }
+    if (parameter_bytes > options_.max_parameter_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the parameter buffers of a tensor take ", parameter_bytes,
+          " bytes, more than the limit of ", options_.max_parameter_bytes));
+    }
+    *desc_ = d;
+    params_.resize(d.buffer_count);
+    for (uint32_t i = 0; i < d.buffer_count; ++i) {
+      params_[i].clear();
+      if (i > 0)
+        params_[i].reserve(static_cast<size_t>(d.buffers[i].byte_size));
+    }
+    spool_size_ = 0;
+    spool_in_memory_ = d.buffers[0].byte_size <= options_.spool_memory_bytes;
+    if (spool_in_memory_) {
+      spool_mem_.clear();
+      spool_mem_.reserve(static_cast<size_t>(d.buffers[0].byte_size));
+    } else {
+      spool_path_ = Join(absl::StrCat(".", final_name_, ".spool"));
+      spool_fd_ = ::open(spool_path_.c_str(),
+                         O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (spool_fd_ < 0) return ErrnoStatus("cannot create", spool_path_);
+    }
+    kind_ = Kind::kSpool;
+    return OpenOut();
+  }
+
+  absl::Status BeginPlain(const TensorDescriptor& d, std::string* skip) {
+    const uint32_t width = PlainWidth(d.type_tag);
+    uint64_t count = 0;
+    if (width == 0) {
+      *skip = absl::StrCat("skipped: no float32 conversion for ",
+                           ElementTypeName(d.type_tag));
+    } else if (d.layout_tag != layout_tag::kRowMajor) {
+      *skip = absl::StrCat("skipped: layout ", LayoutName(d.layout_tag),
+                           " is not converted");
+    } else if (!d.ElementCount(&count) || d.byte_offset != 0 ||
+               count > d.buffers[0].byte_size / width) {
+      *skip = "skipped: the data buffer does not hold the shape";
+    }
+    if (!skip->empty()) return absl::OkStatus();
+    plain_type_ = d.type_tag;
+    plain_width_ = width;
+    plain_count_ = count;
+    plain_done_ = 0;
+    carry_n_ = 0;
+    kind_ = Kind::kPlain;
+    return OpenOut();
+  }
+
+  absl::Status SkipOrFail(const absl::Status& s, std::string* skip) {
+    if (RuleIdOf(s).has_value() ||
+        s.code() == absl::StatusCode::kInvalidArgument) {
+      return s;
+    }
+    *skip = absl::StrCat("skipped: ", s.message());
+    return absl::OkStatus();
+  }
+
+  absl::Status OpenOut() {
+    if (!options_.write_files) return absl::OkStatus();
+    partial_ = final_ + ".partial";
+    out_fd_ = ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                     0644);
+    if (out_fd_ < 0) {
+      const absl::Status s = ErrnoStatus("cannot create", partial_);
+      partial_.clear();
+      return s;
+    }
+    return absl::OkStatus();
+  }
+
+  void CloseOut() {
+    if (out_fd_ >= 0) ::close(out_fd_);
+    out_fd_ = -1;
+  }
+
+  void DropSpool() {
+    if (spool_fd_ >= 0) {
+      ::close(spool_fd_);
+      ::unlink(spool_path_.c_str());
+    }
+    spool_fd_ = -1;
+    std::vector<uint8_t>().swap(spool_mem_);
+    for (auto& p : params_) std::vector<uint8_t>().swap(p);
+  }
+
+  absl::Status WriteFloats(const float* f, size_t n) {
+    if (out_fd_ < 0) return absl::OkStatus();  // write_files = false
+#if defined(ABSL_IS_LITTLE_ENDIAN)
+    return WriteAll(out_fd_, reinterpret_cast<const uint8_t*>(f), n * 4,
+                    partial_);
+#else
+    le_.resize(n * 4);
+    for (size_t i = 0; i < n; ++i) wire::StoreF32(&le_[4 * i], f[i]);
+    return WriteAll(out_fd_, le_.data(), le_.size(), partial_);
+#endif
+  }
+
+  absl::Status Dequantize(absl::Span<const uint8_t> piece) {
+    while (!piece.empty()) {
+      const absl::Span<const uint8_t> part =
+          piece.first(std::min(piece.size(), kSubPiece));
+      piece.remove_prefix(part.size());
+      floats_.resize(static_cast<size_t>(dq_->OutputCountFor(part.size())));
+      size_t written = 0;
+      absl::Status s = dq_->Consume(part, absl::MakeSpan(floats_), &written);
+      if (!s.ok()) return s;
+      s = WriteFloats(floats_.data(), written);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  float PlainValue(const uint8_t* p) const {
+    switch (plain_type_) {
+      case type_tag::kFloat32:
+        return wire::LoadF32(p);
+      case type_tag::kFloat16:
+        return dequant::F16ToF32(wire::LoadU16(p));
+      case type_tag::kBFloat16:
+        return dequant::Bf16ToF32(wire::LoadU16(p));
+      default:
+        return dequant::MinifloatDecoderFor(plain_type_)(*p);
+    }
+  }
+
+  absl::Status Convert(absl::Span<const uint8_t> piece) {
+    floats_.clear();
+    size_t i = 0;
+    // An element cut by the previous piece.
+    while (carry_n_ > 0 && i < piece.size() && plain_done_ < plain_count_) {
+      carry_[carry_n_++] = piece[i++];
+      if (carry_n_ == plain_width_) {
+        floats_.push_back(PlainValue(carry_));
+        ++plain_done_;
+        carry_n_ = 0;
+      }
+    }
+    while (plain_done_ < plain_count_ && piece.size() - i >= plain_width_) {
+      floats_.push_back(PlainValue(piece.data() + i));
+      i += plain_width_;
+      ++plain_done_;
+      if (floats_.size() == kSubPiece) {
+        absl::Status s = WriteFloats(floats_.data(), floats_.size());
+        if (!s.ok()) return s;
+        floats_.clear();
+      }
+    }
+    while (plain_done_ < plain_count_ && i < piece.size()) {
+      carry_[carry_n_++] = piece[i++];
+    }
+    return WriteFloats(floats_.data(), floats_.size());
+  }
+
+  absl::Status Spool(absl::Span<const uint8_t> piece) {
+    spool_size_ += piece.size();
+    if (spool_in_memory_) {
+      spool_mem_.insert(spool_mem_.end(), piece.begin(), piece.end());
+      return absl::OkStatus();
+    }
+    return WriteAll(spool_fd_, piece.data(), piece.size(), spool_path_);
+  }
+
+  absl::Status DequantizeSpool() {
+    std::vector<absl::Span<const uint8_t>> views(params_.size());
+    for (size_t i = 1; i < params_.size(); ++i) views[i] = params_[i];
+    absl::StatusOr<dequant::ParameterBytes> pb =
+        dequant::ParametersFromBuffers(*desc_, views);
+    if (!pb.ok()) return pb.status();
+    absl::StatusOr<dequant::Dequantizer> dq =
+        dequant::Dequantizer::Create(*desc_, *pb, dq_options_);
+    if (!dq.ok()) return dq.status();
+    dq_.emplace(*std::move(dq));
+    for (auto& p : params_) std::vector<uint8_t>().swap(p);
+    if (spool_in_memory_) {
+      absl::Status s = Dequantize(spool_mem_);
+      std::vector<uint8_t>().swap(spool_mem_);
+      return s;
+    }
+    read_buf_.resize(kSpoolReadBytes);
+    uint64_t at = 0;
+    while (at < spool_size_) {
+      const size_t n = static_cast<size_t>(
+          std::min<uint64_t>(read_buf_.size(), spool_size_ - at));
+      const ssize_t got =
+          ::pread(spool_fd_, read_buf_.data(), n, static_cast<off_t>(at));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) return ErrnoStatus("cannot read", spool_path_);
+      absl::Status s = Dequantize(
+          absl::MakeConstSpan(read_buf_.data(), static_cast<size_t>(got)));
+      if (!s.ok()) return s;
+      at += static_cast<uint64_t>(got);
+    }
+    DropSpool();
+    std::vector<uint8_t>().swap(read_buf_);
+    return absl::OkStatus();
+  }
+
+  const DequantSinkOptions& options_;
+  Kind kind_ = Kind::kNone;
+  std::string final_name_, final_, partial_;
+  int out_fd_ = -1;
+  dequant::DequantOptions dq_options_;
+  std::optional<dequant::Dequantizer> dq_;
+  std::vector<float> floats_;
+  std::vector<uint8_t> le_;
+  // Spool.
+  std::unique_ptr<TensorDescriptor> desc_;
+  std::vector<std::vector<uint8_t>> params_;
+  bool spool_in_memory_ = true;
+  std::vector<uint8_t> spool_mem_;
+  std::string spool_path_;
+  int spool_fd_ = -1;
+  uint64_t spool_size_ = 0;
+  std::vector<uint8_t> read_buf_;
+  // Plain conversion.
+  uint8_t plain_type_ = 0;
+  uint32_t plain_width_ = 0;
+  uint64_t plain_count_ = 0, plain_done_ = 0;
+  uint8_t carry_[4] = {};
+  uint32_t carry_n_ = 0;
+};
+
+DequantSink::DequantSink(const DequantSinkOptions& options)
+    : options_(options) {
+  tensor_ = std::make_unique<Tensor>(options_);
+}
+
+DequantSink::~DequantSink() = default;
+
+void DequantSink::OnDescriptor(const TensorDescriptor& d) {
+  if (!status_.ok()) return;
+  RecordingIngestSink::OnDescriptor(d);
+  TensorRecord& r = records_.back();
+  const std::string base = r.name.empty() ? absl::StrCat("tensor_", r.index)
+                                          : SafeFileName(r.name, r.index);
+  std::string skip;
+  absl::Status s = tensor_->Begin(d, base, &skip);
+  if (!s.ok()) return Fail(s);
+  r.verdict = skip;
+}
+
+void DequantSink::OnBufferPiece(uint32_t buffer_index,
+                                uint64_t /*offset_in_buffer*/,
+                                absl::Span<const uint8_t> piece) {
+  if (!status_.ok()) return;
+  absl::Status s = tensor_->Piece(buffer_index, piece);
+  if (!s.ok()) {
+    tensor_->Abandon();
+    Fail(s);
+  }
+}
+
+void DequantSink::OnTensorEnd() {
+  if (!status_.ok() || !in_tensor_) return;
+  TensorRecord& r = records_.back();
+  std::string verdict;
+  absl::Status s = tensor_->End(&r.output, &verdict);
+  if (!s.ok()) {
+    tensor_->Abandon();
+    return Fail(s);
+  }
+  if (!verdict.empty()) r.verdict = verdict;
+  RecordingIngestSink::OnTensorEnd();
+}
+
+void DequantSink::OnTensorNames(absl::Span<const std::string> names) {
+  RecordingIngestSink::OnTensorNames(names);
+  if (!options_.rename_to_names || !status_.ok()) return;
+  // Final names; a final name that is another tensor's current file goes
+  // through a temporary name first.
+  std::vector<std::string> want(records_.size());
+  std::set<std::string> current;
+  for (const TensorRecord& r : records_) {
+    if (!r.output.empty()) current.insert(r.output);
+  }
+  bool clash = false;
+  for (size_t i = 0; i < records_.size() && i < names.size(); ++i) {
+    const TensorRecord& r = records_[i];
+    if (r.output.empty() || names[i].empty()) continue;
+    want[i] = SafeFileName(names[i], i) + ".f32";
+    if (want[i] != r.output && current.count(want[i]) > 0) clash = true;
+  }
+  auto move = [this](TensorRecord& r, const std::string& to) {
+    if (r.output == to) return true;
+    if (::rename(tensor_->Join(r.output).c_str(), tensor_->Join(to).c_str()) !=
+        0) {
+      Fail(ErrnoStatus("cannot rename", tensor_->Join(r.output)));
+      return false;
+    }
+    r.output = to;
+    return true;
+  };
+  if (clash) {
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (!want[i].empty() &&
+          !move(records_[i], absl::StrCat(".rename_", i, ".f32"))) {
+        return;
+      }
+    }
+  }
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!want[i].empty() && !move(records_[i], want[i])) return;
+  }
+}
+
+}  // namespace hurray::stream

@@ -1,0 +1,144 @@
+// Sinks for `hurray ingest` and the loader (stream/loader.h).
+//
+// IngestSink is the C++ callback interface: a TensorSink plus the names a
+// .hrry file gives its tensors in the index at its end, and a status that
+// stops the input when the sink fails. Every sink here keeps one
+// TensorRecord per tensor (the summary table of `hurray ingest`).
+//
+//   ValidateSink  records each tensor (the readers validate); nothing else.
+//   DequantSink   writes OUT_DIR/<name>.f32: little-endian float32 in
+//                 logical row-major order through dequant::Dequantizer.
+//
+// DequantSink, file names. Bare streams: tensor_<i>.f32 (i from 0, in
+// stream order), or the sanitized key when the container names the tensor
+// first (a network TENSOR_REQUEST key). .hrry read forward: tensor_<i>.f32
+// while streaming, renamed to <sanitized name>.f32 once the file passed
+// (OnTensorNames). Sanitizing (SafeFileName): bytes [A-Za-z0-9_-] and '.'
+// are kept, every other byte (and '%') becomes %XX (upper-case hex), and a
+// leading '.' becomes %2E, so a name never holds '/', is never '.', '..' or
+// hidden, and distinct names give distinct files; names whose file name
+// would pass 200 bytes are cut to 180 bytes plus "~<tensor index>".
+//
+// DequantSink, memory. The data buffer comes before the parameter buffers
+// on the wire (interchange.md § Scope, dequant/params.h), so a tensor with
+// parameter buffers spools its data buffer — in memory up to
+// spool_memory_bytes, else in OUT_DIR/.tensor_<i>.spool — keeps the
+// parameter buffers in memory (at most max_parameter_bytes, else the sink
+// fails with ResourceExhausted) and dequantizes the spool in chunks at the
+// tensor's end. Per-tensor affine tensors (no parameter buffers) and plain
+// float tensors are converted as their bytes arrive. Whatever the tensor or
+// file size, the sink holds at most spool_memory_bytes (24 MiB) + the
+// parameters (4 MiB, and the dequantizer's float copy of them, at most
+// 16 MiB) + 2 MiB of output buffer: with the loader's 4 MiB ring, under
+// 64 MiB of peak RSS (bench/ingest_bench.cc measures it).
+//
+// Output is written to <file>.partial and renamed when the tensor passed:
+// a tensor that failed leaves no file that looks complete. Plain
+// (non-quantized) tensors of types float32, float16, bfloat16, float8
+// e4m3/e5m2 in row-major layout are converted to float32; others are
+// skipped with a verdict saying why (the tensor itself stays valid).
+// Data-level rejections (TYPE-PACK-0x, QNT-PCA-10, ...: dequantizer.h) fail
+// the sink with the rule id.
+#ifndef HURRAY_STREAM_SINKS_H_
+#define HURRAY_STREAM_SINKS_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "parser/descriptor.h"
+#include "parser/options.h"
+#include "stream/tensor_sink.h"
+
+namespace hurray::stream {
+
+// One row of the ingest summary.
+struct TensorRecord {
+  uint64_t index = 0;     // in input order, from 0
+  std::string name;       // key or index name; empty when none is known
+  std::string shape;      // "[3, 4]"
+  std::string type;       // element type name
+  std::string scheme;     // quantization scheme name, "none" when plain
+  uint64_t bytes = 0;     // sum of the buffers' byte_size
+  bool complete = false;  // every byte arrived and passed
+  std::string verdict;    // "valid", "dequantized", "skipped: ...", ...
+  std::string output;     // file written (DequantSink), relative to OUT_DIR
+};
+
+class IngestSink : public TensorSink {
+ public:
+  // .hrry: names[i] is the index name of tensor i (file order, from 0);
+  // empty when no entry names it. Called once the file passed, before
+  // OnEndOfStream.
+  virtual void OnTensorNames(absl::Span<const std::string> /*names*/) {}
+  // Not OK once the sink failed; the loader then stops.
+  virtual absl::Status status() const { return absl::OkStatus(); }
+};
+
+// Keeps one TensorRecord per tensor; the base of the sinks below.
+class RecordingIngestSink : public IngestSink {
+ public:
+  void OnTensorKey(absl::string_view key) override;
+  void OnDescriptor(const TensorDescriptor& d) override;
+  void OnTensorEnd() override;
+  void OnTensorNames(absl::Span<const std::string> names) override;
+  absl::Status status() const override { return status_; }
+
+  const std::vector<TensorRecord>& records() const { return records_; }
+  // Resume: the records of the tensors an earlier run completed.
+  virtual void Preload(std::vector<TensorRecord> done);
+
+ protected:
+  TensorRecord* current() { return in_tensor_ ? &records_.back() : nullptr; }
+  void Fail(absl::Status s);
+
+  std::vector<TensorRecord> records_;
+  bool in_tensor_ = false;
+  std::string pending_key_;
+  absl::Status status_;
+};
+
+// Validate only: the verdict of a complete tensor is "valid".
+class ValidateSink : public RecordingIngestSink {};
+
+struct DequantSinkOptions {
+  std::string out_dir;
+  Mode mode = Mode::kStrict;
+  // A spooled data buffer stays in memory up to this size.
+  uint64_t spool_memory_bytes = uint64_t{24} << 20;
+  // The parameter buffers of one tensor, kept in memory (the dequantizer
+  // holds them again as float32: up to 4x for e8m0 scales).
+  uint64_t max_parameter_bytes = uint64_t{4} << 20;
+  // False: dequantize (checking the data-level rules) but write no file.
+  bool write_files = true;
+  // .hrry: rename tensor_<i>.f32 to the index names at the end.
+  bool rename_to_names = true;
+};
+
+class DequantSink : public RecordingIngestSink {
+ public:
+  explicit DequantSink(const DequantSinkOptions& options);
+  ~DequantSink() override;
+
+  void OnDescriptor(const TensorDescriptor& d) override;
+  void OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
+                     absl::Span<const uint8_t> piece) override;
+  void OnTensorEnd() override;
+  void OnTensorNames(absl::Span<const std::string> names) override;
+
+ private:
+  class Tensor;
+  std::unique_ptr<Tensor> tensor_;
+  DequantSinkOptions options_;
+};
+
+// The file name (without ".f32") for a tensor name; see above.
+std::string SafeFileName(absl::string_view name, uint64_t index);
+
+}  // namespace hurray::stream
+
+#endif  // HURRAY_STREAM_SINKS_H_

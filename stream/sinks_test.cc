@@ -1,0 +1,173 @@
+// DequantSink and ValidateSink through the loader: outputs equal the scalar
+// reference (dequant::DequantizeAll), names, spooling, failures.
+#include "stream/sinks.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "parser/rules.h"
+#include "stream/consumers.h"
+#include "stream/loader.h"
+#include "stream/loader_test_util.h"
+
+namespace hurray::stream {
+namespace {
+
+using testing::IngestTensor;
+
+struct Out {
+  absl::Status status;
+  std::vector<TensorRecord> records;
+};
+
+Out Dequant(absl::Span<const uint8_t> bytes, const DequantSinkOptions& o,
+            size_t chunk = 4096) {
+  DequantSink sink(o);
+  std::unique_ptr<ByteConsumer> c = MakeConsumer(
+      SourceFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+  LoaderOptions lo;
+  lo.chunk_size = chunk;
+  Loader loader(lo);
+  Out out;
+  out.status = loader.Run(LoadSource::Memory(bytes), c.get()).status;
+  out.records = sink.records();
+  return out;
+}
+
+// Every tensor with an expected output has exactly that file; nothing else
+// is left in the directory.
+void ExpectOutputs(const std::vector<IngestTensor>& tensors, bool hrry,
+                   const std::string& dir, const Out& out) {
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  ASSERT_EQ(out.records.size(), tensors.size());
+  std::vector<std::string> want;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    SCOPED_TRACE(tensors[i].name);
+    const TensorRecord& r = out.records[i];
+    EXPECT_TRUE(r.complete);
+    if (tensors[i].expected.empty()) {
+      EXPECT_TRUE(absl::StartsWith(r.verdict, "skipped")) << r.verdict;
+      EXPECT_EQ(r.output, "");
+      continue;
+    }
+    const std::string name = hrry ? SafeFileName(tensors[i].name, i) + ".f32"
+                                  : absl::StrCat("tensor_", i, ".f32");
+    EXPECT_EQ(r.output, name);
+    want.push_back(name);
+    EXPECT_TRUE(testing::ReadAll(dir + "/" + name) == tensors[i].expected)
+        << "output differs from the reference";
+  }
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(testing::ListDir(dir), want);
+}
+
+class DequantFormats : public ::testing::TestWithParam<bool> {};
+
+TEST_P(DequantFormats, OutputsEqualTheReference) {
+  const bool hrry = GetParam();
+  const std::vector<IngestTensor> tensors = testing::MixedTensors(11, 3);
+  const std::vector<uint8_t> bytes =
+      hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors);
+  for (size_t chunk : {size_t{1}, size_t{13}, size_t{4096}, size_t{1} << 20}) {
+    for (uint64_t spool : {uint64_t{0}, uint64_t{4} << 20}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "chunk " << chunk << " spool " << spool);
+      DequantSinkOptions o;
+      o.out_dir = testing::FreshDir("dequant_out");
+      o.spool_memory_bytes = spool;  // 0: every spool goes to a file
+      ExpectOutputs(tensors, hrry, o.out_dir, Dequant(bytes, o, chunk));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(StreamAndHrry, DequantFormats, ::testing::Bool());
+
+TEST(DequantSink, ParameterLimit) {
+  const std::vector<IngestTensor> tensors = testing::MixedTensors(2);
+  DequantSinkOptions o;
+  o.out_dir = testing::FreshDir("dequant_limit");
+  o.max_parameter_bytes = 1;
+  const Out out = Dequant(testing::StreamBytes(tensors), o);
+  EXPECT_EQ(out.status.code(), absl::StatusCode::kResourceExhausted);
+  ASSERT_GE(out.records.size(), 2u);
+  EXPECT_TRUE(out.records[0].complete);   // per-tensor: no parameter buffer
+  EXPECT_FALSE(out.records[1].complete);  // per-channel
+  EXPECT_EQ(testing::ListDir(o.out_dir),
+            std::vector<std::string>{"tensor_0.f32"});
+}
+
+TEST(DequantSink, DataLevelRejectionLeavesNoOutput) {
+  std::vector<IngestTensor> tensors = testing::MixedTensors(4);
+  // A NaN scale of the per-channel tensor: a data-level rule.
+  dequant::testing::SetScaleF32(&tensors[1].tensor, 2, NAN);
+  DequantSinkOptions o;
+  o.out_dir = testing::FreshDir("dequant_reject");
+  for (bool hrry : {false, true}) {
+    const std::vector<uint8_t> bytes =
+        hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors);
+    const Out out = Dequant(bytes, o);
+    ASSERT_TRUE(RuleIdOf(out.status).has_value()) << out.status;
+    EXPECT_TRUE(absl::StartsWith(*RuleIdOf(out.status), "QNT-PCA"))
+        << out.status;
+    ASSERT_EQ(out.records.size(), 2u);
+    EXPECT_FALSE(out.records[1].complete);
+    EXPECT_TRUE(absl::StartsWith(out.records[1].verdict, "rejected"));
+    // Only tensor 0 is there (under its temporary name for .hrry: the file
+    // did not pass).
+    EXPECT_EQ(testing::ListDir(o.out_dir),
+              std::vector<std::string>{"tensor_0.f32"});
+  }
+}
+
+TEST(DequantSink, WithoutFilesStillChecksTheData) {
+  std::vector<IngestTensor> tensors = testing::MixedTensors(9);
+  DequantSinkOptions o;
+  o.out_dir = testing::FreshDir("dequant_nofiles");
+  o.write_files = false;
+  Out out = Dequant(testing::HrryBytes(tensors), o);
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_TRUE(absl::StartsWith(out.records[1].verdict, "dequantized"));
+  EXPECT_EQ(out.records[1].output, "");
+  EXPECT_TRUE(testing::ListDir(o.out_dir).empty());
+  dequant::testing::SetScaleF32(&tensors[1].tensor, 0, NAN);
+  out = Dequant(testing::HrryBytes(tensors), o);
+  EXPECT_TRUE(RuleIdOf(out.status).has_value()) << out.status;
+}
+
+TEST(ValidateSink, RecordsEveryTensor) {
+  const std::vector<IngestTensor> tensors = testing::MixedTensors(6);
+  ValidateSink sink;
+  std::unique_ptr<ByteConsumer> c =
+      MakeConsumer(SourceFormat::kHrry, FileOptions(), &sink, nullptr, nullptr);
+  const std::vector<uint8_t> bytes = testing::HrryBytes(tensors);
+  Loader loader;
+  ASSERT_TRUE(loader.Run(LoadSource::Memory(bytes), c.get()).status.ok());
+  ASSERT_EQ(sink.records().size(), tensors.size());
+  EXPECT_EQ(sink.records()[1].name, "layers.0.q_proj");
+  EXPECT_EQ(sink.records()[1].shape, "[4, 33]");
+  EXPECT_EQ(sink.records()[1].type, "int8");
+  EXPECT_EQ(sink.records()[1].scheme, "per_channel_affine");
+  EXPECT_EQ(sink.records()[2].scheme, "none");
+  EXPECT_EQ(sink.records()[1].verdict, "valid");
+}
+
+TEST(SafeFileName, Mapping) {
+  EXPECT_EQ(SafeFileName("layers.0.w", 3), "layers.0.w");
+  EXPECT_EQ(SafeFileName("a/b", 0), "a%2Fb");
+  EXPECT_EQ(SafeFileName("..", 0), "%2E.");
+  EXPECT_EQ(SafeFileName(".hidden", 0), "%2Ehidden");
+  EXPECT_EQ(SafeFileName("../x", 0), "%2E.%2Fx");
+  EXPECT_EQ(SafeFileName("100%", 0), "100%25");
+  EXPECT_EQ(SafeFileName("", 7), "tensor_7");
+  EXPECT_EQ(SafeFileName("\xC3\xA9", 0), "%C3%A9");
+  const std::string long_name = SafeFileName(std::string(300, '/'), 42);
+  EXPECT_LE(long_name.size(), 200u);
+  EXPECT_TRUE(absl::EndsWith(long_name, "~42"));
+  EXPECT_EQ(long_name.find('/'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hurray::stream

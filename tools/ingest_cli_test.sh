@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# End-to-end test of `hurray ingest`.
+#
+# Usage: ingest_cli_test.sh HURRAY_BINARY INGEST_TESTDATA_GEN_BINARY
+set -uo pipefail
+
+hurray="$(pwd)/$1"
+gen="$(pwd)/$2"
+work="${TEST_TMPDIR:-$(mktemp -d)}/ingest_cli_test"
+rm -rf "${work}"
+mkdir -p "${work}"
+"${gen}" "${work}/data" || {
+  echo "FAIL: ingest_testdata_gen exited with $?" >&2
+  exit 1
+}
+cd "${work}/data" || exit 1
+
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+run() {
+  out="$("${hurray}" "$@" 2>"${work}/stderr")"
+  rc=$?
+  err="$(cat "${work}/stderr")"
+}
+expect_rc() {  # expect_rc WANT CONTEXT
+  [[ "${rc}" == "$1" ]] || fail "$2: exit code ${rc}, want $1 (stderr: ${err}; stdout: ${out})"
+}
+expect_contains() {  # expect_contains HAYSTACK NEEDLE CONTEXT
+  [[ "$1" == *"$2"* ]] || fail "$3: output does not contain '$2':
+$1"
+}
+expect_json() {  # expect_json CONTEXT
+  if command -v jq >/dev/null 2>&1; then
+    printf '%s\n' "${out}" | jq -e -c . >/dev/null 2>&1 ||
+      fail "$1: output is not JSON: ${out}"
+  fi
+}
+
+# --- Validation. ---------------------------------------------------------------
+
+run ingest mixed.hrry
+expect_rc 0 "valid .hrry"
+expect_contains "${out}" "name" "table header"
+expect_contains "${out}" "layers.0.q_proj" "table row"
+expect_contains "${out}" "per_channel_affine" "table row"
+expect_contains "${out}" "mixed.hrry: OK (7 tensors" "summary"
+[[ -z "${err}" ]] || fail "no progress bar when stderr is not a terminal: ${err}"
+
+run ingest --json mixed.hrs
+expect_rc 0 "valid stream, --json"
+expect_json "valid stream, --json"
+expect_contains "${out}" '"valid":true' "--json"
+expect_contains "${out}" '"verdict":"valid"' "--json"
+
+run ingest --chunk-size 1 mixed.hrry
+expect_rc 0 "--chunk-size 1"
+
+run ingest --agree type=0xF3 --permissive mixed.hrs
+expect_rc 0 "--agree and --permissive"
+
+run ingest cut.hrry
+expect_rc 1 "truncated file"
+expect_contains "${out}" "cut.hrry: FILE-" "truncated file: rule id"
+
+run ingest --json cut.hrry
+expect_rc 1 "truncated file --json"
+expect_json "truncated file --json"
+expect_contains "${out}" '"valid":false' "truncated file --json"
+expect_contains "${out}" '"rule":"FILE-' "truncated file --json"
+
+# --- Dequantization. -----------------------------------------------------------
+
+run ingest mixed.hrry --dequant out_hrry
+expect_rc 0 "--dequant .hrry"
+for f in "embed%2Ftokens.f32" "layers.0.q_proj.f32" "norm.weight.f32" \
+  "%2E.%2Fevil%2Fname.f32" "bias.f32"; do
+  [[ -f "out_hrry/${f}" ]] || fail "--dequant .hrry: no out_hrry/${f} ($(ls out_hrry))"
+done
+[[ -z "$(ls out_hrry | grep -E 'partial|spool|tensor_')" ]] ||
+  fail "--dequant .hrry: leftovers: $(ls out_hrry)"
+expect_contains "${out}" "skipped" "int32 tensor skipped"
+
+cat mixed.hrs | "${hurray}" ingest - --dequant out_stdin >/dev/null 2>&1
+rc=$?
+[[ "${rc}" == 0 ]] || fail "stdin: exit ${rc}"
+cmp -s out_stdin/tensor_1.f32 out_hrry/layers.0.q_proj.f32 ||
+  fail "stdin stream and .hrry outputs differ"
+
+# Same bytes as `hurray dequant`.
+run dequant one.hrs -o ref.f32
+expect_rc 0 "hurray dequant"
+run ingest one.hrs --dequant out_one
+expect_rc 0 "ingest one tensor"
+cmp -s ref.f32 out_one/tensor_0.f32 || fail "ingest --dequant differs from hurray dequant"
+
+run ingest bad_scale.hrs --dequant out_bad
+expect_rc 1 "NaN scale"
+expect_contains "${out}" "QNT-PCA" "NaN scale: rule id"
+[[ -z "$(ls out_bad)" ]] || fail "NaN scale: output left: $(ls out_bad)"
+
+# --- Resume. -------------------------------------------------------------------
+
+run ingest mixed.hrry --dequant out_r --resume state
+expect_rc 0 "--resume, complete run"
+[[ ! -e state ]] || fail "the state file of a finished run is removed"
+run ingest cut.hrry --dequant out_c --resume cstate
+expect_rc 1 "--resume, rejected"
+first="${out}"
+[[ -e cstate ]] || fail "the state file of a rejected run stays"
+run ingest cut.hrry --dequant out_c --resume cstate
+expect_rc 1 "--resume, rerun"
+[[ "${out}" == "${first}" ]] || fail "resumed rerun differs:
+${out}
+---
+${first}"
+run ingest mixed.hrry --dequant out_c --resume cstate
+expect_rc 2 "--resume with another source"
+
+# --- Network: `hurray serve` on a free port. ------------------------------------
+
+"${hurray}" serve mixed.hrry --port 0 >"${work}/serve.out" 2>"${work}/serve.err" &
+serve_pid=$!
+port=""
+for _ in $(seq 100); do
+  line="$(head -n 1 "${work}/serve.out" 2>/dev/null)"
+  if [[ "${line}" =~ ^listening\ on\ 127\.0\.0\.1:([0-9]+)$ ]]; then
+    port="${BASH_REMATCH[1]}"
+    break
+  fi
+  sleep 0.1
+done
+if [[ -z "${port}" ]]; then
+  fail "hurray serve did not start: $(cat "${work}/serve.err")"
+else
+  run ingest "tcp://127.0.0.1:${port}" --dequant out_net --idle-timeout 20
+  expect_rc 0 "tcp:// every tensor (listing)"
+  expect_contains "${out}" "OK (7 tensors" "tcp:// summary"
+  for f in $(ls out_hrry); do
+    cmp -s "out_hrry/${f}" "out_net/${f}" || fail "tcp:// output ${f} differs"
+  done
+  run ingest --json "tcp://127.0.0.1:${port}/bias,layers.0.q_proj"
+  expect_rc 0 "tcp:// two names"
+  expect_json "tcp:// --json"
+  expect_contains "${out}" '"name":"layers.0.q_proj"' "tcp:// names"
+  run ingest "tcp://127.0.0.1:${port}/bias,nope" --resume nstate
+  expect_rc 2 "tcp:// unknown name"
+  expect_contains "${err}" "UNKNOWN_TENSOR" "tcp:// unknown name"
+  [[ -e nstate ]] || fail "tcp:// --resume keeps the names left"
+fi
+kill "${serve_pid}" 2>/dev/null
+wait "${serve_pid}" 2>/dev/null
+
+# --- Usage. --------------------------------------------------------------------
+
+run ingest
+expect_rc 2 "no source"
+run ingest --chunk-size 0 mixed.hrry
+expect_rc 2 "bad --chunk-size"
+run ingest - --resume s
+expect_rc 2 "stdin cannot resume"
+run ingest tcp://nohostport
+expect_rc 2 "tcp:// without a port"
+run ingest missing.hrry
+expect_rc 2 "missing file"
+
+if [[ "${failures}" -gt 0 ]]; then
+  echo "${failures} failure(s)" >&2
+  exit 1
+fi
+echo "PASS"

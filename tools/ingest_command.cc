@@ -1,0 +1,443 @@
+#include "tools/ingest_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <system_error>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "parser/rules.h"
+#include "stream/consumers.h"
+#include "stream/file_format.h"
+#include "stream/ingest_state.h"
+#include "stream/loader.h"
+#include "stream/net_client_session.h"
+#include "tools/command_util.h"
+#include "tools/json_writer.h"
+
+namespace hurray::tools {
+namespace {
+
+using stream::Checkpoint;
+using stream::IngestState;
+using stream::TensorRecord;
+
+struct IngestArgs {
+  std::string source;
+  std::optional<std::string> out_dir;
+  std::optional<std::string> state_file;
+  size_t chunk_size = size_t{1} << 20;
+  double idle_timeout = 0;
+  bool json = false;
+  ParseOptions options;
+};
+
+absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
+                                     bool* help) {
+  IngestArgs a;
+  std::vector<std::string> rest;
+  std::vector<std::string> sources;
+  bool options_done = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (!options_done && arg == "-") {
+      sources.push_back(arg);
+    } else if (!options_done && arg == "--") {
+      options_done = true;
+    } else if (options_done || arg.empty() || arg[0] != '-') {
+      sources.push_back(arg);
+    } else if (arg == "--dequant" && has_value) {
+      a.out_dir = args[++i];
+    } else if (arg == "--resume" && has_value) {
+      a.state_file = args[++i];
+    } else if (arg == "--chunk-size" && has_value) {
+      uint64_t n = 0;
+      if (!absl::SimpleAtoi(args[++i], &n) || n == 0 || n > (1u << 30)) {
+        return absl::InvalidArgumentError(
+            "--chunk-size needs a byte count from 1 to 1073741824");
+      }
+      a.chunk_size = static_cast<size_t>(n);
+    } else if (arg == "--idle-timeout" && has_value) {
+      if (!absl::SimpleAtod(args[++i], &a.idle_timeout) ||
+          !(a.idle_timeout >= 0) || a.idle_timeout > 1e6) {
+        return absl::InvalidArgumentError(
+            "--idle-timeout needs a number of seconds");
+      }
+    } else if (arg == "--agree" && has_value) {
+      rest.push_back(arg);
+      rest.push_back(args[++i]);
+    } else if (arg == "--dequant" || arg == "--resume" ||
+               arg == "--chunk-size" || arg == "--idle-timeout") {
+      return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
+    } else {
+      rest.push_back(arg);
+    }
+  }
+  // --permissive, --agree, --json, --help; a placeholder stands for SOURCE.
+  rest.push_back("--");
+  rest.push_back("SOURCE");
+  absl::StatusOr<CommandArgs> common =
+      ParseCommandArgs(rest, /*allow_json=*/true);
+  if (!common.ok()) return common.status();
+  *help = common->help;
+  if (common->files.size() != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument '", common->files[0], "'"));
+  }
+  a.json = common->json;
+  a.options = common->options;
+  if (*help) return a;
+  if (sources.size() != 1) {
+    return absl::InvalidArgumentError("needs exactly one SOURCE");
+  }
+  a.source = sources[0];
+  if (a.source == "-" && a.state_file.has_value()) {
+    return absl::InvalidArgumentError("standard input cannot be resumed");
+  }
+  return a;
+}
+
+// STREAM-IO (the source failed: cannot open or read, idle timeout,
+// cancelled) says nothing about the input: an I/O error, exit 2.
+int ExitCodeOf(const absl::Status& s) {
+  if (s.ok()) return kExitOk;
+  const std::optional<absl::string_view> rule = RuleIdOf(s);
+  return rule.has_value() && *rule != "STREAM-IO" ? kExitRejected : kExitError;
+}
+
+// Progress on a terminal, at most ten times a second.
+class ProgressLine {
+ public:
+  explicit ProgressLine(std::ostream& err)
+      : err_(err), enabled_(::isatty(STDERR_FILENO) == 1) {}
+  void Update(const stream::LoadProgress& p) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (shown_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
+    shown_ = true;
+    const double mb = static_cast<double>(p.bytes) / 1e6;
+    err_ << absl::StrFormat("\r%10.1f MB  %6d tensors  %8.1f MB/s", mb,
+                            p.tensors,
+                            p.elapsed_seconds > 0 ? mb / p.elapsed_seconds : 0)
+         << std::flush;
+  }
+  void Done() {
+    if (shown_) err_ << "\n" << std::flush;
+  }
+
+ private:
+  std::ostream& err_;
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point last_;
+};
+
+void PrintTable(const std::vector<TensorRecord>& records, std::ostream& out) {
+  size_t w_name = 4, w_shape = 5, w_type = 4, w_scheme = 6, w_bytes = 5;
+  auto name_of = [](const TensorRecord& r) {
+    return r.name.empty() ? absl::StrCat("#", r.index) : r.name;
+  };
+  for (const TensorRecord& r : records) {
+    w_name = std::max(w_name, name_of(r).size());
+    w_shape = std::max(w_shape, r.shape.size());
+    w_type = std::max(w_type, r.type.size());
+    w_scheme = std::max(w_scheme, r.scheme.size());
+    w_bytes = std::max(w_bytes, absl::StrCat(r.bytes).size());
+  }
+  auto row = [&](absl::string_view a, absl::string_view b, absl::string_view c,
+                 absl::string_view d, absl::string_view e,
+                 absl::string_view f) {
+    out << absl::StrFormat(
+        "%-*s  %-*s  %-*s  %-*s  %*s  %s\n", static_cast<int>(w_name), a,
+        static_cast<int>(w_shape), b, static_cast<int>(w_type), c,
+        static_cast<int>(w_scheme), d, static_cast<int>(w_bytes), e, f);
+  };
+  row("name", "shape", "type", "scheme", "bytes", "verdict");
+  for (const TensorRecord& r : records) {
+    row(name_of(r), r.shape, r.type, r.scheme, absl::StrCat(r.bytes),
+        r.complete ? r.verdict
+                   : (r.verdict.empty() ? "incomplete" : r.verdict));
+  }
+}
+
+void PrintJson(const IngestArgs& a, const absl::Status& status, uint64_t bytes,
+               const std::vector<TensorRecord>& records, std::ostream& out) {
+  std::string line;
+  JsonWriter w(&line);
+  w.BeginObject();
+  w.Key("source").String(a.source);
+  const std::optional<absl::string_view> rule = RuleIdOf(status);
+  if (status.ok() || rule.has_value()) w.Key("valid").Bool(status.ok());
+  if (rule.has_value()) {
+    w.Key("rule").String(*rule);
+    w.Key("offset").Uint(OffsetOf(status).value_or(0));
+  }
+  if (!status.ok()) w.Key("error").String(status.message());
+  w.Key("bytes").Uint(bytes);
+  w.Key("tensors").BeginArray();
+  for (const TensorRecord& r : records) {
+    w.BeginObject();
+    w.Key("index").Uint(r.index);
+    if (!r.name.empty()) w.Key("name").String(r.name);
+    w.Key("shape").String(r.shape);
+    w.Key("type").String(r.type);
+    w.Key("scheme").String(r.scheme);
+    w.Key("bytes").Uint(r.bytes);
+    w.Key("complete").Bool(r.complete);
+    w.Key("verdict").String(r.verdict);
+    if (!r.output.empty()) w.Key("output").String(r.output);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  out << line << "\n";
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<stream::ByteConsumer>> MakeNetConsumer(
+    const std::vector<std::string>& names, const ParseOptions& options,
+    stream::IngestSink* sink) {
+  if (names.empty()) {
+    return absl::InvalidArgumentError("no tensor names to request");
+  }
+  stream::NetClientOptions o;
+  o.parse = options;
+  o.keys = names;
+  return std::make_unique<stream::NetClientSession>(o, sink);
+}
+
+namespace {
+
+// Keeps the bytes of the listing tensor's data buffer (bounded).
+class ListingSink : public stream::IngestSink {
+ public:
+  void OnBufferPiece(uint32_t buffer_index, uint64_t,
+                     absl::Span<const uint8_t> piece) override {
+    if (buffer_index != 0 || !status_.ok()) return;
+    if (bytes.size() + piece.size() > kMaxListingBytes) {
+      status_ = absl::ResourceExhaustedError("the tensor list is too large");
+      return;
+    }
+    bytes.insert(bytes.end(), piece.begin(), piece.end());
+  }
+  absl::Status status() const override { return status_; }
+
+  static constexpr size_t kMaxListingBytes = size_t{64} << 20;
+  std::vector<uint8_t> bytes;
+
+ private:
+  absl::Status status_;
+};
+
+// The server's tensor names (the `hurray:list` key, docs/network.md).
+absl::StatusOr<std::vector<std::string>> FetchNames(
+    const stream::LoadSource& source, const ParseOptions& options,
+    const stream::LoaderOptions& lo) {
+  ListingSink sink;
+  absl::StatusOr<std::unique_ptr<stream::ByteConsumer>> c =
+      MakeNetConsumer({std::string(stream::kListKey)}, options, &sink);
+  if (!c.ok()) return c.status();
+  stream::Loader loader(lo);
+  const stream::LoadResult r = loader.Run(source, c->get());
+  if (!r.status.ok()) return r.status;
+  return stream::ParseTensorList(sink.bytes);
+}
+
+}  // namespace
+
+int RunIngest(absl::Span<const std::string> args, std::ostream& out,
+              std::ostream& err) {
+  bool help = false;
+  absl::StatusOr<IngestArgs> parsed = ParseArgs(args, &help);
+  if (!parsed.ok()) return UsageError("ingest", parsed.status().message(), err);
+  if (help) {
+    PrintUsage(out);
+    return kExitOk;
+  }
+  const IngestArgs& a = *parsed;
+  auto fail = [&err, &a](const absl::Status& s) {
+    err << "hurray ingest: " << a.source << ": " << s.message() << "\n";
+    return kExitError;
+  };
+
+  // The sink.
+  std::unique_ptr<stream::RecordingIngestSink> sink;
+  if (a.out_dir.has_value()) {
+    std::error_code ec;
+    std::filesystem::create_directories(*a.out_dir, ec);
+    if (ec) {
+      return fail(absl::PermissionDeniedError(
+          absl::StrCat("cannot create ", *a.out_dir, ": ", ec.message())));
+    }
+    stream::DequantSinkOptions o;
+    o.out_dir = *a.out_dir;
+    o.mode = a.options.mode;
+    sink = std::make_unique<stream::DequantSink>(o);
+  } else {
+    sink = std::make_unique<stream::ValidateSink>();
+  }
+
+  // Resume state.
+  std::optional<IngestState> resumed;
+  if (a.state_file.has_value()) {
+    absl::StatusOr<IngestState> st = stream::LoadState(*a.state_file);
+    if (st.ok()) {
+      if (st->source != a.source || st->out_dir != a.out_dir.value_or("")) {
+        return fail(absl::FailedPreconditionError(
+            "the resume state belongs to another SOURCE or --dequant"));
+      }
+      resumed = *std::move(st);
+      sink->Preload(resumed->records);
+    } else if (st.status().code() != absl::StatusCode::kNotFound) {
+      return fail(st.status());
+    }
+  }
+
+  stream::FileOptions options;
+  options.parse = a.options;
+  absl::Status state_error;
+  stream::CheckpointFn checkpoint;
+  if (a.state_file.has_value()) {
+    checkpoint = [&](const Checkpoint& c) {
+      if (!state_error.ok()) return;
+      IngestState st;
+      st.source = a.source;
+      st.out_dir = a.out_dir.value_or("");
+      st.checkpoint = c;
+      st.records.assign(
+          sink->records().begin(),
+          sink->records().begin() +
+              std::min<size_t>(c.tensors, sink->records().size()));
+      state_error = stream::SaveState(*a.state_file, st);
+    };
+  }
+
+  // The source and its consumer.
+  stream::LoadSource source;
+  std::vector<std::string> net_names;  // tcp://: the keys requested
+  std::unique_ptr<stream::ByteConsumer> consumer;
+  if (absl::StartsWith(a.source, "tcp://")) {
+    const absl::string_view rest = absl::string_view(a.source).substr(6);
+    const size_t slash = rest.find('/');
+    const absl::string_view hostport = rest.substr(0, slash);
+    const size_t colon = hostport.rfind(':');
+    if (colon == absl::string_view::npos || colon == 0 ||
+        colon + 1 == hostport.size()) {
+      return UsageError("ingest", "tcp:// needs HOST:PORT", err);
+    }
+    std::string host(hostport.substr(0, colon));
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    source =
+        stream::LoadSource::Tcp(host, std::string(hostport.substr(colon + 1)));
+    if (slash != absl::string_view::npos && slash + 1 < rest.size()) {
+      net_names =
+          absl::StrSplit(rest.substr(slash + 1), ',', absl::SkipEmpty());
+    }
+    if (resumed.has_value()) {
+      net_names = resumed->remaining_names;
+    } else if (net_names.empty()) {
+      stream::LoaderOptions lo;
+      lo.idle_timeout_seconds = a.idle_timeout;
+      absl::StatusOr<std::vector<std::string>> listed =
+          FetchNames(source, a.options, lo);
+      if (!listed.ok()) return fail(listed.status());
+      net_names = *std::move(listed);
+    }
+    if (!net_names.empty()) {
+      absl::StatusOr<std::unique_ptr<stream::ByteConsumer>> net =
+          MakeNetConsumer(net_names, a.options, sink.get());
+      if (!net.ok()) return fail(net.status());
+      consumer = *std::move(net);
+    }
+  } else {
+    const Checkpoint* resume =
+        resumed.has_value() ? &resumed->checkpoint : nullptr;
+    consumer = stream::MakeConsumer(stream::SourceFormat::kUnknown, options,
+                                    sink.get(), resume, checkpoint);
+    source = a.source == "-" ? stream::LoadSource::Fd(STDIN_FILENO)
+                             : stream::LoadSource::File(
+                                   a.source, resume ? resume->offset : 0);
+  }
+
+  stream::LoaderOptions lo;
+  lo.chunk_size = a.chunk_size;
+  lo.idle_timeout_seconds = a.idle_timeout;
+  ProgressLine progress(err);
+  const auto* net =
+      dynamic_cast<const stream::NetClientSession*>(consumer.get());
+  const stream::ByteConsumer* c = consumer.get();
+  lo.tensors_completed = [c, net] {
+    return net != nullptr ? net->tensors_completed()
+                          : stream::TensorsCompleted(*c);
+  };
+  // Network resume: after each chunk that completed keys, the keys left and
+  // the records of the completed ones.
+  size_t keys_saved = 0;
+  lo.on_progress = [&](const stream::LoadProgress& p) {
+    progress.Update(p);
+    if (net == nullptr || !a.state_file.has_value() || !state_error.ok() ||
+        net->keys_completed() == keys_saved) {
+      return;
+    }
+    keys_saved = net->keys_completed();
+    IngestState st;
+    st.source = a.source;
+    st.out_dir = a.out_dir.value_or("");
+    st.remaining_names.assign(net_names.begin() + keys_saved, net_names.end());
+    for (const TensorRecord& r : sink->records()) {
+      if (!r.complete) break;
+      st.records.push_back(r);
+    }
+    st.checkpoint.tensors = st.records.size();
+    state_error = stream::SaveState(*a.state_file, st);
+  };
+  stream::Loader loader(lo);
+  stream::LoadResult result;
+  if (consumer != nullptr) {
+    result = loader.Run(source, consumer.get());
+  }  // else: a resumed network ingest with nothing left to fetch
+  progress.Done();
+  absl::Status status = result.status;
+  const uint64_t total_bytes =
+      result.bytes + (resumed.has_value() ? resumed->checkpoint.offset : 0);
+
+  if (a.json) {
+    PrintJson(a, status, total_bytes, sink->records(), out);
+  } else {
+    PrintTable(sink->records(), out);
+    if (status.ok()) {
+      out << a.source << ": OK (" << sink->records().size() << " tensors, "
+          << total_bytes << " bytes)\n";
+    } else if (RuleIdOf(status).has_value()) {
+      out << a.source << ": " << status.message() << "\n";
+    }
+  }
+  if (!status.ok() && !RuleIdOf(status).has_value()) {
+    err << "hurray ingest: " << a.source << ": " << status.message() << "\n";
+  }
+  if (!state_error.ok()) {
+    err << "hurray ingest: " << state_error.message() << "\n";
+  }
+  if (status.ok() && a.state_file.has_value()) {
+    std::remove(a.state_file->c_str());  // finished: nothing to resume
+  }
+  out.flush();
+  const int code = ExitCodeOf(status);
+  return !state_error.ok() && code == kExitOk ? kExitError : code;
+}
+
+}  // namespace hurray::tools

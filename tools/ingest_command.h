@@ -1,0 +1,49 @@
+// `hurray ingest SOURCE [--dequant OUT_DIR] [--resume STATE_FILE]
+//                [--permissive] [--agree KIND=VALUE]... [--json]
+//                [--chunk-size N] [--idle-timeout S]`
+//
+// Reads SOURCE through the loader (stream/loader.h), validating as the bytes
+// arrive: a .hrry file or a bare tensor stream (told apart by the first 8
+// bytes), from a file path, `-` (standard input, a pipe) or
+// `tcp://HOST:PORT[/name1,name2...]` (the network client session; see
+// MakeNetConsumer). With --dequant, every tensor is also written to
+// OUT_DIR/<name>.f32 (stream/sinks.h DequantSink: names, spooling, bounded
+// memory). With --resume, a state file is rewritten after each completed
+// tensor and a rerun continues there (stream/ingest_state.h); a run that
+// finishes removes it. `-` cannot be resumed.
+//
+// Output: a progress line on stderr when stderr is a terminal; on stdout a
+// table (name, shape, type, scheme, bytes, verdict) and a last line
+// "SOURCE: OK ..." or "SOURCE: <RULE-ID> at byte <offset>: <message>", or
+// with --json one JSON object. Exit 0 when the input is valid, 1 with the
+// rule id when it is rejected, 2 on usage, I/O or sink errors (STREAM-IO,
+// the source failing, is printed with its rule id but exits 2).
+#ifndef HURRAY_TOOLS_INGEST_COMMAND_H_
+#define HURRAY_TOOLS_INGEST_COMMAND_H_
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "stream/byte_consumer.h"
+#include "stream/sinks.h"
+
+namespace hurray::tools {
+
+int RunIngest(absl::Span<const std::string> args, std::ostream& out,
+              std::ostream& err);
+
+// The network part of `tcp://` sources: a NetClientSession
+// (stream/net_client_session.h) requesting `names` and reporting to `sink`.
+// Without names in SOURCE, RunIngest first fetches the server's listing
+// (`hurray:list`) and requests every name in it.
+absl::StatusOr<std::unique_ptr<stream::ByteConsumer>> MakeNetConsumer(
+    const std::vector<std::string>& names, const ParseOptions& options,
+    stream::IngestSink* sink);
+
+}  // namespace hurray::tools
+
+#endif  // HURRAY_TOOLS_INGEST_COMMAND_H_

@@ -1,0 +1,34 @@
+// Writes the inputs of ingest_cli_test.sh into DIR: mixed.hrry and
+// mixed.hrs (the same tensors as a .hrry file and a bare stream),
+// one.hrs (a single per-channel tensor, for `hurray dequant`), cut.hrry
+// (mixed.hrry without its last 100 bytes) and bad_scale.hrs (a NaN scale).
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dequant/testing.h"
+#include "stream/loader_test_util.h"
+
+int main(int argc, char** argv) {
+  using namespace hurray::stream::testing;
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: ingest_testdata_gen DIR\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  std::filesystem::create_directories(dir);
+  std::vector<IngestTensor> tensors = MixedTensors(31, 2);
+  const std::vector<uint8_t> hrry = HrryBytes(tensors);
+  WriteAll(dir + "/mixed.hrry", hrry);
+  WriteAll(dir + "/mixed.hrs", StreamBytes(tensors));
+  WriteAll(dir + "/cut.hrry",
+           absl::MakeConstSpan(hrry).first(hrry.size() - 100));
+  std::vector<IngestTensor> one;
+  one.push_back(std::move(tensors[1]));
+  WriteAll(dir + "/one.hrs", StreamBytes(one));
+  hurray::dequant::testing::SetScaleF32(&one[0].tensor, 1, NAN);
+  WriteAll(dir + "/bad_scale.hrs", StreamBytes(one));
+  return 0;
+}

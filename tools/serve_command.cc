@@ -1,0 +1,100 @@
+#include "tools/serve_command.h"
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "parser/rules.h"
+#include "stream/hrry_mmap.h"
+#include "stream/net_server.h"
+#include "tools/command_util.h"
+
+namespace hurray::tools {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: hurray serve FILE.hrry [--port P] [--bind ADDR] [--permissive]\n"
+    "                    [--idle-timeout SECONDS] [--max-message-size BYTES]\n"
+    "  Serves the file's tensors over the Hurray network protocol.\n"
+    "  Defaults: --bind 127.0.0.1 --port 7420 (0 picks a free port)\n"
+    "  --idle-timeout 30 --max-message-size 1048576.\n"
+    "  Prints 'listening on ADDR:PORT' once ready; SIGINT/SIGTERM stop it.\n";
+
+}  // namespace
+
+int RunServe(absl::Span<const std::string> args, std::ostream& out,
+             std::ostream& err) {
+  stream::NetServerConfig config;
+  stream::FileOptions file_options;
+  std::string path;
+  auto value = [&](size_t* i, const char* name) -> const std::string* {
+    if (*i + 1 >= args.size()) return nullptr;
+    (void)name;
+    return &args[++*i];
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    uint32_t n = 0;
+    if (a == "-h" || a == "--help") {
+      out << kUsage;
+      return kExitOk;
+    } else if (a == "--permissive") {
+      file_options.parse.mode = Mode::kPermissive;
+      config.session.mode = Mode::kPermissive;
+    } else if (a == "--port") {
+      const std::string* v = value(&i, "--port");
+      if (v == nullptr || !absl::SimpleAtoi(*v, &n) || n > 65535) {
+        return UsageError("serve", "--port needs a number 0..65535", err);
+      }
+      config.port = static_cast<uint16_t>(n);
+    } else if (a == "--bind") {
+      const std::string* v = value(&i, "--bind");
+      if (v == nullptr)
+        return UsageError("serve", "--bind needs an address", err);
+      config.bind_address = *v;
+    } else if (a == "--idle-timeout") {
+      const std::string* v = value(&i, "--idle-timeout");
+      if (v == nullptr || !absl::SimpleAtoi(*v, &n) || n == 0 || n > 86400) {
+        return UsageError("serve", "--idle-timeout needs seconds 1..86400",
+                          err);
+      }
+      config.idle_timeout_ms = n * 1000;
+    } else if (a == "--max-message-size") {
+      const std::string* v = value(&i, "--max-message-size");
+      if (v == nullptr || !absl::SimpleAtoi(*v, &n) || n < 64) {
+        return UsageError("serve", "--max-message-size needs bytes >= 64", err);
+      }
+      config.session.max_message_size = n;
+    } else if (!a.empty() && a[0] == '-') {
+      return UsageError("serve", absl::StrCat("unknown option ", a), err);
+    } else if (path.empty()) {
+      path = a;
+    } else {
+      return UsageError("serve", "serve takes one file", err);
+    }
+  }
+  if (path.empty()) return UsageError("serve", "no file to serve", err);
+
+  auto file = stream::HrryFile::Open(path, file_options);
+  if (!file.ok()) {
+    const auto rule = RuleIdOf(file.status());
+    err << "hurray serve: " << path << ": " << file.status().message() << "\n";
+    return rule.has_value() ? kExitRejected : kExitError;
+  }
+  stream::NetServer server(file->get(), config);
+  const absl::Status listening = server.Listen();
+  if (!listening.ok()) {
+    err << "hurray serve: " << listening.message() << "\n";
+    return kExitError;
+  }
+  server.StopOnSignals();
+  out << "listening on " << config.bind_address << ":" << server.port()
+      << std::endl;  // flushed: scripts wait for this line
+  server.Run();
+  err << "hurray serve: stopped after " << server.connections_accepted()
+      << " connection(s)\n";
+  return kExitOk;
+}
+
+}  // namespace hurray::tools
