@@ -11,6 +11,11 @@
 //   BM_Memcpy/<elements>        memcpy of the float32 output size
 //   BM_ConvertInt8/<elements>   a plain int8 → float32 loop, compiled with
 //                               -O3 for this CPU's best of AVX-512 / AVX2
+// and, at 64 Mi elements, the parallel whole-buffer path:
+//   BM_DequantThreads/<scheme>/<storage>/<elements>/threads:<1|2>
+//       Dequantizer::ConsumeWhole (wall time; threads:1 is the serial path)
+// and other layouts at 64 Ki elements (ConsumeScattered):
+//   BM_DequantLayout/<column_major|tiled>/<scheme>/<storage>/<elements>
 //
 //   bazel run -c opt //bench:dequant_bench -- --benchmark_min_time=0.1
 #include <cstddef>
@@ -19,6 +24,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -146,6 +152,68 @@ void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type) {
   state.SetLabel(KernelTargetName());
 }
 
+// ConsumeWhole over range(1) threads (1: the serial path, for the ratio).
+void BM_DequantThreads(benchmark::State& state, Scheme scheme, uint8_t type) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  const BenchTensor t = Make(scheme, type, n);
+  absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(*t.descriptor, {t.scales, t.zero_points});
+  if (!dq.ok()) {
+    state.SkipWithError(dq.status().ToString().c_str());
+    return;
+  }
+  std::vector<float> out(n);
+  for (auto _ : state) {
+    dq->Restart();
+    const absl::Status s =
+        dq->ConsumeWhole(t.data, absl::MakeSpan(out), threads);
+    if (!s.ok() || dq->elements_written() != n) {
+      state.SkipWithError(s.ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.SetLabel(KernelTargetName());
+}
+
+// Other dense layouts (ConsumeScattered, the storage-order walk): the same
+// tensors stored column-major or in 16×64 row-major tiles.
+void BM_DequantLayout(benchmark::State& state, uint8_t layout, Scheme scheme,
+                      uint8_t type) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0));
+  const BenchTensor t = Make(scheme, type, n);
+  TensorDescriptor& d = *t.descriptor;
+  d.layout_tag = layout;
+  if (layout == layout_tag::kTiled) {
+    d.layout.tiled_depth = 1;
+    d.layout.tiled[0].outer_layout = layout_tag::kRowMajor;
+    d.layout.tiled[0].inner_layout = layout_tag::kRowMajor;
+    d.layout.tiled[0].tile_shape[0] = 16;  // rows are 4096 long
+    d.layout.tiled[0].tile_shape[1] = 64;
+  }
+  absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(d, {t.scales, t.zero_points});
+  if (!dq.ok()) {
+    state.SkipWithError(dq.status().ToString().c_str());
+    return;
+  }
+  std::vector<float> out(n);
+  for (auto _ : state) {
+    dq->Restart();
+    const absl::Status s = dq->ConsumeScattered(t.data, absl::MakeSpan(out));
+    if (!s.ok() || dq->elements_written() != n) {
+      state.SkipWithError(s.ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+
 void BM_Memcpy(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   std::vector<float> src(n, 1.0f), dst(n);
@@ -196,6 +264,31 @@ struct Registrar {
                                                type);
         for (int64_t n : kSizes) b->Arg(n);
         b->Unit(benchmark::kMicrosecond);
+        const std::string threads_name = std::string("BM_DequantThreads/") +
+                                         SchemeLabel(scheme) + "/" +
+                                         std::string(ElementTypeName(type));
+        benchmark::RegisterBenchmark(threads_name.c_str(), BM_DequantThreads,
+                                     scheme, type)
+            ->Args({kSizes[1], 1})
+            ->Args({kSizes[1], 2})
+            ->ArgNames({"", "threads"})
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
+    }
+    const std::pair<Scheme, uint8_t> layout_cases[] = {
+        {Scheme::kPerTensorAffine, kInt8},
+        {Scheme::kNf4, kUInt4},
+        {Scheme::kMxfp, kFloat8E4M3}};
+    for (uint8_t layout : {layout_tag::kColumnMajor, layout_tag::kTiled}) {
+      for (const auto& [scheme, type] : layout_cases) {
+        const std::string name =
+            std::string("BM_DequantLayout/") + LayoutName(layout) + "/" +
+            SchemeLabel(scheme) + "/" + std::string(ElementTypeName(type));
+        benchmark::RegisterBenchmark(name.c_str(), BM_DequantLayout, layout,
+                                     scheme, type)
+            ->Arg(kSizes[0])
+            ->Unit(benchmark::kMicrosecond);
       }
     }
   }

@@ -13,8 +13,23 @@
 // ignored, and a group cut by a piece boundary (a 16/32-bit value, a 6-bit
 // 3-byte group) is carried over in at most 3 bytes. It writes float32 for
 // every element it completes, in logical row-major order; per-block affine
-// and NF4 padding elements are skipped (RESOLUTIONS.md 2). Row-major storage
-// only for now: other layouts are Unimplemented.
+// and NF4 padding elements are skipped (RESOLUTIONS.md 2).
+//
+// Other dense layouts (column-major, strided, tiled, Morton, Hilbert) store
+// elements out of logical order. Their pieces go to ConsumeScattered, which
+// writes each element it completes to its logical row-major position in a
+// caller-provided whole-tensor output:
+//
+//   std::vector<float> tensor(dq->plan().logical_elements);
+//   for each piece: dq->ConsumeScattered(piece, absl::MakeSpan(tensor));
+//   dq->Finish();
+//
+// ConsumeScattered also takes row-major tensors (it then calls Consume at
+// tensor[elements_written()...]), so a loader can use it for every layout.
+// Elements arrive in storage order (dequant/storage_walk.h); a layout whose
+// strides interleave or overlap has no such order (streamable() is false)
+// and must be given its whole data buffer in one piece. Sparse, block-paged,
+// composite and extension layouts are Unimplemented at Create.
 //
 // Data-level rules, strict by default (ParseOptions-style Mode):
 //   at Create: QNT-PCA-10, QNT-PCA-11, QNT-PBA-12, QNT-PBA-13 (strict),
@@ -22,7 +37,8 @@
 //   in Consume: TYPE-PACK-02/03/04 (strict) for non-zero unused bits after
 //     the last element of a 4-, 2- or 6-bit tensor; the offset is the
 //     element index (in the data buffer's packed grid) of the first unused
-//     slot that is not zero.
+//     slot that is not zero. Row- and column-major only: the other layouts
+//     have no "last element" of a packed grid.
 // Non-zero padding in a partial trailing block is a warning, never a
 // rejection (RESOLUTIONS.md 2): see warnings().
 #ifndef HURRAY_DEQUANT_DEQUANTIZER_H_
@@ -31,13 +47,16 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "dequant/minifloat.h"
 #include "dequant/params.h"
 #include "dequant/plan.h"
+#include "dequant/storage_walk.h"
 #include "parser/descriptor.h"
 #include "parser/rules.h"
 
@@ -55,11 +74,16 @@ enum class StoreMode : uint8_t {
 struct DequantOptions {
   Mode mode = Mode::kStrict;
   StoreMode stores = StoreMode::kAuto;
+  // DequantizeAll only: split a row-major tensor's data at group boundaries
+  // over this many threads (the caller's included; Dequantizer::ConsumeWhole).
+  // Bit-identical to one thread, the same warnings and rejections.
+  int threads = 1;
 };
 
 struct DequantWarnings {
   // Padding elements of partial trailing blocks holding a non-zero code, and
-  // the packed-grid element index of the first one.
+  // the lowest element offset (ElementAddresser::Offset; the packed-grid
+  // element index for row-major) of one.
   uint64_t nonzero_padding = 0;
   uint64_t first_nonzero_padding = 0;
 };
@@ -75,7 +99,8 @@ class Dequantizer {
       const TensorDescriptor& d, const ParameterBytes& params,
       const DequantOptions& options = DequantOptions());
 
-  // How many floats Consume writes for a next piece of `piece_bytes` bytes.
+  // How many floats Consume writes for a next piece of `piece_bytes` bytes
+  // (0 for a layout that needs ConsumeScattered).
   uint64_t OutputCountFor(size_t piece_bytes) const;
 
   // Consumes the next piece of the data buffer and writes the elements it
@@ -84,8 +109,27 @@ class Dequantizer {
   // when the piece runs past the data buffer's byte_size; a data-level
   // rejection (TYPE-PACK-0x) stops the dequantizer, and every later call
   // returns it. *elements_written counts what was written, also on error.
+  // Row-major storage only (FailedPrecondition otherwise: in_order()).
   absl::Status Consume(absl::Span<const uint8_t> piece, absl::Span<float> out,
                        size_t* elements_written);
+
+  // Consumes the next piece of the data buffer and writes every element it
+  // completes to tensor[logical row-major index]. `tensor` holds
+  // plan().logical_elements floats (InvalidArgument otherwise, nothing
+  // consumed). Any dense layout. Same errors as Consume; besides,
+  // FailedPrecondition when !streamable() and the piece is not the whole
+  // data buffer.
+  absl::Status ConsumeScattered(absl::Span<const uint8_t> piece,
+                                absl::Span<float> tensor);
+
+  // The whole data buffer at once, from a fresh (or Restart()ed)
+  // Dequantizer, into `tensor` (plan().logical_elements floats), split at
+  // group boundaries over `threads` threads (the caller's included) for
+  // row-major storage: bit-identical to one thread, the same warnings and
+  // rejections. Otherwise (other layouts, data shorter than the tensor, a
+  // started Dequantizer) it is ConsumeScattered on the calling thread.
+  absl::Status ConsumeWhole(absl::Span<const uint8_t> data,
+                            absl::Span<float> tensor, int threads);
 
   // OK when every element has been written; OutOfRange when data is missing;
   // the rejection if one stopped the dequantizer.
@@ -95,8 +139,16 @@ class Dequantizer {
   // (to dequantize the same tensor's data again, e.g. a re-sent buffer).
   void Restart();
 
-  bool done() const { return pos_ == plan_.storage_elements; }
-  uint64_t elements_written() const { return plan_.LogicalBefore(pos_); }
+  bool done() const {
+    return walk_ != nullptr ? walk_done_ : pos_ == plan_.storage_elements;
+  }
+  uint64_t elements_written() const {
+    return walk_ != nullptr ? scattered_ : plan_.LogicalBefore(pos_);
+  }
+  // Consume works (row-major storage); otherwise use ConsumeScattered.
+  bool in_order() const { return walk_ == nullptr; }
+  // ConsumeScattered accepts pieces (false: only the whole buffer at once).
+  bool streamable() const;
   const Plan& plan() const { return plan_; }
   const DequantWarnings& warnings() const { return warnings_; }
 
@@ -117,8 +169,23 @@ class Dequantizer {
   // Dequantizes `groups` whole groups at `src`, the first holding element
   // pos_, and advances pos_.
   absl::Status EmitGroups(const uint8_t* src, uint64_t groups, float** out);
+  // EmitGroups from storage element *pos, with its own output cursor and
+  // warnings (what parallel parts run): the TYPE-PACK rejection, or OK.
+  absl::Status EmitGroupsAt(const uint8_t* src, uint64_t groups, bool stream,
+                            uint64_t* pos, float** out,
+                            DequantWarnings* warnings) const;
   void CheckPadding(const uint8_t* src, uint64_t src_first, uint64_t first,
-                    uint64_t count);
+                    uint64_t count, DequantWarnings* warnings) const;
+
+  // ConsumeScattered's loop over the storage walk; `piece` starts at byte
+  // bytes_seen_ of the data buffer.
+  absl::Status Scatter(absl::Span<const uint8_t> piece, float* tensor);
+  // The bits of the element at bit `bit` of the data buffer, from `piece` or
+  // the bytes carried before it.
+  uint32_t CodeAt(uint64_t bit, absl::Span<const uint8_t> piece) const;
+  // Scatter's element loop for codes of kBits bits.
+  template <uint32_t kBits>
+  void ScatterElements(absl::Span<const uint8_t> piece, float* tensor);
 
   Plan plan_;
   Mode mode_ = Mode::kStrict;
@@ -138,10 +205,25 @@ class Dequantizer {
   size_t carry_len_ = 0;
   absl::Status status_;
   DequantWarnings warnings_;
+
+  // Other layouts: the storage-order walk, the last bytes before the next
+  // piece, and the elements written.
+  std::unique_ptr<StorageWalk> walk_;
+  // Codes of at most 8 bits: value_of_code_ (NF4 table, minifloat value)
+  // or int_of_code_ (the sign-extended integer), by code.
+  std::vector<float> value_of_code_;
+  std::vector<int32_t> int_of_code_;
+  bool walk_done_ = false;
+  bool pack_check_ = false;  // column-major: unused bits still to check
+  std::array<uint8_t, 8> tail_{};
+  size_t tail_len_ = 0;
+  uint64_t scattered_ = 0;
 };
 
 // One shot: `data` is the whole data buffer (buffer 0). `out` is resized to
-// the logical element count.
+// the logical element count. ResourceExhausted for a non-row-major tensor of
+// more than 16 Mi elements and more than 64 per data byte (broadcast strides
+// make any count possible): ConsumeScattered takes the caller's output.
 absl::Status DequantizeAll(const TensorDescriptor& d,
                            absl::Span<const uint8_t> data,
                            const ParameterBytes& params,

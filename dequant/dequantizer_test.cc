@@ -196,19 +196,25 @@ TEST_F(DequantizerTest, FinishReportsMissingData) {
       absl::StatusCode::kOutOfRange);
 }
 
-TEST_F(DequantizerTest, OtherLayoutsAreNotImplementedYet) {
+TEST_F(DequantizerTest, SparseLayoutsAreNotImplemented) {
   TensorSpec spec;
   spec.scheme = Scheme::kPerTensorAffine;
   spec.storage_type = kInt8;
   spec.shape = {4, 4};
   TestTensor t = MakeTensor(spec, rng_);
-  t.descriptor->layout_tag = layout_tag::kColumnMajor;
+  t.descriptor->layout_tag = layout_tag::kCsr;
   const absl::Status s =
       Dequantizer::Create(*t.descriptor, t.params()).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(s.message(),
-            "layout column_major: dequantization from this layout is not "
-            "implemented yet");
+            "layout csr: dequantization is implemented for dense layouts only "
+            "(row-major, column-major, strided, tiled, Morton, Hilbert)");
+  // Column-major is dense: it goes through ConsumeScattered.
+  t.descriptor->layout_tag = layout_tag::kColumnMajor;
+  absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(*t.descriptor, t.params());
+  ASSERT_TRUE(dq.ok()) << dq.status();
+  EXPECT_FALSE(dq->in_order());
 }
 
 TEST_F(DequantizerTest, RefusesUnquantizedAndDynamicTensors) {

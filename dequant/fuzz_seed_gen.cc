@@ -55,6 +55,32 @@ int Main(int argc, char** argv) {
   specs[5].scale_type = kBFloat16;
   specs[5].symmetric = true;
   specs[2].shared_buffer = true;
+  // Every other dense layout (dequant/storage_walk.h).
+  std::mt19937_64 layout_rng(2);
+  const std::pair<uint8_t, TensorSpec> layouts[] = {
+      {layout_tag::kColumnMajor,
+       Spec(Scheme::kPerBlockAffine, kInt4, {5, 7}, 1, 4)},
+      {layout_tag::kStrided,
+       Spec(Scheme::kPerChannelAffine, kInt8, {3, 4}, 0, 0)},
+      {layout_tag::kStrided,
+       Spec(Scheme::kPerTensorAffine, kUInt4, {3, 5}, 0, 0)},
+      {layout_tag::kTiled, Spec(Scheme::kNf4, kUInt4, {3, 12}, 1, 8)},
+      {layout_tag::kTiled, Spec(Scheme::kPerBlockAffine, kUInt2, {6, 5}, 0, 4)},
+      {layout_tag::kMorton, Spec(Scheme::kMxfp, kFloat6E3M2, {3, 16}, 1, 16)},
+      {layout_tag::kHilbert, Spec(Scheme::kMxfp, kFloat4E2M1, {16, 16}, 1, 16)},
+      {layout_tag::kHilbert,
+       Spec(Scheme::kPerBlockAffine, kInt8, {4, 4}, 0, 2)},
+  };
+  int which = 0;
+  for (const auto& [tag, base] : layouts) {
+    TensorSpec spec = base;
+    // The second strided seed interleaves (whole-buffer path).
+    spec.layout = testing::RandomLayout(tag, testing::StoredShape(spec),
+                                        layout_rng, which == 2);
+    spec.zero_padding = which % 2 == 0;
+    specs.push_back(spec);
+    ++which;
+  }
   std::mt19937_64 rng(1);
   int n = 0;
   for (const TensorSpec& spec : specs) {
@@ -72,7 +98,10 @@ int Main(int argc, char** argv) {
     }
     std::string name = spec.Name();
     for (char& c : name) {
-      if (c == '/' || c == '[' || c == ']' || c == ',') c = '_';
+      if (c == '/' || c == '[' || c == ']' || c == ',' || c == ' ' ||
+          c == '(' || c == ')') {
+        c = '_';
+      }
     }
     const std::string path = std::string(argv[1]) + "/" + name;
     std::ofstream(path, std::ios::binary)

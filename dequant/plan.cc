@@ -131,10 +131,13 @@ absl::StatusOr<Plan> MakePlan(const TensorDescriptor& d) {
         "implemented",
         q.scheme_tag, q.scheme_version));
   }
-  if (d.layout_tag != layout_tag::kRowMajor) {
+  if (!layout_tag::IsDense(d.layout_tag)) {
+    // Sparse (COO/CSR/CSC/CSF), block-paged, composite and extension
+    // layouts carry their values through index buffers or members.
     return absl::UnimplementedError(absl::StrCat(
         "layout ", LayoutName(d.layout_tag),
-        ": dequantization from this layout is not implemented yet"));
+        ": dequantization is implemented for dense layouts only (row-major, "
+        "column-major, strided, tiled, Morton, Hilbert)"));
   }
   if (!d.layout_parsed || d.rank > kMaxRank || d.buffer_count == 0) {
     return Invalid("the descriptor's layout or buffer table is incomplete");
@@ -163,6 +166,7 @@ absl::StatusOr<Plan> MakePlan(const TensorDescriptor& d) {
       break;
   }
   plan.storage_type = d.type_tag;
+  plan.layout_tag = d.layout_tag;
   const std::optional<Codec> codec = CodecFor(plan.scheme, d.type_tag);
   if (!codec.has_value()) {
     return Invalid(absl::StrCat("storage type ", ElementTypeName(d.type_tag),
@@ -195,6 +199,7 @@ absl::StatusOr<Plan> MakePlan(const TensorDescriptor& d) {
     }
   } else {
     if (q.axis >= d.rank) return Invalid("axis is not below rank");
+    plan.axis = q.axis;
     plan.axis_len = d.shape[q.axis];
     if (logical == 0) {
       // Nothing is stored; only the parameter count matters (per-channel:
@@ -259,8 +264,12 @@ absl::StatusOr<Plan> MakePlan(const TensorDescriptor& d) {
   }
   plan.byte_offset = d.byte_offset;
   plan.data_buffer_size = d.buffers[0].byte_size;
-  if (plan.byte_offset > plan.data_buffer_size ||
-      plan.data_buffer_size - plan.byte_offset < plan.storage_bytes) {
+  // Row- and column-major store exactly the packed grid; the other layouts'
+  // extents are checked by their ElementAddresser (dequant/storage_walk.h).
+  if ((plan.layout_tag == layout_tag::kRowMajor ||
+       plan.layout_tag == layout_tag::kColumnMajor) &&
+      (plan.byte_offset > plan.data_buffer_size ||
+       plan.data_buffer_size - plan.byte_offset < plan.storage_bytes)) {
     return Invalid(absl::StrCat("the data buffer holds ", plan.data_buffer_size,
                                 " bytes, fewer than byte_offset ",
                                 plan.byte_offset, " + ", plan.storage_bytes));

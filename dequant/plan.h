@@ -1,11 +1,13 @@
 // The shape of a dequantization: which scheme and codec, and the tensor
 // folded to [outer, axis, inner] around the quantization axis.
 //
-// Row-major storage of a quantized tensor is the logical shape, except that
+// The stored grid of a quantized tensor is the logical shape, except that
 // per-block affine and NF4 round shape[axis] up to a multiple of block_size
 // (RESOLUTIONS.md 2): storage element (p, a, i) of the grid
 // [outer, padded_axis_len, inner] is padding when a >= axis_len. Per-tensor
-// affine folds to [1, 1, N]. An empty tensor stores nothing, but its
+// affine folds to [1, 1, N]. Row-major storage holds that grid in order;
+// the other dense layouts place it through their element addressing
+// (dequant/storage_walk.h). An empty tensor stores nothing, but its
 // per-channel parameters are still shape[axis] entries (RESOLUTIONS.md 7);
 // MXFP with an empty non-axis dimension has zero blocks (RESOLUTIONS.md 6).
 #ifndef HURRAY_DEQUANT_PLAN_H_
@@ -32,7 +34,9 @@ const char* SchemeLabel(Scheme s);  // "per_tensor", "per_channel", ...
 struct Plan {
   Scheme scheme = Scheme::kPerTensorAffine;
   uint8_t storage_type = 0;
+  uint8_t layout_tag = 0;  // a dense layout
   Codec codec = Codec::kInt8;
+  uint32_t axis = 0;  // the quantization axis (0 for per-tensor)
   // [outer, axis_len, inner]; padded_axis_len = blocks_per_axis · block_size
   // for per-block affine and NF4, axis_len otherwise.
   uint64_t outer = 1;
@@ -43,7 +47,9 @@ struct Plan {
   uint64_t blocks_per_axis = 0;   // ceil(axis_len / block_size)
   uint64_t storage_elements = 0;  // outer · padded_axis_len · inner
   uint64_t logical_elements = 0;  // outer · axis_len · inner
-  uint64_t storage_bytes = 0;     // bytes of storage_elements, packed
+  // Bytes of storage_elements, packed (the data of row- and column-major
+  // storage; other layouts may span more, with gaps).
+  uint64_t storage_bytes = 0;
   // Entries of the scale buffer (and of the zero-point buffer when
   // asymmetric): 1 for per-tensor (inline), axis_len for per-channel,
   // the block count otherwise.
@@ -56,6 +62,8 @@ struct Plan {
   uint64_t byte_offset = 0;
   uint64_t data_buffer_size = 0;
 
+  // Row-major storage: elements arrive in logical order (Consume).
+  bool row_major() const { return layout_tag == layout_tag::kRowMajor; }
   bool has_blocks() const {
     return scheme == Scheme::kPerBlockAffine || scheme == Scheme::kNf4 ||
            scheme == Scheme::kMxfp;
@@ -68,8 +76,9 @@ struct Plan {
 // Checks that `d` can be dequantized here and computes its plan. Errors:
 // FailedPrecondition for a tensor without quantization or with a dynamic
 // dimension; Unimplemented for a scheme this reader does not interpret or a
-// layout other than row-major; InvalidArgument for a descriptor that the
-// validator would have rejected (wrong storage type, axis, sizes).
+// layout that is not dense (sparse, block-paged, composite, extension);
+// InvalidArgument for a descriptor that the validator would have rejected
+// (wrong storage type, axis, sizes).
 absl::StatusOr<Plan> MakePlan(const TensorDescriptor& d);
 
 }  // namespace hurray::dequant

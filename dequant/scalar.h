@@ -3,10 +3,11 @@
 // the streaming Dequantizer (dequant/dequantizer.h) is tested against, bit
 // for bit, and is meant to be read next to the spec:
 //
-//   position [i_0 .. i_{r-1}] in row-major order → storage index over the
-//   stored grid (shape[axis] rounded up to a multiple of block_size for
-//   per-block affine and NF4, RESOLUTIONS.md 2) → code q from the packed
-//   little-endian bit stream (element-types.md) →
+//   position [i_0 .. i_{r-1}] in row-major order → its bit offset in the
+//   data buffer by the layout's ElementAddresser (parser/addressing.h) over
+//   the stored grid (shape[axis] rounded up to a multiple of block_size for
+//   per-block affine and NF4, RESOLUTIONS.md 2), for every dense layout →
+//   code q from the little-endian bit stream (element-types.md) →
 //     affine:  float32(int64(q) - zero_point) · scale   (RESOLUTIONS.md 1)
 //     NF4:     kNf4Lut[q] · absmax                       (nf4.md)
 //     MXFP:    value(q) · 2^(e - 127)                    (mxfp.md; int8 and

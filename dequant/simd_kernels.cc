@@ -786,11 +786,10 @@ void DequantizeRunCodec(const Run& r) {
       return RunAffine<int16_t>(r);
     case Codec::kUInt16:
       return RunAffine<uint16_t>(r);
-    case Codec::kInt32: {
-      Run wide = r;
-      wide.wide = true;  // q - zp can leave int32
-      return RunAffine<int32_t>(wide);
-    }
+    case Codec::kInt32:
+      // q - zp stays in int32 only with a zero point of 0, which the caller
+      // flags as narrow (NarrowAffineSafe); otherwise the wide path.
+      return RunAffine<int32_t>(r);
     case Codec::kUInt32: {
       Run wide = r;
       wide.wide = true;

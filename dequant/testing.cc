@@ -15,6 +15,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dequant/storage_walk.h"
+#include "parser/addressing.h"
 #include "parser/element_type.h"
 #include "parser/quantization.h"
 #include "parser/validator.h"
@@ -138,6 +140,51 @@ int32_t ZeroPoint(uint8_t storage, bool wild, std::mt19937_64& rng) {
   }
 }
 
+// Bits [first_bit, first_bit + bits) of a little-endian bit stream.
+void SetBitsAt(uint8_t* base, uint64_t first_bit, uint32_t bits,
+               uint32_t value) {
+  for (uint32_t k = 0; k < bits; ++k) {
+    const uint64_t bit = first_bit + k;
+    const uint8_t mask = static_cast<uint8_t>(1u << (bit % 8));
+    if ((value >> k) & 1u) {
+      base[bit / 8] |= mask;
+    } else {
+      base[bit / 8] &= static_cast<uint8_t>(~mask);
+    }
+  }
+}
+
+uint32_t BitLength(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
+
+// Contiguous strides of `shape` taken in the order `perm` (perm[0] slowest),
+// each optionally widened by a gap.
+std::vector<int64_t> PermutedStrides(const std::vector<uint64_t>& shape,
+                                     std::mt19937_64& rng, bool gaps) {
+  std::vector<uint32_t> perm(shape.size());
+  for (uint32_t k = 0; k < perm.size(); ++k) perm[k] = k;
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<int64_t> strides(shape.size());
+  int64_t acc = 1;
+  for (size_t i = perm.size(); i-- > 0;) {
+    const uint32_t k = perm[i];
+    if (gaps && rng() % 3 == 0) acc *= 2;
+    strides[k] = acc;
+    acc *= static_cast<int64_t>(std::max<uint64_t>(shape[k], 1));
+  }
+  return strides;
+}
+
+uint8_t ContiguousKind(std::mt19937_64& rng, bool strided_ok) {
+  switch (rng() % (strided_ok ? 3 : 2)) {
+    case 0:
+      return layout_tag::kRowMajor;
+    case 1:
+      return layout_tag::kColumnMajor;
+    default:
+      return layout_tag::kStrided;
+  }
+}
+
 uint8_t DefaultScaleType(const TensorSpec& s) {
   return s.scale_type != 0 ? s.scale_type : kFloat32;
 }
@@ -161,7 +208,124 @@ std::string TensorSpec::Name() const {
   if (byte_offset != 0) absl::StrAppend(&name, "/off", byte_offset);
   if (wild_zero_points) absl::StrAppend(&name, "/wild");
   if (!zero_padding) absl::StrAppend(&name, "/dirty-padding");
+  if (layout.tag != layout_tag::kRowMajor) {
+    absl::StrAppend(&name, "/", layout.Name());
+  }
   return name;
+}
+
+std::string LayoutSpec::Name() const {
+  std::string name = LayoutName(tag);
+  switch (tag) {
+    case layout_tag::kStrided:
+      absl::StrAppend(&name, "[", absl::StrJoin(strides, ","), "]");
+      break;
+    case layout_tag::kTiled:
+      for (const TiledLevelSpec& l : levels) {
+        absl::StrAppend(&name, "(", LayoutName(l.outer), " ",
+                        absl::StrJoin(l.tile, "x"));
+        if (!l.outer_strides.empty()) {
+          absl::StrAppend(&name, " o[", absl::StrJoin(l.outer_strides, ","),
+                          "]");
+        }
+        absl::StrAppend(&name, " ", LayoutName(l.inner));
+        if (!l.inner_strides.empty()) {
+          absl::StrAppend(&name, "[", absl::StrJoin(l.inner_strides, ","), "]");
+        }
+        absl::StrAppend(&name, ")");
+      }
+      break;
+    case layout_tag::kMorton:
+      absl::StrAppend(&name, "[", absl::StrJoin(morton_bits, ","), "]");
+      break;
+    case layout_tag::kHilbert:
+      absl::StrAppend(&name, hilbert_order);
+      break;
+    default:
+      break;
+  }
+  return name;
+}
+
+std::vector<uint64_t> StoredShape(const TensorSpec& spec) {
+  std::vector<uint64_t> shape = spec.shape;
+  if ((spec.scheme == Scheme::kPerBlockAffine || spec.scheme == Scheme::kNf4) &&
+      spec.block_size != 0) {
+    const uint64_t k = spec.block_size;
+    shape[spec.axis] = (shape[spec.axis] + k - 1) / k * k;
+  }
+  return shape;
+}
+
+LayoutSpec RandomLayout(uint8_t tag, const std::vector<uint64_t>& shape,
+                        std::mt19937_64& rng, bool interleaved) {
+  LayoutSpec l;
+  l.tag = tag;
+  const size_t r = shape.size();
+  switch (tag) {
+    case layout_tag::kStrided:
+      if (interleaved) {
+        for (size_t k = 0; k < r; ++k) {
+          l.strides.push_back(static_cast<int64_t>(rng() % 7) - 3);
+        }
+        break;
+      }
+      l.strides = PermutedStrides(shape, rng, true);
+      for (int64_t& s : l.strides) {
+        if (rng() % 4 == 0) s = -s;
+        if (rng() % 8 == 0) s = 0;  // broadcast
+      }
+      break;
+    case layout_tag::kTiled: {
+      const size_t depth = rng() % 3 == 0 ? 2 : 1;
+      std::vector<uint64_t> extent = shape;
+      for (size_t level = 0; level < depth; ++level) {
+        TiledLevelSpec t;
+        std::vector<uint64_t> grid(r);
+        for (size_t k = 0; k < r; ++k) {
+          uint64_t tile = 1;
+          if (level == 0) {
+            tile = 1 + rng() % std::min<uint64_t>(extent[k] + 1, 5);
+          } else {  // a divisor of the enclosing tile
+            std::vector<uint64_t> divisors;
+            for (uint64_t v = 1; v <= extent[k]; ++v) {
+              if (extent[k] % v == 0) divisors.push_back(v);
+            }
+            tile = divisors[rng() % divisors.size()];
+          }
+          t.tile.push_back(tile);
+          grid[k] = (extent[k] + tile - 1) / tile;
+        }
+        t.outer = ContiguousKind(rng, true);
+        if (t.outer == layout_tag::kStrided) {
+          t.outer_strides = PermutedStrides(grid, rng, false);
+        }
+        extent = t.tile;
+        if (level + 1 < depth) {
+          t.inner = layout_tag::kTiled;
+        } else {
+          t.inner = ContiguousKind(rng, true);
+          if (t.inner == layout_tag::kStrided) {
+            t.inner_strides = PermutedStrides(t.tile, rng, false);
+          }
+        }
+        l.levels.push_back(t);
+      }
+      break;
+    }
+    case layout_tag::kMorton:
+      for (size_t k = 0; k < r; ++k) {
+        l.morton_bits.push_back(
+            std::max<uint32_t>(1, BitLength(shape[k] - 1) + rng() % 2));
+      }
+      break;
+    case layout_tag::kHilbert:
+      l.hilbert_order = BitLength(shape[0]) - 1;
+      break;
+    default:
+      break;
+  }
+  return l;
 }
 
 std::vector<uint8_t> StorageTypes(Scheme scheme) {
@@ -192,8 +356,38 @@ TestTensor MakeTensor(const TensorSpec& spec, std::mt19937_64& rng) {
   t.descriptor = std::make_unique<TensorDescriptor>();
   TensorDescriptor& d = *t.descriptor;
   d.type_tag = spec.storage_type;
-  d.layout_tag = layout_tag::kRowMajor;
+  d.layout_tag = spec.layout.tag;
   d.rank = static_cast<uint32_t>(spec.shape.size());
+  const LayoutSpec& ls = spec.layout;
+  switch (ls.tag) {
+    case layout_tag::kStrided:
+      std::copy(ls.strides.begin(), ls.strides.end(), d.layout.strides);
+      break;
+    case layout_tag::kTiled:
+      d.layout.tiled_depth = static_cast<uint32_t>(ls.levels.size());
+      for (size_t l = 0; l < ls.levels.size(); ++l) {
+        TiledLevel& t = d.layout.tiled[l];
+        t.outer_layout = ls.levels[l].outer;
+        t.inner_layout = ls.levels[l].inner;
+        std::copy(ls.levels[l].tile.begin(), ls.levels[l].tile.end(),
+                  t.tile_shape);
+        std::copy(ls.levels[l].outer_strides.begin(),
+                  ls.levels[l].outer_strides.end(), t.outer_strides);
+        std::copy(ls.levels[l].inner_strides.begin(),
+                  ls.levels[l].inner_strides.end(), t.inner_strides);
+      }
+      break;
+    case layout_tag::kMorton:
+      std::copy(ls.morton_bits.begin(), ls.morton_bits.end(),
+                d.layout.morton_bits);
+      break;
+    case layout_tag::kHilbert:
+      d.layout.hilbert_order = ls.hilbert_order;
+      d.layout.hilbert_rank = d.rank;
+      break;
+    default:
+      break;
+  }
   for (uint32_t k = 0; k < d.rank; ++k) d.shape[k] = spec.shape[k];
   d.flags |= flag::kHasQuantization;
 
@@ -305,25 +499,61 @@ TestTensor MakeTensor(const TensorSpec& spec, std::mt19937_64& rng) {
   // Data: random codes on the stored grid, zero bits after the last element,
   // padding zeroed when asked.
   const uint64_t stored = outer * sp * inner;
+  const uint32_t bits = d.ElementBits();
+  const bool packed_grid =
+      ls.tag == layout_tag::kRowMajor || ls.tag == layout_tag::kColumnMajor;
   uint64_t bytes = 0;
   StorageBytes(spec.storage_type, stored, &bytes);
   // An empty tensor must have an empty data buffer (DESC-SHP-05).
   d.byte_offset = bytes == 0 ? 0 : spec.byte_offset;
+  if (!packed_grid && bytes != 0) {
+    // The stored grid's addresses, with a buffer large enough for any.
+    d.buffers[0].byte_size = uint64_t{1} << 50;
+    d.byte_offset = uint64_t{1} << 40;  // room for negative strides
+    const Plan plan = Must(MakePlan(d));
+    const ElementAddresser a =
+        Must(ElementAddresser::Create(StoredGridDescriptor(d, plan)));
+    int64_t max = a.max_offset();
+    if (ls.tag == layout_tag::kMorton) {  // BUF-SZ-04: 2^Σbits elements
+      uint32_t sum = 0;
+      for (uint32_t b : ls.morton_bits) sum += b;
+      max = std::max<int64_t>(max, (int64_t{1} << sum) - 1);
+    }
+    const uint64_t before =
+        a.min_offset() < 0 ? static_cast<uint64_t>(-a.min_offset()) * bits : 0;
+    d.byte_offset = spec.byte_offset + (before + 7) / 8;
+    // Generous: the validator sizes 6-bit ranges in whole 3-byte groups.
+    uint64_t range = 0;
+    StorageBytes(
+        spec.storage_type,
+        static_cast<uint64_t>(max - std::min<int64_t>(a.min_offset(), 0)) + 1,
+        &range);
+    bytes = (static_cast<uint64_t>(max + 1) * bits + 7) / 8 + range;
+  }
   data.resize(d.byte_offset + bytes);
   for (uint8_t& b : data) b = static_cast<uint8_t>(rng());
   uint8_t* base = data.data() + d.byte_offset;
-  const uint32_t bits = d.ElementBits();
-  if (bits < 8) {
+  if (bits < 8 && packed_grid) {
     const uint64_t per_group = bits == 6 ? 4 : 8 / bits;
     const uint64_t end = (stored + per_group - 1) / per_group * per_group;
     for (uint64_t e = stored; e < end; ++e) SetBits(base, e, bits, 0);
   }
-  if (padded && sp != s && spec.zero_padding) {
+  d.buffers[0].byte_size = data.size();
+  if (padded && sp != s && spec.zero_padding && stored != 0) {
+    const Plan plan = Must(MakePlan(d));
+    const ElementAddresser a =
+        Must(ElementAddresser::Create(StoredGridDescriptor(d, plan)));
+    const std::vector<uint64_t> grid = StoredShape(spec);
+    std::vector<uint64_t> idx(grid.size(), 0);
     for (uint64_t e = 0; e < stored; ++e) {
-      if ((e / inner) % sp >= s) SetBits(base, e, bits, 0);
+      if (idx[spec.axis] >= s)
+        SetBitsAt(data.data(), a.BitOffset(idx), bits, 0);
+      for (size_t j = grid.size(); j-- > 0;) {
+        if (++idx[j] < grid[j]) break;
+        idx[j] = 0;
+      }
     }
   }
-  d.buffers[0].byte_size = data.size();
   t.buffers[0] = std::move(data);
 
   const absl::Status valid = Validate(d);
@@ -337,7 +567,8 @@ TestTensor MakeTensor(const TensorSpec& spec, std::mt19937_64& rng) {
 
 void SetCode(TestTensor* t, uint64_t index, uint32_t code) {
   const TensorDescriptor& d = *t->descriptor;
-  SetBits(t->buffers[0].data() + d.byte_offset, index, d.ElementBits(), code);
+  SetBitsAt(t->buffers[0].data(), d.byte_offset * 8 + index * d.ElementBits(),
+            d.ElementBits(), code);
 }
 
 void SetScaleF32(TestTensor* t, uint64_t index, float scale) {

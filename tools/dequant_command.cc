@@ -27,6 +27,9 @@ namespace {
 // a small fraction of the data).
 constexpr uint64_t kMaxParameterBytes = uint64_t{1} << 30;
 constexpr size_t kChunkBytes = size_t{1} << 20;
+// Whole-tensor output of a non-row-major layout (floats), and the data
+// buffer of one whose strides interleave (bytes).
+constexpr uint64_t kMaxScatteredFloats = uint64_t{1} << 30;
 
 struct Failure {
   int exit_code;
@@ -128,6 +131,57 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
   std::vector<float> floats;
   std::vector<uint8_t> le;
   uint64_t left = d.buffers[0].byte_size;
+  if (!dq->in_order()) {
+    // Other dense layouts: each element goes to its logical position in a
+    // whole-tensor output, written once complete. A layout whose strides
+    // interleave needs its data buffer in one piece.
+    if (dq->plan().logical_elements > kMaxScatteredFloats) {
+      return absl::ResourceExhaustedError(
+          "a non-row-major tensor above 1 Gi elements");
+    }
+    if (!dq->streamable()) {
+      if (left > kMaxScatteredFloats) {
+        return absl::ResourceExhaustedError(
+            "an interleaved-stride data buffer above 1 GiB");
+      }
+      data.resize(static_cast<size_t>(left));
+    }
+    floats.assign(static_cast<size_t>(dq->plan().logical_elements), 0.0f);
+    while (left > 0) {
+      const size_t n =
+          static_cast<size_t>(std::min<uint64_t>(left, data.size()));
+      in.read(reinterpret_cast<char*>(data.data()),
+              static_cast<std::streamsize>(n));
+      if (static_cast<size_t>(in.gcount()) != n) {
+        return absl::DataLossError("cannot read the data buffer");
+      }
+      left -= n;
+      absl::Status s = dq->ConsumeScattered(absl::MakeConstSpan(data.data(), n),
+                                            absl::MakeSpan(floats));
+      if (!s.ok()) {
+        if (RuleIdOf(s).has_value()) *exit_code = kExitRejected;
+        return s;
+      }
+    }
+    absl::Status s = dq->Finish();
+    if (!s.ok()) {
+      if (RuleIdOf(s).has_value()) *exit_code = kExitRejected;
+      return s;
+    }
+    le.resize(kChunkBytes);
+    for (size_t at = 0; at < floats.size(); at += kChunkBytes / 4) {
+      const size_t count = std::min(kChunkBytes / 4, floats.size() - at);
+      for (size_t i = 0; i < count; ++i) {
+        wire::StoreF32(&le[4 * i], floats[at + i]);
+      }
+      out.write(reinterpret_cast<const char*>(le.data()),
+                static_cast<std::streamsize>(4 * count));
+    }
+    out.close();
+    if (!out) return absl::DataLossError("cannot write the output");
+    *exit_code = kExitOk;
+    return dq->elements_written();
+  }
   while (left > 0) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(left, data.size()));
     in.read(reinterpret_cast<char*>(data.data()),

@@ -100,6 +100,53 @@ TEST(DequantCommandTest, EverySchemeMatchesTheReference) {
   }
 }
 
+TEST(DequantCommandTest, EveryDenseLayoutMatchesTheReference) {
+  std::mt19937_64 rng(13);
+  struct Case {
+    uint8_t layout;
+    bool interleaved;
+    TensorSpec spec;
+  };
+  const Case cases[] = {
+      {layout_tag::kColumnMajor,
+       false,
+       {Scheme::kPerChannelAffine, type_tag::kInt4, {5, 7}, 0}},
+      {layout_tag::kStrided,
+       false,
+       {Scheme::kPerBlockAffine, type_tag::kUInt2, {3, 9}, 1, 4}},
+      {layout_tag::kStrided,
+       true,
+       {Scheme::kPerTensorAffine, type_tag::kInt16, {4, 3}}},
+      {layout_tag::kTiled,
+       false,
+       {Scheme::kNf4, type_tag::kUInt4, {5, 13}, 1, 8}},
+      {layout_tag::kMorton,
+       false,
+       {Scheme::kMxfp, type_tag::kFloat8E4M3, {3, 32}, 1, 16}},
+      {layout_tag::kHilbert,
+       false,
+       {Scheme::kMxfp, type_tag::kFloat6E3M2, {16, 16}, 0, 16}},
+  };
+  int i = 0;
+  for (Case c : cases) {
+    c.spec.layout = dequant::testing::RandomLayout(
+        c.layout, dequant::testing::StoredShape(c.spec), rng, c.interleaved);
+    const TestTensor t = dequant::testing::MakeTensor(c.spec, rng);
+    const std::string in = WriteStream(t, "l" + std::to_string(i) + ".hrs");
+    const std::string out = TempPath("l" + std::to_string(i++) + ".f32");
+    const CommandRun r = Dequant({in, "-o", out});
+    ASSERT_EQ(r.exit_code, kExitOk) << c.spec.Name() << r.out << r.err;
+    std::vector<float> want;
+    ASSERT_TRUE(
+        dequant::ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want)
+            .ok());
+    const std::vector<float> got = ReadFloats(out);
+    ASSERT_EQ(got.size(), want.size()) << c.spec.Name();
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), 4 * got.size()), 0)
+        << c.spec.Name();
+  }
+}
+
 TEST(DequantCommandTest, JsonSummary) {
   std::mt19937_64 rng(1);
   const TestTensor t = dequant::testing::MakeTensor(
@@ -119,7 +166,8 @@ TEST(DequantCommandTest, InvalidInputExitsOneWithTheRule) {
   TestTensor t = dequant::testing::MakeTensor(
       {Scheme::kMxfp, type_tag::kFloat8E4M3, {1, 32}, 1, 32}, rng);
   dequant::testing::SetScaleByte(&t, 0, 0xFF);  // QNT-MX-07
-  CommandRun r = Dequant({"--json", WriteStream(t, "mx.hrs"), "-o", TempPath("x")});
+  CommandRun r =
+      Dequant({"--json", WriteStream(t, "mx.hrs"), "-o", TempPath("x")});
   EXPECT_EQ(r.exit_code, kExitRejected);
   EXPECT_NE(r.out.find(R"("valid":false,"rule":"QNT-MX-07")"),
             std::string::npos)
