@@ -122,6 +122,31 @@ std::vector<IngestTensor> MixedTensors(uint32_t seed, uint64_t scale) {
   return out;
 }
 
+std::vector<IngestTensor> LayoutTensors(uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<IngestTensor> out;
+  const uint8_t tags[] = {layout_tag::kColumnMajor, layout_tag::kStrided,
+                          layout_tag::kTiled, layout_tag::kMorton};
+  for (uint8_t tag : tags) {
+    TensorSpec s;
+    s.scheme = Scheme::kPerChannelAffine;
+    s.storage_type = type_tag::kInt4;
+    s.shape = {5, 7};
+    s.axis = 1;
+    s.layout = dequant::testing::RandomLayout(tag, s.shape, rng);
+    out.push_back(Quantized(absl::StrCat("layout_", tag, "_int4"), s, rng));
+    s = TensorSpec();
+    s.scheme = Scheme::kMxfp;
+    s.storage_type = type_tag::kFloat8E4M3;
+    s.shape = {4, 64};
+    s.axis = 1;
+    s.block_size = 32;
+    s.layout = dequant::testing::RandomLayout(tag, s.shape, rng);
+    out.push_back(Quantized(absl::StrCat("layout_", tag, "_e4m3"), s, rng));
+  }
+  return out;
+}
+
 std::vector<IngestTensor> QuantizedTensors(uint32_t seed, size_t count,
                                            uint64_t bytes) {
   std::mt19937_64 rng(seed);

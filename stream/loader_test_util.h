@@ -29,6 +29,10 @@ struct IngestTensor {
 // plain tensor (skipped by DequantSink). `scale` multiplies the sizes.
 std::vector<IngestTensor> MixedTensors(uint32_t seed, uint64_t scale = 1);
 
+// Quantized tensors stored column-major, strided, tiled and in Morton order
+// (random layouts; per-channel int4 and MXFP float8_e4m3).
+std::vector<IngestTensor> LayoutTensors(uint32_t seed);
+
 // `count` per-channel int8 / per-block int4 tensors of about `bytes` data
 // bytes each (the benchmark's file).
 std::vector<IngestTensor> QuantizedTensors(uint32_t seed, size_t count,

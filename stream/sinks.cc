@@ -255,7 +255,19 @@ class DequantSink::Tensor {
       return absl::OkStatus();
     }
     dq_options_.mode = options_.mode;
-    if (d.buffer_count == 1) {
+    // Other dense layouts store elements out of logical order: the whole
+    // tensor is dequantized in memory (Dequantizer::ConsumeScattered), from
+    // a data buffer spooled in memory, within the sink's bounds.
+    const bool scattered = d.layout_tag != layout_tag::kRowMajor;
+    if (scattered &&
+        (plan->logical_elements > options_.max_scattered_elements ||
+         d.buffers[0].byte_size > options_.spool_memory_bytes)) {
+      *skip = absl::StrCat("skipped: layout ", LayoutName(d.layout_tag),
+                           " is dequantized in memory, and this tensor is "
+                           "larger than the sink's limit");
+      return absl::OkStatus();
+    }
+    if (d.buffer_count == 1 && !scattered) {
       absl::StatusOr<dequant::Dequantizer> dq = dequant::Dequantizer::Create(
           d, dequant::ParameterBytes(), dq_options_);
       if (!dq.ok()) return SkipOrFail(dq.status(), skip);
@@ -442,6 +454,16 @@ class DequantSink::Tensor {
     if (!dq.ok()) return dq.status();
     dq_.emplace(*std::move(dq));
     for (auto& p : params_) std::vector<uint8_t>().swap(p);
+    if (!dq_->in_order()) {
+      // BeginQuant kept such tensors in memory and bounded their size.
+      std::vector<float> tensor(
+          static_cast<size_t>(dq_->plan().logical_elements));
+      absl::Status s =
+          dq_->ConsumeScattered(spool_mem_, absl::MakeSpan(tensor));
+      std::vector<uint8_t>().swap(spool_mem_);
+      if (s.ok()) s = WriteFloats(tensor.data(), tensor.size());
+      return s;
+    }
     if (spool_in_memory_) {
       absl::Status s = Dequantize(spool_mem_);
       std::vector<uint8_t>().swap(spool_mem_);

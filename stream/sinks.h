@@ -113,6 +113,10 @@ struct DequantSinkOptions {
   // The parameter buffers of one tensor, kept in memory (the dequantizer
   // holds them again as float32: up to 4x for e8m0 scales).
   uint64_t max_parameter_bytes = uint64_t{4} << 20;
+  // Tensors stored in another dense layout than row-major are dequantized
+  // whole in memory: at most this many float32 values (and a data buffer of
+  // at most spool_memory_bytes); larger ones are skipped with a verdict.
+  uint64_t max_scattered_elements = uint64_t{8} << 20;
   // False: dequantize (checking the data-level rules) but write no file.
   bool write_files = true;
   // .hrry: rename tensor_<i>.f32 to the index names at the end.

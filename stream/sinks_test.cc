@@ -85,6 +85,33 @@ TEST_P(DequantFormats, OutputsEqualTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(StreamAndHrry, DequantFormats, ::testing::Bool());
 
+// Other dense layouts go through Dequantizer::ConsumeScattered, whole in
+// memory, and give the same floats as the reference.
+TEST_P(DequantFormats, OtherDenseLayoutsEqualTheReference) {
+  const bool hrry = GetParam();
+  const std::vector<IngestTensor> tensors = testing::LayoutTensors(5);
+  const std::vector<uint8_t> bytes =
+      hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors);
+  for (size_t chunk : {size_t{1}, size_t{13}, size_t{1} << 20}) {
+    SCOPED_TRACE(::testing::Message() << "chunk " << chunk);
+    DequantSinkOptions o;
+    o.out_dir = testing::FreshDir("layout_out");
+    ExpectOutputs(tensors, hrry, o.out_dir, Dequant(bytes, o, chunk));
+  }
+}
+
+TEST(DequantSink, OtherLayoutsAboveTheMemoryBoundAreSkipped) {
+  std::vector<IngestTensor> tensors = testing::LayoutTensors(6);
+  DequantSinkOptions o;
+  o.out_dir = testing::FreshDir("layout_skip");
+  o.max_scattered_elements = 35;  // the 5x7 tensors fit, the 4x64 do not
+  for (IngestTensor& t : tensors) {
+    if (t.tensor.descriptor->shape[1] == 64) t.expected.clear();
+  }
+  ExpectOutputs(tensors, false, o.out_dir,
+                Dequant(testing::StreamBytes(tensors), o));
+}
+
 TEST(DequantSink, ParameterLimit) {
   const std::vector<IngestTensor> tensors = testing::MixedTensors(2);
   DequantSinkOptions o;
