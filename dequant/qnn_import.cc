@@ -103,8 +103,15 @@ absl::StatusOr<ImportedTensor> ImportPerAxis(const PerAxisEncoding& e,
     return Invalid("values must hold one container per element");
   }
 
-  // Codes 2q + 1 need one more bit than q.
+  // Codes 2q + 1 need one more bit than q, and Hurray's widest integer
+  // storage is 32 bits (quantization/per-channel-affine.md § Valid Storage
+  // Types; found by qnn_import_fuzz).
   const uint32_t storage_bits = e.bitwidth + (exclude_zero ? 1 : 0);
+  if (storage_bits > 32) {
+    return Invalid(
+        "the exclude-zero mapping needs bitwidth + 1 bits, more than the 32 "
+        "of the widest storage type");
+  }
   const uint8_t storage = StorageFor(storage_bits, container.is_signed);
   const ElementTypeInfo& info = *FindElementType(storage);
   int64_t lo = 0, hi = 0;

@@ -177,5 +177,21 @@ TEST(QnnImportTest, RejectsWhatCannotBeRepresented) {
       << "value count";
 }
 
+// Exclude-zero codes 2q + 1 take one bit more than q: a 32-bit QNN value has
+// no Hurray storage type (found by qnn_import_fuzz: the code wrapped around).
+TEST(QnnImportTest, ExcludeZeroNeedsOneBitMoreThanTheWidestStorage) {
+  const std::vector<uint64_t> shape = {1, 2};
+  const std::vector<uint8_t> values = {0x55, 0xA5, 0xA5, 0xA5,  // -1515870811
+                                       1,    0,    0,    0};
+  PerAxisEncoding e;
+  e.mapping = Mapping::kLinearSymmetricExcludeZero;
+  e.scales = {1.0f};
+  e.bitwidth = 32;
+  const absl::Status s = ImportPerAxis(e, shape, {32, true}, values).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  e.bitwidth = 31;  // 32-bit codes fit int32
+  EXPECT_TRUE(ImportPerAxis(e, shape, {32, true}, values).ok());
+}
+
 }  // namespace
 }  // namespace hurray::qnn

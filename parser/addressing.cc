@@ -15,10 +15,21 @@ constexpr int128 kHuge = static_cast<int128>(1) << 100;
 
 int128 Clamp(int128 v) { return std::clamp(v, -kHuge, kHuge); }
 
+// a·b clamped like Clamp(): a clamped value (up to 2^100) times a shape, a
+// tile size or an element width can leave int128 (found by qnn_import_fuzz:
+// a clamped stride times a dimension near 2^64).
+int128 MulClamp(int128 a, int128 b) {
+  int128 r;
+  if (__builtin_mul_overflow(a, b, &r)) {
+    return (a < 0) != (b < 0) ? -kHuge : kHuge;
+  }
+  return Clamp(r);
+}
+
 // Σ min(0, s_k·(n_k − 1)) and Σ max(0, s_k·(n_k − 1)).
 void AddAffineRange(int128 stride, uint64_t n, int128* min, int128* max) {
   if (n == 0) return;
-  const int128 span = Clamp(stride * static_cast<int128>(n - 1));
+  const int128 span = MulClamp(stride, static_cast<int128>(n - 1));
   if (span < 0) *min = Clamp(*min + span);
   if (span > 0) *max = Clamp(*max + span);
 }
@@ -31,7 +42,7 @@ void ContiguousStrides(const uint64_t* shape, uint32_t rank, bool row_major,
   for (uint32_t i = 0; i < rank; ++i) {
     const uint32_t k = row_major ? rank - 1 - i : i;
     strides[k] = shape[k] > 1 ? s : 0;
-    s = Clamp(s * static_cast<int128>(shape[k]));
+    s = MulClamp(s, static_cast<int128>(shape[k]));
   }
 }
 
@@ -264,8 +275,10 @@ absl::Status ElementAddresser::Init(const TensorDescriptor& d) {
   // Every element's bits inside buffer 0 (memory-layout.md § Element Address
   // Computation; the validator sizes the buffer the same way).
   const int128 bits = element_bits_;
-  const int128 first = static_cast<int128>(byte_offset_) * 8 + min * bits;
-  const int128 end = static_cast<int128>(byte_offset_) * 8 + (max + 1) * bits;
+  const int128 first =
+      static_cast<int128>(byte_offset_) * 8 + MulClamp(min, bits);
+  const int128 end =
+      static_cast<int128>(byte_offset_) * 8 + MulClamp(max + 1, bits);
   if (min < INT64_MIN || max > INT64_MAX || first < 0 ||
       end > static_cast<int128>(d.buffers[0].byte_size) * 8) {
     return ToStatus({SizeRule(layout_tag_), d.offsets.handle(0),
@@ -300,7 +313,7 @@ absl::Status ElementAddresser::InitTiled(const TensorDescriptor& d,
       level.tile[k] = t.tile_shape[k];
       if (level.tile[k] == 0) return NotAddressable("a tile_shape entry is 0");
       grid[k] = extent[k] / level.tile[k] + (extent[k] % level.tile[k] != 0);
-      tile_elements = Clamp(tile_elements * level.tile[k]);
+      tile_elements = MulClamp(tile_elements, level.tile[k]);
     }
     int128 outer[kMaxRank];
     if (t.outer_layout == layout_tag::kStrided) {
@@ -312,7 +325,7 @@ absl::Status ElementAddresser::InitTiled(const TensorDescriptor& d,
                         outer);
     }
     for (uint32_t k = 0; k < rank_; ++k) {
-      outer[k] = Clamp(outer[k] * tile_elements);
+      outer[k] = MulClamp(outer[k], tile_elements);
       AddAffineRange(outer[k], grid[k], &min, &max);
       if (outer[k] < INT64_MIN || outer[k] > INT64_MAX) {
         return ToStatus({SizeRule(layout_tag_), d.offsets.handle(0),

@@ -47,9 +47,9 @@ bool SameLayout(const TensorDescriptor& a, const TensorDescriptor& b) {
       return true;
     case layout_tag::kMorton:
       return SameN(x.morton_bits, y.morton_bits, r);
-    case layout_tag::kCoo:
+    case layout_tag::kCoo:  // 7 reserved bytes on the wire (layouts/coo.md)
       return x.nnz == y.nnz && x.is_sorted == y.is_sorted &&
-             x.sparse_reserved == y.sparse_reserved;
+             SameN(x.sparse_reserved.data(), y.sparse_reserved.data(), 7);
     case layout_tag::kCsr:
     case layout_tag::kCsc:
       return x.nnz == y.nnz && x.sparse_reserved == y.sparse_reserved;

@@ -1,0 +1,193 @@
+// Fuzz target: a sequence of protocol frames fed to both sides of the
+// network protocol (stream/net_client_session.h, stream/net_server_session.h)
+// at input-chosen split points.
+//
+// Input: byte 0 = flags (bit 0: permissive; bits 1–7: seed of the split
+// points), then the bytes of a conversation. They are fed
+//   * to a NetClientSession (as the server's responses; keys "dense",
+//     "quant", "partition"), and
+//   * to a NetServerSession over a fixed .hrry file (as the client's
+//     messages), its output drained at the end, and once more drained
+//     after every piece,
+// once whole and once in pieces of 1..64 bytes chosen by the seed.
+//
+// Properties (any violation aborts):
+//   * Never OnTensorEnd before every byte of every buffer arrived; pieces in
+//     order and inside their buffers; no event after a rejection's tensor
+//     (the recording sink checks, see stream/test_util.h).
+//   * Same result whatever the split: the same status (rule id, offset) and
+//     the same tensors (descriptors, bytes, completeness), the same
+//     Satisfied(); for the server drained at the end, the same status and
+//     the same output bytes.
+//   * Satisfied() implies OnEndOfStream and an OK status; a failed status
+//     never comes with OnEndOfStream.
+//   * Whatever the client answers is well framed (each queued message is a
+//     complete header + payload).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+#include "fuzz/fuzz_util.h"
+#include "parser/rules.h"
+#include "stream/hrry_mmap.h"
+#include "stream/net_client_session.h"
+#include "stream/net_message.h"
+#include "stream/net_server_session.h"
+#include "stream/net_test_util.h"
+#include "stream/test_util.h"
+
+namespace {
+
+using hurray::Mode;
+using hurray::stream::NetClientOptions;
+using hurray::stream::NetClientSession;
+using hurray::stream::NetServerOptions;
+using hurray::stream::NetServerSession;
+namespace testing = hurray::stream::testing;
+namespace net = hurray::stream::net;
+
+// Pieces of 1..64 bytes from a small LCG.
+std::vector<size_t> Splits(size_t size, uint32_t seed) {
+  std::vector<size_t> out;
+  uint32_t x = seed * 2654435761u + 12345u;
+  size_t at = 0;
+  while (at < size) {
+    x = x * 1103515245u + 12345u;
+    const size_t n = 1 + (x >> 16) % 64;
+    out.push_back(n);
+    at += n;
+  }
+  return out;
+}
+
+std::string Key(const absl::Status& s) {
+  if (s.ok()) return "ok";
+  return std::string(hurray::RuleIdOf(s).value_or("?")) + "@" +
+         std::to_string(hurray::OffsetOf(s).value_or(0)) + " " +
+         std::to_string(static_cast<int>(s.code()));
+}
+
+void CheckFramed(absl::Span<const uint8_t> out) {
+  size_t at = 0;
+  while (at < out.size()) {
+    HURRAY_FUZZ_CHECK(out.size() - at >= net::kHeaderSize);
+    const net::MessageHeader h = net::DecodeHeader(out.data() + at);
+    HURRAY_FUZZ_CHECK(out.size() - at - net::kHeaderSize >= h.payload_length);
+    at += net::kHeaderSize + h.payload_length;
+  }
+}
+
+struct ClientResult {
+  std::string status;
+  bool satisfied = false;
+  testing::RecordingSink sink;
+};
+
+void RunClient(absl::Span<const uint8_t> in, Mode mode,
+               const std::vector<size_t>* splits, ClientResult* r) {
+  NetClientOptions o = testing::ClientOptions({"dense", "quant", "partition"});
+  o.parse.mode = mode;
+  o.max_outstanding = 2;
+  o.max_message_size = 1 << 20;
+  NetClientSession c(o, &r->sink);
+  absl::Status s;
+  if (splits == nullptr) {
+    s = c.Feed(in);
+  } else {
+    size_t at = 0;
+    for (size_t n : *splits) {
+      if (!s.ok()) break;
+      const size_t k = std::min(n, in.size() - at);
+      s = c.Feed(in.subspan(at, k));
+      at += k;
+    }
+  }
+  if (s.ok()) s = c.Finish();
+  CheckFramed(c.PendingOutput());
+  r->status = Key(s);
+  r->satisfied = c.Satisfied();
+  HURRAY_FUZZ_CHECK(r->sink.errors.empty());
+  if (r->satisfied) HURRAY_FUZZ_CHECK(s.ok() && r->sink.ended);
+  if (!s.ok()) HURRAY_FUZZ_CHECK(!r->sink.ended);
+}
+
+struct ServerResult {
+  std::string status;
+  std::vector<uint8_t> out;
+};
+
+void RunServer(const hurray::stream::HrryFile& file,
+               absl::Span<const uint8_t> in, Mode mode,
+               const std::vector<size_t>* splits, bool drain_each,
+               ServerResult* r) {
+  NetServerOptions o;
+  o.mode = mode;
+  o.max_message_size = 1 << 16;
+  o.max_data_frame = 4096;
+  NetServerSession s(&file, o);
+  absl::Status st;
+  auto feed = [&](absl::Span<const uint8_t> piece) {
+    st = s.Feed(piece);
+    if (!drain_each) return;
+    const std::vector<uint8_t> out = testing::Drain(&s);
+    r->out.insert(r->out.end(), out.begin(), out.end());
+  };
+  if (splits == nullptr) {
+    feed(in);
+  } else {
+    size_t at = 0;
+    for (size_t n : *splits) {
+      if (!st.ok()) break;
+      const size_t k = std::min(n, in.size() - at);
+      feed(in.subspan(at, k));
+      at += k;
+    }
+  }
+  if (st.ok()) st = s.Finish();
+  const std::vector<uint8_t> out = testing::Drain(&s);
+  r->out.insert(r->out.end(), out.begin(), out.end());
+  // Input ended or rejected: once its output is written, the session is
+  // closed.
+  HURRAY_FUZZ_CHECK(s.Closed());
+  CheckFramed(r->out);
+  r->status = Key(st);
+}
+
+struct Fixture {
+  std::vector<uint8_t> bytes = testing::NetTestFile(3000);
+  std::unique_ptr<hurray::stream::HrryFile> file = testing::OpenTestFile(bytes);
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static Fixture* fixture = new Fixture();
+  if (size < 1 || size > (1 << 20)) return 0;
+  const Mode mode = (data[0] & 1) ? Mode::kPermissive : Mode::kStrict;
+  const uint32_t seed = data[0] >> 1;
+  const absl::Span<const uint8_t> in(data + 1, size - 1);
+  const std::vector<size_t> splits = Splits(in.size(), seed);
+
+  ClientResult whole, pieces;
+  RunClient(in, mode, nullptr, &whole);
+  RunClient(in, mode, &splits, &pieces);
+  HURRAY_FUZZ_CHECK(whole.status == pieces.status);
+  HURRAY_FUZZ_CHECK(whole.satisfied == pieces.satisfied);
+  HURRAY_FUZZ_CHECK(testing::SameEvents(whole.sink, pieces.sink));
+
+  // The server answers as soon as it can, so what it sends depends on when
+  // its output is drained; fed the same bytes before draining, it must say
+  // the same whatever the split. Drained after every piece (as the TCP
+  // server does), its output must still be well framed.
+  ServerResult sw, sp, interleaved;
+  RunServer(*fixture->file, in, mode, nullptr, false, &sw);
+  RunServer(*fixture->file, in, mode, &splits, false, &sp);
+  HURRAY_FUZZ_CHECK(sw.status == sp.status);
+  HURRAY_FUZZ_CHECK(sw.out == sp.out);
+  RunServer(*fixture->file, in, mode, &splits, true, &interleaved);
+  return 0;
+}
