@@ -323,10 +323,11 @@ HURRAY_ONCE(BM_b_CpuValidate);
 HURRAY_ONCE(BM_b_CpuDequant);
 HURRAY_ONCE(BM_c_LoaderValidate);
 HURRAY_ONCE(BM_c_LoaderDequant);
-HURRAY_ONCE(BM_c_LoaderDequantFiles);
 HURRAY_ONCE(BM_cprime_LoaderThrottled);
 HURRAY_ONCE(BM_d_TcpValidate);
 HURRAY_ONCE(BM_d_TcpDequant);
+// Last: it writes several GiB whose writeback would slow whatever runs next.
+HURRAY_ONCE(BM_c_LoaderDequantFiles);
 
 // Child mode: ingest_bench --child KIND FILE DIR prints its peak RSS (KiB).
 int Child(const std::string& kind, const std::string& file,
