@@ -3,7 +3,8 @@
 #
 # Long fuzzing run of one target, then a merge of what it learned into the
 # committed corpus:
-#   1. builds //fuzz:TARGET with --config=fuzz;
+#   1. builds //fuzz:TARGET with --config=fuzz (or takes it from
+#      $FUZZ_BIN_DIR);
 #   2. fuzzes for HOURS in libFuzzer's fork mode with FUZZ_WORKERS parallel
 #      workers (default: the number of CPUs, at most 2), continuing after
 #      crashes, timeouts and OOMs (-ignore_*), so a long run is not ended by
@@ -39,8 +40,15 @@ for d in "fuzz/${target}.dict" "fuzz/${target%_fuzz}.dict" \
   fi
 done
 
-bazel build --config=fuzz "//fuzz:${target}" || exit 1
-bin="$(bazel info --config=fuzz bazel-bin)/fuzz/${target}"
+# FUZZ_BIN_DIR: a folder of already built fuzzers (e.g. copied out of
+# bazel-bin), so that long chained campaigns do not contend for the Bazel
+# server with other builds.
+if [[ -n "${FUZZ_BIN_DIR:-}" ]]; then
+  bin="${FUZZ_BIN_DIR}/${target}"
+else
+  bazel build --config=fuzz "//fuzz:${target}" || exit 1
+  bin="$(bazel info --config=fuzz bazel-bin)/fuzz/${target}"
+fi
 
 findings="fuzz/findings/${target}"
 run="${findings}/$(date +%Y%m%d-%H%M%S)"

@@ -5,8 +5,10 @@
 //   byte 0   bit 0 permissive mode (else strict)
 //            bits 4-7 Highway target: the (n mod k)-th of the k targets this
 //                     CPU supports, 0 = the best one
-//   byte 1   maximum piece length: one of 1, 2, 3, 5, 8, 64, 4096, all
-//            (bits 0-2)
+//   byte 1   bits 0-2 maximum piece length: one of 1, 2, 3, 5, 8, 64,
+//                     4096, all
+//            bits 3-4 threads for the whole-buffer pass: 1 + (n)
+//            bits 5-6 store mode: auto, cached, non-temporal, auto
 //   byte 2-3 seed of the piece-length generator
 //   rest     one tensor in the streaming format: the descriptor, then its
 //            buffers back to back in table order (missing bytes read as 0).
@@ -16,7 +18,9 @@
 // Dequantizer fed in pseudo-random pieces (Consume for row-major,
 // ConsumeScattered for the other dense layouts) must agree exactly: the same
 // status code, rule id and offset; on success bit-identical floats and the
-// same padding warnings.
+// same padding warnings. Last, the same Dequantizer is Restart()ed and given
+// the whole buffer at once (ConsumeWhole, split over 1-4 threads), and
+// DequantizeAll runs with that thread count: both must agree again.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +45,9 @@ constexpr size_t kHeaderSize = 4;
 constexpr uint64_t kMaxBufferBytes = 1 << 16;
 constexpr uint64_t kMaxElements = 1 << 14;
 constexpr size_t kMaxPiece[8] = {1, 2, 3, 5, 8, 64, 4096, SIZE_MAX};
+constexpr dequant::StoreMode kStores[4] = {
+    dequant::StoreMode::kAuto, dequant::StoreMode::kCached,
+    dequant::StoreMode::kNonTemporal, dequant::StoreMode::kAuto};
 
 bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() &&
@@ -61,6 +68,40 @@ void ChooseTarget(uint32_t pick) {
   }
   hwy::SetSupportedTargetsForTest(
       pick == 0 || targets.empty() ? 0 : targets[pick % targets.size()]);
+}
+
+// The whole data buffer in one call from a Restart()ed Dequantizer, then
+// DequantizeAll over `threads` threads: the same outcome as the reference.
+void CheckWholePasses(dequant::Dequantizer* dq, const TensorDescriptor& d,
+                      absl::Span<const uint8_t> tensor_data,
+                      const dequant::ParameterBytes& params,
+                      dequant::DequantOptions options, int threads,
+                      const absl::Status& ref, const std::vector<float>& want,
+                      const dequant::DequantWarnings& want_w) {
+  dq->Restart();
+  HURRAY_FUZZ_CHECK(dq->elements_written() == 0);
+  std::vector<float> whole(static_cast<size_t>(dq->plan().logical_elements),
+                           0.0f);
+  absl::Status status =
+      dq->ConsumeWhole(tensor_data, absl::MakeSpan(whole), threads);
+  if (status.ok()) status = dq->Finish();
+  ExpectSameStatus(status, ref);
+  if (ref.ok()) {
+    HURRAY_FUZZ_CHECK(SameBits(want, whole));
+    HURRAY_FUZZ_CHECK(dq->warnings().nonzero_padding == want_w.nonzero_padding);
+    HURRAY_FUZZ_CHECK(dq->warnings().first_nonzero_padding ==
+                      want_w.first_nonzero_padding);
+  }
+  options.threads = threads;
+  std::vector<float> all;
+  dequant::DequantWarnings all_w;
+  status =
+      dequant::DequantizeAll(d, tensor_data, params, &all, options, &all_w);
+  ExpectSameStatus(status, ref);
+  if (ref.ok()) {
+    HURRAY_FUZZ_CHECK(SameBits(want, all));
+    HURRAY_FUZZ_CHECK(all_w.nonzero_padding == want_w.nonzero_padding);
+  }
 }
 
 void Run(const uint8_t* data, size_t size) {
@@ -99,6 +140,8 @@ void Run(const uint8_t* data, size_t size) {
   ChooseTarget(h[0] >> 4);
   dequant::DequantOptions dq_options;
   dq_options.mode = options.mode;
+  dq_options.stores = kStores[(h[1] >> 5) & 3];
+  const int threads = 1 + ((h[1] >> 3) & 3);
   const absl::Span<const uint8_t> tensor_data =
       buffers.empty() ? absl::Span<const uint8_t>() : spans[0];
 
@@ -149,6 +192,8 @@ void Run(const uint8_t* data, size_t size) {
       HURRAY_FUZZ_CHECK(dq->warnings().nonzero_padding ==
                         want_w.nonzero_padding);
     }
+    CheckWholePasses(&*dq, d, tensor_data, *params, dq_options, threads, ref,
+                     want, want_w);
     hwy::SetSupportedTargetsForTest(0);
     return;
   }
@@ -174,6 +219,8 @@ void Run(const uint8_t* data, size_t size) {
   if (status.ok()) status = dq->Finish();
   ExpectSameStatus(status, ref);
   if (ref.ok()) HURRAY_FUZZ_CHECK(SameBits(want, chunked));
+  CheckWholePasses(&*dq, d, tensor_data, *params, dq_options, threads, ref,
+                   want, want_w);
   hwy::SetSupportedTargetsForTest(0);
 }
 

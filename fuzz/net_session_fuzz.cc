@@ -23,6 +23,11 @@
 //     never comes with OnEndOfStream.
 //   * Whatever the client answers is well framed (each queued message is a
 //     complete header + payload).
+//   * Codec round trip (stream/net_message.h), frame by frame: a payload
+//     that decodes re-encodes to bytes that decode again and re-encode to
+//     the same bytes; layout entries re-encode to the bytes they came from;
+//     an encoder given one byte too few fails instead of writing past it.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -30,6 +35,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "fuzz/fuzz_util.h"
 #include "parser/rules.h"
@@ -78,6 +84,133 @@ void CheckFramed(absl::Span<const uint8_t> out) {
     const net::MessageHeader h = net::DecodeHeader(out.data() + at);
     HURRAY_FUZZ_CHECK(out.size() - at - net::kHeaderSize >= h.payload_length);
     at += net::kHeaderSize + h.payload_length;
+  }
+}
+
+// e1 = Append(Decode(payload)) must decode, and Append(Decode(e1)) == e1.
+template <typename Msg, typename DecodeFn, typename AppendFn>
+void RoundTrip(absl::Span<const uint8_t> payload, DecodeFn decode,
+               AppendFn append) {
+  Msg m;
+  if (!decode(payload, &m).ok()) return;
+  std::vector<uint8_t> e1, e2;
+  append(&e1, m);
+  HURRAY_FUZZ_CHECK(e1.size() >= net::kHeaderSize);
+  Msg again;
+  HURRAY_FUZZ_CHECK(
+      decode(absl::MakeConstSpan(e1).subspan(net::kHeaderSize), &again).ok());
+  append(&e2, again);
+  HURRAY_FUZZ_CHECK(e1 == e2);
+}
+
+// Layout entries re-encode to their own bytes; one byte short fails.
+void CheckLayouts(const net::LayoutList& list) {
+  std::vector<uint8_t> bytes;
+  list.ForEach([&](const net::LayoutEntry& e) {
+    static std::vector<uint8_t>& scratch =
+        *new std::vector<uint8_t>(3 + 0xFFFF);
+    uint8_t* const buf = scratch.data();
+    const size_t need =
+        (e.tag >= 0xF0 && e.tag <= 0xFE) ? 3 + e.ext_metadata.size() : 1;
+    HURRAY_FUZZ_CHECK(
+        !net::EncodeLayoutEntry(e, absl::MakeSpan(buf, need - 1)).ok());
+    const absl::StatusOr<size_t> n =
+        net::EncodeLayoutEntry(e, absl::MakeSpan(buf, need));
+    HURRAY_FUZZ_CHECK(n.ok() && *n == need);
+    bytes.insert(bytes.end(), buf, buf + need);
+  });
+  HURRAY_FUZZ_CHECK(absl::MakeConstSpan(bytes) == list.bytes());
+}
+
+void CheckCodec(absl::Span<const uint8_t> in, Mode mode) {
+  std::vector<uint8_t> small;
+  for (size_t at = 0; in.size() - at >= net::kHeaderSize;) {
+    const net::MessageHeader h = net::DecodeHeader(in.data() + at);
+    at += net::kHeaderSize;
+    const absl::Span<const uint8_t> p =
+        in.subspan(at, std::min<size_t>(h.payload_length, in.size() - at));
+    at += p.size();
+    HURRAY_FUZZ_CHECK(net::MessageTypeName(h.type) != nullptr);
+    const uint32_t sid = h.stream_id;
+    switch (h.type) {
+      case 0x01:
+      case 0x02: {
+        const auto type = static_cast<net::MessageType>(h.type);
+        net::Hello hello;
+        if (net::DecodeHello(p, &hello).ok()) {
+          CheckLayouts(hello.layouts);
+          small.assign(net::HelloSize(hello) - 1, 0);
+          HURRAY_FUZZ_CHECK(
+              !net::EncodeHello(hello, absl::MakeSpan(small)).ok());
+        }
+        RoundTrip<net::Hello>(
+            p, net::DecodeHello,
+            [&](std::vector<uint8_t>* o, const net::Hello& m) {
+              net::AppendHello(o, type, sid, m);
+            });
+        break;
+      }
+      case 0x03: {
+        net::TensorRequest r;
+        if (net::DecodeRequest(p, &r).ok()) {
+          CheckLayouts(r.preferred_layouts);
+          small.assign(net::RequestSize(r) - 1, 0);
+          HURRAY_FUZZ_CHECK(!net::EncodeRequest(r, absl::MakeSpan(small)).ok());
+        }
+        RoundTrip<net::TensorRequest>(
+            p, net::DecodeRequest,
+            [&](std::vector<uint8_t>* o, const net::TensorRequest& m) {
+              net::AppendRequest(o, sid, m);
+            });
+        break;
+      }
+      case 0x04:
+        RoundTrip<net::DescriptorMessage>(
+            p,
+            [&](absl::Span<const uint8_t> b, net::DescriptorMessage* m) {
+              return net::DecodeDescriptorMessage(b, mode, m);
+            },
+            [&](std::vector<uint8_t>* o, const net::DescriptorMessage& m) {
+              net::AppendDescriptor(o, sid, m.descriptor, m.transport);
+            });
+        break;
+      case 0x05:
+        RoundTrip<net::DataMessage>(
+            p, net::DecodeData,
+            [&](std::vector<uint8_t>* o, const net::DataMessage& m) {
+              net::AppendData(o, sid, m.offset, m.data);
+            });
+        break;
+      case 0x07: {
+        net::TensorPut put;
+        if (net::DecodePut(p, &put).ok()) {
+          small.assign(net::PutSize(put) - 1, 0);
+          HURRAY_FUZZ_CHECK(!net::EncodePut(put, absl::MakeSpan(small)).ok());
+        }
+        RoundTrip<net::TensorPut>(
+            p, net::DecodePut,
+            [&](std::vector<uint8_t>* o, const net::TensorPut& m) {
+              net::AppendPut(o, sid, m);
+            });
+        break;
+      }
+      case 0x09: {
+        net::ErrorMessage e;
+        if (net::DecodeError(p, &e).ok()) {
+          HURRAY_FUZZ_CHECK(net::ErrorCodeName(e.code) != nullptr);
+          small.assign(net::ErrorSize(e) - 1, 0);
+          HURRAY_FUZZ_CHECK(!net::EncodeError(e, absl::MakeSpan(small)).ok());
+        }
+        RoundTrip<net::ErrorMessage>(
+            p, net::DecodeError,
+            [&](std::vector<uint8_t>* o, const net::ErrorMessage& m) {
+              net::AppendError(o, sid, m);
+            });
+        break;
+      }
+      default:
+        break;
+    }
   }
 }
 
@@ -171,6 +304,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint32_t seed = data[0] >> 1;
   const absl::Span<const uint8_t> in(data + 1, size - 1);
   const std::vector<size_t> splits = Splits(in.size(), seed);
+  CheckCodec(in, mode);
 
   ClientResult whole, pieces;
   RunClient(in, mode, nullptr, &whole);
