@@ -3,6 +3,7 @@
 //
 // Input format (bytes missing at the end read as 0):
 //   byte 0   bit 0 permissive mode (else strict)
+//            bit 1 decode without the validator (structure only)
 //            bits 4-7 Highway target: the (n mod k)-th of the k targets this
 //                     CPU supports, 0 = the best one
 //   byte 1   bits 0-2 maximum piece length: one of 1, 2, 3, 5, 8, 64,
@@ -13,8 +14,8 @@
 //   rest     one tensor in the streaming format: the descriptor, then its
 //            buffers back to back in table order (missing bytes read as 0).
 //
-// The descriptor is decoded with validation (strict or permissive); rejected
-// or oversized ones are skipped. Then the reference, DequantizeAll and a
+// The descriptor is decoded (strict or permissive, with or without the
+// validator); rejected or oversized ones are skipped. Then the reference, DequantizeAll and a
 // Dequantizer fed in pseudo-random pieces (Consume for row-major,
 // ConsumeScattered for the other dense layouts) must agree exactly: the same
 // status code, rule id and offset; on success bit-identical floats and the
@@ -110,12 +111,14 @@ void Run(const uint8_t* data, size_t size) {
   if (size <= kHeaderSize) return;
   ParseOptions options;
   options.mode = (h[0] & 1) ? Mode::kPermissive : Mode::kStrict;
+  // Structure only: the dequantizer must also stand descriptors that never
+  // went through the validator (built by code, or trusted too early).
+  options.validate = (h[0] & 2) == 0;
   const absl::Span<const uint8_t> rest(data + kHeaderSize, size - kHeaderSize);
 
   const OneShot decoded = DecodeOneShot(rest, options);
   if (!decoded.done()) return;
   const TensorDescriptor& d = decoded.descriptor();
-  if (!d.has(flag::kHasQuantization)) return;
   for (const BufferHandle& b : d.buffer_table()) {
     if (b.byte_size > kMaxBufferBytes) return;
   }
