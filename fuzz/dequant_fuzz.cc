@@ -15,13 +15,15 @@
 //            buffers back to back in table order (missing bytes read as 0).
 //
 // The descriptor is decoded (strict or permissive, with or without the
-// validator); rejected or oversized ones are skipped. Then the reference, DequantizeAll and a
-// Dequantizer fed in pseudo-random pieces (Consume for row-major,
-// ConsumeScattered for the other dense layouts) must agree exactly: the same
-// status code, rule id and offset; on success bit-identical floats and the
-// same padding warnings. Last, the same Dequantizer is Restart()ed and given
-// the whole buffer at once (ConsumeWhole, split over 1-4 threads), and
-// DequantizeAll runs with that thread count: both must agree again.
+// validator); rejected or oversized ones are skipped. Then the reference,
+// DequantizeAll and a Dequantizer fed in pseudo-random pieces (Consume for
+// row-major, ConsumeScattered for the other dense layouts) must agree exactly:
+// the same status code, rule id and offset; on success bit-identical floats and
+// the same padding warnings. Last, the same Dequantizer is Restart()ed and
+// given the whole buffer at once (ConsumeWhole, split over 1-4 threads), and
+// DequantizeAll runs with that thread count: both must agree again. Then
+// API misuse (pieces past the buffer, outputs one float short, Consume on a
+// scattered layout, Finish before the last byte) must be refused cleanly.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +34,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "dequant/dequantizer.h"
+#include "dequant/kernels.h"
 #include "dequant/scalar.h"
 #include "fuzz/fuzz_util.h"
 #include "hwy/targets.h"
@@ -71,6 +74,71 @@ void ChooseTarget(uint32_t pick) {
       pick == 0 || targets.empty() ? 0 : targets[pick % targets.size()]);
 }
 
+// Misuse is refused with the documented status and consumes nothing; a
+// short input never passes Finish. `dq` has consumed the whole data buffer
+// without a rejection.
+void CheckMisuse(dequant::Dequantizer* dq,
+                 absl::Span<const uint8_t> tensor_data) {
+  const size_t logical = static_cast<size_t>(dq->plan().logical_elements);
+  const uint8_t extra[1] = {0};
+  std::vector<float> tensor(logical + 1, 0.0f);
+  size_t written = 0;
+  // One byte more than the data buffer holds.
+  HURRAY_FUZZ_CHECK(
+      dq->ConsumeScattered(extra, absl::MakeSpan(tensor)).code() ==
+      absl::StatusCode::kOutOfRange);
+  if (dq->in_order()) {
+    HURRAY_FUZZ_CHECK(
+        dq->Consume(extra, absl::MakeSpan(tensor), &written).code() ==
+        absl::StatusCode::kOutOfRange);
+  }
+  HURRAY_FUZZ_CHECK(dq->Finish().ok());
+
+  dq->Restart();
+  if (logical > 0) {  // outputs one float short
+    const absl::Span<float> short_tensor =
+        absl::MakeSpan(tensor).first(logical - 1);
+    HURRAY_FUZZ_CHECK(dq->ConsumeScattered(tensor_data, short_tensor).code() ==
+                      absl::StatusCode::kInvalidArgument);
+    HURRAY_FUZZ_CHECK(dq->ConsumeWhole(tensor_data, short_tensor, 2).code() ==
+                      absl::StatusCode::kInvalidArgument);
+  }
+  if (!dq->in_order()) {
+    HURRAY_FUZZ_CHECK(
+        dq->Consume(tensor_data, absl::MakeSpan(tensor), &written).code() ==
+        absl::StatusCode::kFailedPrecondition);
+    if (!dq->streamable() && tensor_data.size() > 1) {
+      HURRAY_FUZZ_CHECK(
+          dq->ConsumeScattered(tensor_data.first(1), absl::MakeSpan(tensor))
+              .code() == absl::StatusCode::kFailedPrecondition);
+    }
+    HURRAY_FUZZ_CHECK(dq->elements_written() == 0);
+    return;
+  }
+  const size_t need =
+      static_cast<size_t>(dq->OutputCountFor(tensor_data.size()));
+  if (need > 0) {
+    HURRAY_FUZZ_CHECK(dq->Consume(tensor_data,
+                                  absl::MakeSpan(tensor).first(need - 1),
+                                  &written)
+                          .code() == absl::StatusCode::kInvalidArgument);
+  }
+  HURRAY_FUZZ_CHECK(dq->elements_written() == 0);
+  if (tensor_data.empty()) return;
+  // All but the last byte: Finish passes only when every element arrived
+  // (the last byte held padding only).
+  HURRAY_FUZZ_CHECK(dq->Consume(tensor_data.first(tensor_data.size() - 1),
+                                absl::MakeSpan(tensor), &written)
+                        .ok());
+  HURRAY_FUZZ_CHECK(dq->Finish().ok() == dq->done());
+  if (!dq->done()) {
+    HURRAY_FUZZ_CHECK(dq->Finish().code() == absl::StatusCode::kOutOfRange);
+    // (Every logical element may be out already: the bytes missing can be
+    // a padded grid's, which strict mode still has to check.)
+    HURRAY_FUZZ_CHECK(dq->elements_written() <= logical);
+  }
+}
+
 // The whole data buffer in one call from a Restart()ed Dequantizer, then
 // DequantizeAll over `threads` threads: the same outcome as the reference.
 void CheckWholePasses(dequant::Dequantizer* dq, const TensorDescriptor& d,
@@ -102,6 +170,7 @@ void CheckWholePasses(dequant::Dequantizer* dq, const TensorDescriptor& d,
   if (ref.ok()) {
     HURRAY_FUZZ_CHECK(SameBits(want, all));
     HURRAY_FUZZ_CHECK(all_w.nonzero_padding == want_w.nonzero_padding);
+    CheckMisuse(dq, tensor_data);
   }
 }
 
@@ -141,6 +210,7 @@ void Run(const uint8_t* data, size_t size) {
   if (!params.ok()) return;
 
   ChooseTarget(h[0] >> 4);
+  HURRAY_FUZZ_CHECK(dequant::KernelTargetName() != nullptr);
   dequant::DequantOptions dq_options;
   dq_options.mode = options.mode;
   dq_options.stores = kStores[(h[1] >> 5) & 3];
