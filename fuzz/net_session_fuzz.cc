@@ -23,6 +23,12 @@
 //     never comes with OnEndOfStream.
 //   * Whatever the client answers is well framed (each queued message is a
 //     complete header + payload).
+//   * The session's accessors agree with what it returned (status,
+//     position, tensors and keys completed, the same whatever the split);
+//     its output drains in steps; FailSource gives STREAM-IO after success
+//     and keeps a rejection.
+//   * A tensor list ("hurray:list" payload) that parses re-encodes to the
+//     input bytes.
 //   * Codec round trip (stream/net_message.h), frame by frame: a payload
 //     that decodes re-encodes to bytes that decode again and re-encode to
 //     the same bytes; layout entries re-encode to the bytes they came from;
@@ -122,6 +128,20 @@ void CheckLayouts(const net::LayoutList& list) {
   HURRAY_FUZZ_CHECK(absl::MakeConstSpan(bytes) == list.bytes());
 }
 
+// The "hurray:list" payload: a parsed list re-encodes to the same bytes.
+void CheckTensorList(absl::Span<const uint8_t> in) {
+  const absl::StatusOr<std::vector<std::string>> names =
+      hurray::stream::ParseTensorList(in);
+  if (!names.ok()) return;
+  std::vector<uint8_t> again;
+  for (const std::string& n : *names) {
+    const uint32_t len = static_cast<uint32_t>(n.size());
+    for (int i = 0; i < 4; ++i) again.push_back(uint8_t(len >> (8 * i)));
+    again.insert(again.end(), n.begin(), n.end());
+  }
+  HURRAY_FUZZ_CHECK(absl::MakeConstSpan(again) == in);
+}
+
 void CheckCodec(absl::Span<const uint8_t> in, Mode mode) {
   std::vector<uint8_t> small;
   for (size_t at = 0; in.size() - at >= net::kHeaderSize;) {
@@ -217,6 +237,8 @@ void CheckCodec(absl::Span<const uint8_t> in, Mode mode) {
 struct ClientResult {
   std::string status;
   bool satisfied = false;
+  uint64_t tensors = 0;
+  size_t keys = 0;
   testing::RecordingSink sink;
 };
 
@@ -243,6 +265,30 @@ void RunClient(absl::Span<const uint8_t> in, Mode mode,
   CheckFramed(c.PendingOutput());
   r->status = Key(s);
   r->satisfied = c.Satisfied();
+  r->tensors = c.tensors_completed();
+  r->keys = c.keys_completed();
+  HURRAY_FUZZ_CHECK(c.position() <= in.size());
+  HURRAY_FUZZ_CHECK(Key(c.status()) == r->status);
+  HURRAY_FUZZ_CHECK(r->keys <= r->tensors + 3);
+  // No SERVER_HELLO yet: the limit reads 0 (nothing sent is bounded by it).
+  if (!c.has_server_hello())
+    HURRAY_FUZZ_CHECK(c.server_max_message_size() == 0);
+  // Drained in two steps, the output empties.
+  const size_t pending = c.PendingOutput().size();
+  c.ConsumeOutput(pending / 2);
+  HURRAY_FUZZ_CHECK(c.PendingOutput().size() == pending - pending / 2);
+  c.ConsumeOutput(pending);
+  HURRAY_FUZZ_CHECK(c.PendingOutput().empty());
+  // A failing byte source: harmless once satisfied, STREAM-IO before,
+  // and a rejection stays.
+  const absl::Status failed = c.FailSource("fuzz");
+  if (!s.ok()) {
+    HURRAY_FUZZ_CHECK(Key(failed) == r->status);
+  } else if (r->satisfied) {
+    HURRAY_FUZZ_CHECK(failed.ok());
+  } else {
+    HURRAY_FUZZ_CHECK(hurray::RuleIdOf(failed).value_or("") == "STREAM-IO");
+  }
   HURRAY_FUZZ_CHECK(r->sink.errors.empty());
   if (r->satisfied) HURRAY_FUZZ_CHECK(s.ok() && r->sink.ended);
   if (!s.ok()) HURRAY_FUZZ_CHECK(!r->sink.ended);
@@ -305,12 +351,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const absl::Span<const uint8_t> in(data + 1, size - 1);
   const std::vector<size_t> splits = Splits(in.size(), seed);
   CheckCodec(in, mode);
+  CheckTensorList(in);
 
   ClientResult whole, pieces;
   RunClient(in, mode, nullptr, &whole);
   RunClient(in, mode, &splits, &pieces);
   HURRAY_FUZZ_CHECK(whole.status == pieces.status);
   HURRAY_FUZZ_CHECK(whole.satisfied == pieces.satisfied);
+  HURRAY_FUZZ_CHECK(whole.tensors == pieces.tensors);
+  HURRAY_FUZZ_CHECK(whole.keys == pieces.keys);
   HURRAY_FUZZ_CHECK(testing::SameEvents(whole.sink, pieces.sink));
 
   // The server answers as soon as it can, so what it sends depends on when
