@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "dequant/dequantizer.h"
 #include "dequant/scalar.h"
 #include "dequant/testing.h"
@@ -53,10 +55,25 @@ absl::Status Both(const TestTensor& t, Mode mode) {
   return simd;
 }
 
-void ExpectRule(const absl::Status& s, const char* rule, uint64_t offset) {
+// Data-level offsets count parameter entries, blocks or elements, never
+// bytes; the status says which (and its message reads "at block 5").
+OffsetUnit UnitOfRule(absl::string_view rule) {
+  if (rule == "QNT-PCA-10" || rule == "QNT-PCA-11") return OffsetUnit::kEntry;
+  if (absl::StartsWith(rule, "TYPE-PACK")) return OffsetUnit::kElement;
+  return OffsetUnit::kBlock;
+}
+
+void ExpectRule(const absl::Status& s, absl::string_view rule,
+                uint64_t offset) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_EQ(RuleIdOf(s), std::optional<absl::string_view>(rule)) << s;
   EXPECT_EQ(OffsetOf(s), std::optional<uint64_t>(offset)) << s;
+  const OffsetUnit unit = UnitOfRule(rule);
+  EXPECT_EQ(OffsetUnitOf(s), unit) << s;
+  EXPECT_TRUE(absl::StartsWith(
+      s.message(),
+      absl::StrCat(rule, " at ", OffsetUnitName(unit), " ", offset, ": ")))
+      << s;
 }
 
 class DataRulesTest : public ::testing::Test {

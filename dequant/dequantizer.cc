@@ -243,8 +243,9 @@ absl::Status Dequantizer::EmitGroupsAt(const uint8_t* src, uint64_t groups,
       if (ReadRawCode(last, slot, plan_.codec) != 0) {
         return ToStatus(Rejection{
             PackRule(plan_.codec), total - used + slot,
-            "the unused bits after the last element are not zero (offset: "
-            "element index of the unused slot in the data buffer)"});
+            "the unused bits after the last element are not zero (the "
+            "offset is the unused slot in the data buffer)",
+            OffsetUnit::kElement});
       }
     }
   }
@@ -529,8 +530,9 @@ absl::Status Dequantizer::Scatter(absl::Span<const uint8_t> piece,
         if (CodeAt(static_cast<uint64_t>(base_bit) + slot * bits, piece) != 0) {
           status_ = ToStatus(Rejection{
               PackRule(plan_.codec), slot,
-              "the unused bits after the last element are not zero (offset: "
-              "element index of the unused slot in the data buffer)"});
+              "the unused bits after the last element are not zero (the "
+              "offset is the unused slot in the data buffer)",
+              OffsetUnit::kElement});
           return status_;
         }
       }

@@ -45,20 +45,18 @@ Rejection ScaleRejection(Scheme scheme, uint64_t index) {
   switch (scheme) {
     case Scheme::kPerChannelAffine:
       return {Rule::kQntPca10, index,
-              "a per-channel scale is zero, NaN or infinite (offset: its "
-              "index in the scale buffer)"};
+              "a per-channel scale is zero, NaN or infinite (the offset is "
+              "its entry in the scale buffer)",
+              OffsetUnit::kEntry};
     case Scheme::kPerBlockAffine:
       return {Rule::kQntPba12, index,
-              "a per-block scale is zero, NaN or infinite (offset: its block "
-              "index in the scale buffer)"};
+              "a per-block scale is zero, NaN or infinite", OffsetUnit::kBlock};
     case Scheme::kNf4:
       return {Rule::kQntNf407, index,
-              "an NF4 absmax is negative, NaN or infinite (offset: its block "
-              "index in the scale buffer)"};
+              "an NF4 absmax is negative, NaN or infinite", OffsetUnit::kBlock};
     default:
-      return {Rule::kQntMx07, index,
-              "an MXFP scale byte is 0x00 or 0xFF (offset: its block index in "
-              "the scale buffer)"};
+      return {Rule::kQntMx07, index, "an MXFP scale byte is 0x00 or 0xFF",
+              OffsetUnit::kBlock};
   }
 }
 
@@ -178,13 +176,16 @@ absl::StatusOr<Params> LoadParams(const Plan& plan, const ParameterBytes& bytes,
     const int32_t zp =
         static_cast<int32_t>(LoadLe32(bytes.zero_points.data() + 4 * b));
     if (check && (zp < min || zp > max)) {
-      return ToStatus(Rejection{
-          rule, b,
-          rule == Rule::kQntPca11
-              ? "a per-channel zero point is outside the storage type's "
-                "range (offset: its index in the zero-point buffer)"
-              : "a per-block zero point is outside the storage type's range "
-                "(offset: its block index in the zero-point buffer)"});
+      return rule == Rule::kQntPca11
+                 ? ToStatus(Rejection{rule, b,
+                                      "a per-channel zero point is outside "
+                                      "the storage type's range (the offset "
+                                      "is its entry in the zero-point buffer)",
+                                      OffsetUnit::kEntry})
+                 : ToStatus(Rejection{rule, b,
+                                      "a per-block zero point is outside the "
+                                      "storage type's range",
+                                      OffsetUnit::kBlock});
     }
     params.zero_points[b] = zp;
   }

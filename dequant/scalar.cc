@@ -126,7 +126,8 @@ absl::Status ReferenceDequantize(const TensorDescriptor& d,
     for (uint64_t slot = stored_count; slot < group_end; ++slot) {
       if (ReadBits(base, slot, bits) != 0) {
         return ToStatus(Rejection{PackRule(bits), slot,
-                                  "unused bits after the last element"});
+                                  "unused bits after the last element",
+                                  OffsetUnit::kElement});
       }
     }
   }

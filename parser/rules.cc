@@ -37,14 +37,43 @@ std::optional<Rule> RuleFromId(absl::string_view id) {
   return std::nullopt;
 }
 
+absl::string_view OffsetUnitName(OffsetUnit unit) {
+  switch (unit) {
+    case OffsetUnit::kElement:
+      return "element";
+    case OffsetUnit::kBlock:
+      return "block";
+    case OffsetUnit::kEntry:
+      return "entry";
+    case OffsetUnit::kByte:
+      break;
+  }
+  return "byte";
+}
+
 absl::Status ToStatus(const Rejection& r) {
   if (r.ok()) return absl::OkStatus();
   const absl::string_view id = RuleId(r.rule);
-  absl::Status status(absl::StatusCode::kInvalidArgument,
-                      absl::StrCat(id, " at byte ", r.offset, ": ", r.message));
+  const absl::string_view unit = OffsetUnitName(r.unit);
+  absl::Status status(
+      absl::StatusCode::kInvalidArgument,
+      absl::StrCat(id, " at ", unit, " ", r.offset, ": ", r.message));
   status.SetPayload(kRulePayloadUrl, absl::Cord(id));
   status.SetPayload(kOffsetPayloadUrl, absl::Cord(absl::StrCat(r.offset)));
+  if (r.unit != OffsetUnit::kByte) {
+    status.SetPayload(kOffsetUnitPayloadUrl, absl::Cord(unit));
+  }
   return status;
+}
+
+OffsetUnit OffsetUnitOf(const absl::Status& status) {
+  auto payload = status.GetPayload(kOffsetUnitPayloadUrl);
+  if (!payload.has_value()) return OffsetUnit::kByte;
+  for (OffsetUnit u :
+       {OffsetUnit::kElement, OffsetUnit::kBlock, OffsetUnit::kEntry}) {
+    if (OffsetUnitName(u) == std::string(*payload)) return u;
+  }
+  return OffsetUnit::kByte;
 }
 
 std::optional<absl::string_view> RuleIdOf(const absl::Status& status) {

@@ -48,12 +48,20 @@ inline bool Applies(Rule rule, Mode mode) {
   return mode == Mode::kStrict || GetRuleInfo(rule).mode == RuleMode::kAlways;
 }
 
-// One rejection: which rule, where (byte offset from the start of the
-// descriptor, or of the structure the caller names), and a static message.
+// What a rejection's offset counts. Structural rules give byte offsets;
+// data-level rules found while dequantizing give the index of the element,
+// block or parameter entry at fault (a scale buffer's i-th entry, say).
+enum class OffsetUnit : uint8_t { kByte, kElement, kBlock, kEntry };
+absl::string_view OffsetUnitName(OffsetUnit unit);  // "byte", "element", ...
+
+// One rejection: which rule, where (by default a byte offset from the start
+// of the descriptor, or of the structure the caller names), and a static
+// message.
 struct Rejection {
   Rule rule = Rule::kNone;
   uint64_t offset = 0;
   const char* message = "";
+  OffsetUnit unit = OffsetUnit::kByte;
 
   bool ok() const { return rule == Rule::kNone; }
   friend bool operator==(const Rejection& a, const Rejection& b) {
@@ -71,16 +79,21 @@ inline constexpr Rejection kAccepted{};
   } while (0)
 
 // Builds the absl::Status for a rejection: InvalidArgument with message
-// "<RULE-ID> at byte <offset>: <message>" and payloads carrying the rule id
-// and offset. OK for an accepted Rejection.
+// "<RULE-ID> at <unit> <offset>: <message>" ("QNT-HDR-02 at byte 64: ...",
+// "QNT-MX-07 at block 3: ...") and payloads carrying the rule id, the offset
+// and, when it is not a byte offset, its unit. OK for an accepted Rejection.
 absl::Status ToStatus(const Rejection& r);
 
 // Reads back what ToStatus stored. Empty for OK or foreign statuses.
 std::optional<absl::string_view> RuleIdOf(const absl::Status& status);
 std::optional<uint64_t> OffsetOf(const absl::Status& status);
+// kByte unless the status says otherwise.
+OffsetUnit OffsetUnitOf(const absl::Status& status);
 
 inline constexpr absl::string_view kRulePayloadUrl = "hurray.dev/rule";
 inline constexpr absl::string_view kOffsetPayloadUrl = "hurray.dev/offset";
+inline constexpr absl::string_view kOffsetUnitPayloadUrl =
+    "hurray.dev/offset-unit";
 
 }  // namespace hurray
 

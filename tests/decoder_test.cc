@@ -97,6 +97,29 @@ TEST(DecoderTest, RejectionStatusCarriesRuleAndOffset) {
   EXPECT_EQ(d.status().message().substr(0, 22), "DESC-HDR-02 at byte 0:");
   EXPECT_FALSE(RuleIdOf(absl::OkStatus()).has_value());
   EXPECT_FALSE(OffsetOf(absl::InternalError("x")).has_value());
+  EXPECT_EQ(OffsetUnitOf(d.status()), OffsetUnit::kByte);
+  EXPECT_EQ(OffsetUnitOf(absl::InternalError("x")), OffsetUnit::kByte);
+}
+
+// Data-level rejections count blocks, elements or parameter entries: the
+// message and a payload say so; byte offsets carry no unit payload.
+TEST(DecoderTest, RejectionOffsetUnits) {
+  const absl::Status block =
+      ToStatus(Rejection{Rule::kQntMx07, 3, "bad scale", OffsetUnit::kBlock});
+  EXPECT_EQ(block.message(), "QNT-MX-07 at block 3: bad scale");
+  EXPECT_EQ(OffsetOf(block), 3u);
+  EXPECT_EQ(OffsetUnitOf(block), OffsetUnit::kBlock);
+  const absl::Status entry =
+      ToStatus(Rejection{Rule::kQntPca10, 2, "bad scale", OffsetUnit::kEntry});
+  EXPECT_EQ(entry.message(), "QNT-PCA-10 at entry 2: bad scale");
+  EXPECT_EQ(OffsetUnitOf(entry), OffsetUnit::kEntry);
+  const absl::Status element = ToStatus(
+      Rejection{Rule::kTypePack02, 9, "padding", OffsetUnit::kElement});
+  EXPECT_EQ(element.message(), "TYPE-PACK-02 at element 9: padding");
+  EXPECT_EQ(OffsetUnitOf(element), OffsetUnit::kElement);
+  const absl::Status byte = ToStatus(Rejection{Rule::kDescHdr02, 0, "magic"});
+  EXPECT_FALSE(byte.GetPayload(kOffsetUnitPayloadUrl).has_value());
+  EXPECT_EQ(OffsetUnitName(OffsetUnit::kByte), "byte");
 }
 
 TEST(DecoderTest, RuleTableIsConsistent) {

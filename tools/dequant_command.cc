@@ -263,6 +263,10 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
     } else if (rule.has_value()) {
       w.Key("rule").String(*rule);
       w.Key("offset").Uint(OffsetOf(elements.status()).value_or(0));
+      if (OffsetUnitOf(elements.status()) != OffsetUnit::kByte) {
+        w.Key("offset_unit")
+            .String(OffsetUnitName(OffsetUnitOf(elements.status())));
+      }
       w.Key("error").String(elements.status().message());
     } else {
       w.Key("error").String(elements.status().message());

@@ -182,6 +182,9 @@ void PrintJson(const IngestArgs& a, const absl::Status& status, uint64_t bytes,
   if (rule.has_value()) {
     w.Key("rule").String(*rule);
     w.Key("offset").Uint(OffsetOf(status).value_or(0));
+    if (OffsetUnitOf(status) != OffsetUnit::kByte) {
+      w.Key("offset_unit").String(OffsetUnitName(OffsetUnitOf(status)));
+    }
   }
   if (!status.ok()) w.Key("error").String(status.message());
   w.Key("bytes").Uint(bytes);
