@@ -138,6 +138,39 @@ TEST_F(DequantizerTest, TrailingBytesAfterTheTensorAreIgnored) {
   EXPECT_EQ(FirstBitDifference(out, want), -1);
 }
 
+// Descriptors that never met the validator (DESC-SHP-03 unchecked): a
+// byte_offset past the data buffer, or one so large that its bit position
+// would overflow, is refused by Create and by the reference alike, before
+// any arithmetic on it (found by dequant_fuzz).
+TEST_F(DequantizerTest, UnvalidatedByteOffsetIsRefused) {
+  for (const uint8_t tag : {layout_tag::kRowMajor, layout_tag::kStrided}) {
+    TensorSpec spec;
+    spec.scheme = Scheme::kPerTensorAffine;
+    spec.storage_type = kInt8;
+    spec.shape = {3, 4};
+    spec.layout.tag = tag;
+    if (tag == layout_tag::kStrided) spec.layout.strides = {1, 3};
+    TestTensor t = MakeTensor(spec, rng_);
+    const uint64_t size = t.descriptor->buffers[0].byte_size;
+    for (const uint64_t offset : {size + 1, uint64_t{1} << 62, ~uint64_t{0}}) {
+      t.descriptor->byte_offset = offset;
+      if (offset > size + 1) {
+        t.descriptor->buffers[0].byte_size = ~uint64_t{0};  // claims it all
+      }
+      const absl::StatusOr<Dequantizer> dq =
+          Dequantizer::Create(*t.descriptor, t.params());
+      EXPECT_EQ(dq.status().code(), absl::StatusCode::kInvalidArgument)
+          << offset;
+      EXPECT_TRUE(absl::StrContains(dq.status().message(), "byte_offset"))
+          << dq.status();
+      std::vector<float> out;
+      EXPECT_EQ(
+          ReferenceDequantize(*t.descriptor, t.data(), t.params(), &out).code(),
+          absl::StatusCode::kInvalidArgument);
+    }
+  }
+}
+
 TEST_F(DequantizerTest, ShortOutputConsumesNothing) {
   const TestTensor t = MakeTensor(Int6Spec(), rng_);
   absl::StatusOr<Dequantizer> dq =

@@ -16,6 +16,10 @@ namespace {
 
 using namespace type_tag;  // NOLINT
 
+// 2^56 bytes: far beyond any buffer, and 8 · byte_offset plus any element's
+// bit offset (bounded by the buffer, see ElementAddresser) fits in int64.
+constexpr uint64_t kMaxByteOffset = uint64_t{1} << 56;
+
 std::optional<Codec> IntegerCodec(uint8_t tag) {
   switch (tag) {
     case kInt8:
@@ -264,6 +268,18 @@ absl::StatusOr<Plan> MakePlan(const TensorDescriptor& d) {
   }
   plan.byte_offset = d.byte_offset;
   plan.data_buffer_size = d.buffers[0].byte_size;
+  // byte_offset lies in buffer 0 (DESC-SHP-03, checked again here for
+  // descriptors that never met the validator, empty tensors included), and
+  // bit positions 8 · byte_offset ± element offset · bits stay inside int64.
+  if (plan.byte_offset > plan.data_buffer_size) {
+    return Invalid(absl::StrCat("byte_offset ", plan.byte_offset,
+                                " lies beyond the data buffer's ",
+                                plan.data_buffer_size, " bytes"));
+  }
+  if (plan.byte_offset > kMaxByteOffset) {
+    return Invalid(absl::StrCat("byte_offset ", plan.byte_offset,
+                                " is too large to address"));
+  }
   // Row- and column-major store exactly the packed grid; the other layouts'
   // extents are checked by their ElementAddresser (dequant/storage_walk.h).
   if ((plan.layout_tag == layout_tag::kRowMajor ||

@@ -4,13 +4,29 @@
 # default config (//third_party:fuzz_main), libFuzzer under --config=fuzz
 # (file arguments are executed, not fuzzed). Fails on a non-zero exit (a
 # crash, an abort from a failed property), on any sanitizer report (also a
-# recoverable one), or when not every seed ran.
+# recoverable one), or when not every seed ran. Under Bazel test sharding
+# each shard replays its share of the seeds.
 set -uo pipefail
 fuzzer="$1"
 shift
 if [[ $# -eq 0 ]]; then
   echo "replay_test: no seeds given" >&2
   exit 1
+fi
+# Sharded by Bazel (shard_count): this shard takes every TOTAL-th seed.
+if [[ -n "${TEST_TOTAL_SHARDS:-}" ]]; then
+  [[ -n "${TEST_SHARD_STATUS_FILE:-}" ]] && touch "${TEST_SHARD_STATUS_FILE}"
+  mine=()
+  i=0
+  for seed in "$@"; do
+    ((i % TEST_TOTAL_SHARDS == TEST_SHARD_INDEX)) && mine+=("${seed}")
+    i=$((i + 1))
+  done
+  set -- "${mine[@]}"
+  if [[ $# -eq 0 ]]; then
+    echo "replay_test: shard ${TEST_SHARD_INDEX}: no seeds"
+    exit 0
+  fi
 fi
 log="${TEST_TMPDIR:-$(mktemp -d)}/replay.log"
 "${fuzzer}" "$@" >"${log}" 2>&1
