@@ -14,7 +14,11 @@
 #      corpus/TARGET/ are copied into it (review and commit them; then run
 #      `bazel test //fuzz/...`);
 #   4. lists the crash inputs, kept in fuzz/findings/TARGET/ (git-ignored):
-#      minimize one with `<fuzzer> -minimize_crash=1 -runs=100000 FILE`.
+#      minimize one with `<fuzzer> -minimize_crash=1 -runs=100000 FILE`;
+#   5. appends one row to the ledger fuzz/CAMPAIGNS.md: wall time, CPU time
+#      (user + system of the fork-mode parent and every worker it reaped, so
+#      a run that shared the machine is not over-counted), executions, inputs
+#      merged and crashes. Commit it with the corpus.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,12 +63,23 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 echo "campaign: ${target}, ${seconds}s, ${workers} workers; log ${run}/fuzz.log"
-"${bin}" "${dict_args[@]}" -fork="${workers}" -ignore_crashes=1 \
+crashes_before=$(find "${findings}" -maxdepth 1 -type f | wc -l)
+# Bash's `time` reports the rusage of the fuzzer, which includes every fork
+# worker it waited for: that is the CPU the campaign really got.
+TIMEFORMAT='%R %U %S'
+{ time "${bin}" "${dict_args[@]}" -fork="${workers}" -ignore_crashes=1 \
   -ignore_timeouts=1 -ignore_ooms=1 -max_total_time="${seconds}" \
   -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="${findings}/" \
-  "${run}/corpus" "corpus/${target}" >"${run}/fuzz.log" 2>&1
-echo "campaign: fuzzing ended (exit $?); $(ls "${run}/corpus" | wc -l) new inputs"
+  "${run}/corpus" "corpus/${target}" >"${run}/fuzz.log" 2>&1; } \
+  2>"${run}/time"
+echo "campaign: fuzzing ended; $(ls "${run}/corpus" | wc -l) new inputs"
+read -r wall_s user_s sys_s <"${run}/time"
+cpu_min="$(awk -v u="${user_s}" -v s="${sys_s}" 'BEGIN { printf "%.1f", (u + s) / 60 }')"
+wall_min="$(awk -v w="${wall_s}" 'BEGIN { printf "%.1f", w / 60 }')"
+# The last fork-mode status line: "#<executions>: cov: ... corp: ...".
+execs="$(grep -o '^#[0-9]*' "${run}/fuzz.log" | tail -1 | tr -d '#')"
+echo "campaign: ${wall_min} min wall, ${cpu_min} CPU-min, ${execs:-0} executions"
 
 before=$(ls "corpus/${target}" | wc -l)
 "${bin}" "${dict_args[@]}" -merge=1 \
@@ -73,6 +88,15 @@ before=$(ls "corpus/${target}" | wc -l)
   echo "campaign: merge failed, see ${run}/merge.log" >&2
 after=$(ls "corpus/${target}" | wc -l)
 echo "campaign: merged $((after - before)) inputs into corpus/${target}/"
+
+crashes_after=$(find "${findings}" -maxdepth 1 -type f | wc -l)
+ledger="fuzz/CAMPAIGNS.md"
+if [[ -f "${ledger}" ]]; then
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+    "$(date -u +%Y-%m-%d)" "${target}" "${workers}" "${wall_min}" \
+    "${cpu_min}" "${execs:-0}" "$((after - before))" \
+    "$((crashes_after - crashes_before))" >>"${ledger}"
+fi
 
 crashes=$(find "${findings}" -maxdepth 1 -type f \
   \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) |
