@@ -35,9 +35,7 @@ def main(path):
     runs = json.load(open(path))["benchmarks"]
     rate = {r["name"]: r["items_per_second"] / 1e9 for r in runs
             if "items_per_second" in r}
-
-    def get(name):
-        return rate.get(name)
+    get = rate.get
 
     conv_l2, conv_dram = get(f"BM_ConvertInt8/{L2}"), get(f"BM_ConvertInt8/{DRAM}")
     if not conv_l2 or not conv_dram:
