@@ -171,6 +171,41 @@ TEST_F(DequantizerTest, UnvalidatedByteOffsetIsRefused) {
   }
 }
 
+// Descriptors that never met the validator (QNT-PBA-02/NF4-02/MX-02
+// unchecked): a block_size that is not a power of two would make the storage
+// walk's shift-based block index run past the scale array, so Create and the
+// reference refuse it (found by dequant_fuzz as a heap overflow in
+// ScatterElements<4>; seed corpus/dequant_fuzz/
+// regression_scatter_param_overflow.bin).
+TEST_F(DequantizerTest, UnvalidatedNonPowerOfTwoBlockSizeIsRefused) {
+  for (const uint8_t tag : {layout_tag::kRowMajor, layout_tag::kStrided}) {
+    TensorSpec spec;
+    spec.scheme = Scheme::kPerBlockAffine;
+    spec.storage_type = kInt4;
+    spec.shape = {4, 12};
+    spec.axis = 1;
+    spec.block_size = 4;
+    spec.layout.tag = tag;
+    if (tag == layout_tag::kStrided) spec.layout.strides = {1, 4};
+    TestTensor t = MakeTensor(spec, rng_);
+    ASSERT_TRUE(Dequantizer::Create(*t.descriptor, t.params()).ok());
+    // 6 divides 12: the parameter count (2 blocks per row) and the buffer
+    // sizes still agree, only the power-of-two rule is broken.
+    for (const uint32_t k : {3u, 6u}) {
+      t.descriptor->quantization.block_size = k;
+      const absl::StatusOr<Dequantizer> dq =
+          Dequantizer::Create(*t.descriptor, t.params());
+      EXPECT_EQ(dq.status().code(), absl::StatusCode::kInvalidArgument) << k;
+      EXPECT_TRUE(absl::StrContains(dq.status().message(), "power of two"))
+          << dq.status();
+      std::vector<float> out;
+      EXPECT_EQ(
+          ReferenceDequantize(*t.descriptor, t.data(), t.params(), &out).code(),
+          absl::StatusCode::kInvalidArgument);
+    }
+  }
+}
+
 TEST_F(DequantizerTest, ShortOutputConsumesNothing) {
   const TestTensor t = MakeTensor(Int6Spec(), rng_);
   absl::StatusOr<Dequantizer> dq =

@@ -226,7 +226,13 @@ absl::StatusOr<Plan> MakePlan(const TensorDescriptor& d) {
       plan.symmetric = q.symmetric();
     } else {
       const uint64_t k = q.block_size;
-      if (k == 0) return Invalid("block_size is 0");
+      // A power of two (QNT-PBA-02, QNT-NF4-02, QNT-MX-02), re-checked for
+      // descriptors that never met the validator: the storage walk finds a
+      // block index with a shift (dequant/storage_walk.h).
+      if (k == 0 || (k & (k - 1)) != 0) {
+        return Invalid(
+            absl::StrCat("block_size ", k, " is not a power of two"));
+      }
       plan.block_size = k;
       plan.blocks_per_axis = plan.axis_len / k + (plan.axis_len % k != 0);
       if (plan.scheme == Scheme::kMxfp) {
