@@ -142,7 +142,16 @@ Rejection CompositeValidator::Push(const TensorDescriptor& head) {
 
 Rejection CompositeValidator::AddMember(const TensorDescriptor& m) {
   if (!rejection_.ok()) return rejection_;
-  if (!open()) return RejectUnboundMember(m, options_.mode);
+  if (!open()) {
+    // Sticky like every other rejection; where() names no level (depth 0):
+    // the offset is in the descriptor just added.
+    const Rejection unbound = RejectUnboundMember(m, options_.mode);
+    if (!unbound.ok()) {
+      rejection_ = unbound;
+      where_ = {0, Where::kHead};
+    }
+    return unbound;
+  }
   Rejection r = CheckMember(m);
   if (!r.ok()) return r;
   if (Top().boxes) {

@@ -71,7 +71,8 @@ class CompositeValidator {
   // Opens a composite at its head (layout_tag 0x0B). Requires !open().
   Rejection Begin(const TensorDescriptor& head);
   // The next descriptor after the head. Without an open composite, a
-  // descriptor is nobody's member: RejectUnboundMember(member).
+  // descriptor is nobody's member: RejectUnboundMember(member), recorded
+  // like any rejection with where() == {0, Where::kHead}.
   Rejection AddMember(const TensorDescriptor& member);
   // End of the stream or region: a composite still open is torn (CMP-CLS-03,
   // strict-only; permissive mode accepts and torn() tells).

@@ -428,6 +428,15 @@ TEST(StreamReaderTest, CompositeRulesCarryStreamOffsets) {
   StreamOptions permissive;
   permissive.parse.mode = Mode::kPermissive;
   EXPECT_TRUE(ReadStream(unbound.bytes, permissive, nullptr).ok());
+  // The same after a composite closed: still about the unbound descriptor.
+  RawStream after;
+  after.Add(*vectors::CompositePartition());
+  after.Add(*Half(0));
+  after.Add(*Half(4));
+  after.Add(*vectors::WithCompositeMember());
+  r = ReadStream(after.bytes, StreamOptions(), nullptr);
+  EXPECT_EQ(r.rule, Rule::kCmpMem11);
+  EXPECT_EQ(r.offset, after.starts[3] + 10);
   // A partition member without a shard section (CMP-MEM-01).
   RawStream no_shard;
   no_shard.Add(*vectors::CompositePartition());

@@ -292,6 +292,14 @@ TEST(CompositeRules, CmpMem11MemberSectionOutsideAnOverlay) {
   ASSERT_TRUE(v.AddMember(*s[1]).ok());
   ASSERT_TRUE(v.AddMember(*s[2]).ok());
   EXPECT_EQ(v.AddMember(*d).rule, Rule::kCmpMem11);
+  // Recorded and sticky, like every other rejection.
+  EXPECT_EQ(v.rejection().rule, Rule::kCmpMem11);
+  EXPECT_EQ(v.where().depth, 0u);
+  EXPECT_EQ(v.AddMember(*Wire(*vectors::Dense(kFloat32, {2}))).rule,
+            Rule::kCmpMem11);
+  EXPECT_EQ(v.Begin(*s[0]).rule, Rule::kCmpMem11);
+  v.Reset();
+  EXPECT_TRUE(v.Begin(*s[0]).ok());
 }
 
 TEST(CompositeRules, CmpCls01PartitionMembersOverlap) {
