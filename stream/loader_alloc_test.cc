@@ -1,11 +1,8 @@
 // Memory stays bounded whatever the input size: over an input of hundreds
 // of chunks, with a sink slower than the reader, the only allocations of a
-// chunk's size or more are the ring's slots, made once. Replaces operator
-// new to count them: its own binary.
-#include <atomic>
+// chunk's size or more are the ring's slots, made once (counted by
+// tests/alloc_counter.h, which replaces operator new: its own binary).
 #include <chrono>
-#include <cstdlib>
-#include <new>
 #include <thread>
 #include <vector>
 
@@ -14,23 +11,7 @@
 #include "stream/loader.h"
 #include "stream/loader_test_util.h"
 #include "stream/sinks.h"
-
-namespace {
-std::atomic<size_t> g_threshold{~size_t{0}};
-std::atomic<size_t> g_large{0};
-}  // namespace
-
-void* operator new(size_t n) {
-  if (n >= g_threshold.load(std::memory_order_relaxed)) ++g_large;
-  void* p = std::malloc(n == 0 ? 1 : n);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
+#include "tests/alloc_counter.h"
 
 namespace hurray::stream {
 namespace {
@@ -53,13 +34,12 @@ TEST(LoaderAlloc, OnlyTheRingIsChunkSized) {
     SlowSink sink;
     StreamConsumer c(StreamOptions(), &sink);
     Loader loader(o);
-    g_large = 0;
-    g_threshold = o.chunk_size;
+    hurray::testing::LargeAllocationCount large(o.chunk_size);
     const LoadResult r = loader.Run(LoadSource::Memory(bytes), &c);
-    g_threshold = ~size_t{0};
+    large.Stop();
     ASSERT_TRUE(r.status.ok()) << r.status;
     EXPECT_EQ(r.bytes, bytes.size());
-    EXPECT_EQ(g_large.load(), slots);
+    EXPECT_EQ(large.value(), slots);
     EXPECT_LE(r.max_slots_in_flight, slots);
   }
 }

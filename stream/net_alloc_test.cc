@@ -4,32 +4,13 @@
 // tensor costs as many allocations as receiving a 64 KiB one, and a
 // declared 2^63-byte buffer is refused without allocating for it.
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "stream/net_client_session.h"
 #include "stream/net_test_util.h"
+#include "tests/alloc_counter.h"
 #include "tests/vectors.h"
-
-namespace {
-
-thread_local bool g_counting = false;
-thread_local uint64_t g_allocations = 0;
-
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace hurray::stream {
 namespace {
@@ -40,16 +21,15 @@ uint64_t AllocationsToReceive(const std::vector<uint8_t>& transcript,
                               const char* key, size_t chunk) {
   TensorSink sink;
   NetClientSession c(testing::ClientOptions({key}), &sink);
-  g_allocations = 0;
-  g_counting = true;
+  hurray::testing::AllocationCount allocations;
   bool ok = true;
   for (size_t at = 0; at < transcript.size() && ok; at += chunk) {
     ok = c.Feed(absl::MakeConstSpan(transcript).subspan(at, chunk)).ok();
   }
-  g_counting = false;
+  allocations.Stop();
   EXPECT_TRUE(ok);
   EXPECT_TRUE(c.Satisfied());
-  return g_allocations;
+  return allocations.value();
 }
 
 TEST(NetAlloc, NothingPerDataByte) {
@@ -75,14 +55,13 @@ TEST(NetAlloc, DeclaredHugeBufferAllocatesNothingForIt) {
        testing::DescriptorBytes(1, vectors::Bytes(*d), uint64_t{1} << 63)});
   TensorSink sink;
   NetClientSession c(testing::ClientOptions({"huge"}), &sink);
-  g_allocations = 0;
-  g_counting = true;
+  hurray::testing::AllocationCount allocations;
   const absl::Status s = c.Feed(in);
-  g_counting = false;
+  allocations.Stop();
   EXPECT_EQ(RuleIdOf(s).value_or(""), "LIMIT-BUFFER-BYTES");
   // The framer's payload buffer, the request, the status and the ERROR
   // reply: a handful, not 2^63 bytes.
-  EXPECT_LT(g_allocations, 64u);
+  EXPECT_LT(allocations.value(), 64u);
 }
 
 }  // namespace

@@ -6,8 +6,6 @@
 // head (stream/composite_binder.h): a fixed number of allocations whatever
 // the input's length or chunking.
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -16,25 +14,8 @@
 #include "stream/stream_reader.h"
 #include "stream/stream_writer.h"
 #include "stream/test_util.h"
+#include "tests/alloc_counter.h"
 #include "tests/vectors.h"
-
-namespace {
-
-thread_local bool g_counting = false;
-thread_local uint64_t g_allocations = 0;
-
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 namespace hurray::stream {
 namespace {
@@ -45,15 +26,14 @@ uint64_t AllocationsWhileReading(absl::Span<const uint8_t> bytes, size_t chunk,
   StreamOptions options;
   options.parse = vectors::AgreedOptions();
   StreamReader reader(options, nullptr);
-  g_allocations = 0;
-  g_counting = true;
+  hurray::testing::AllocationCount allocations;
   testing::FeedInChunks(bytes, chunk, [&](absl::Span<const uint8_t> piece) {
     return reader.Feed(piece) == StreamState::kNeedMore;
   });
   reader.Finish();
-  g_counting = false;
+  allocations.Stop();
   *rule = reader.rejection().rule;
-  return g_allocations;
+  return allocations.value();
 }
 
 TEST(StreamAllocTest, HugeDeclaredBufferAllocatesNothing) {

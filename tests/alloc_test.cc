@@ -1,47 +1,18 @@
-// Zero heap allocation while decoding: every operator new (and, outside
-// sanitizer builds, every malloc/calloc/realloc) is counted while thousands
-// of descriptors of every kind, valid and rejected, are fed at random chunk
-// sizes through one decoder. The count must be 0.
+// Zero heap allocation while decoding: every operator new (counted by
+// tests/alloc_counter.h) and, outside sanitizer builds, every malloc, calloc
+// and realloc is counted while thousands of descriptors of every kind, valid
+// and rejected, are fed at random chunk sizes through one decoder. The count
+// must be 0.
 #include <cstdint>
 #include <cstdlib>
-#include <new>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "parser/decoder.h"
+#include "tests/alloc_counter.h"
 #include "tests/mutations.h"
 #include "tests/vectors.h"
-
-namespace {
-
-thread_local bool g_counting = false;
-thread_local uint64_t g_allocations = 0;
-
-void Count() {
-  if (g_counting) ++g_allocations;
-}
-
-}  // namespace
-
-// operator new in all its forms funnels into these two.
-void* operator new(std::size_t n) {
-  Count();
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  Count();
-  return std::malloc(n ? n : 1);
-}
-void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept {
-  return operator new(n, t);
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 
 // malloc itself, through glibc's internal entry points. Sanitizers interpose
 // malloc themselves, so there only operator new is counted.
@@ -52,15 +23,15 @@ void* __libc_malloc(size_t);
 void* __libc_calloc(size_t, size_t);
 void* __libc_realloc(void*, size_t);
 void* malloc(size_t n) {
-  Count();
+  hurray::testing::NoteAllocation(n);
   return __libc_malloc(n);
 }
 void* calloc(size_t n, size_t m) {
-  Count();
+  hurray::testing::NoteAllocation(n * m);
   return __libc_calloc(n, m);
 }
 void* realloc(void* p, size_t n) {
-  Count();
+  hurray::testing::NoteAllocation(n);
   return __libc_realloc(p, n);
 }
 }
@@ -71,23 +42,21 @@ namespace hurray {
 namespace {
 
 TEST(AllocTest, CounterSeesAllocations) {
-  g_allocations = 0;
-  g_counting = true;
+  testing::AllocationCount allocations;
   auto* p = new int(1);
   // Keeps the optimizer from eliding the new/delete pair (allowed since
   // C++14), which would make this check vacuous under -O2.
   asm volatile("" : : "g"(p) : "memory");
-  g_counting = false;
+  allocations.Stop();
   delete p;
-  EXPECT_GE(g_allocations, 1u);  // new, and malloc underneath it
+  EXPECT_GE(allocations.value(), 1u);  // new, and malloc underneath it
 #ifdef HURRAY_COUNTS_MALLOC
-  g_allocations = 0;
-  g_counting = true;
+  testing::AllocationCount mallocs;
   void* q = std::malloc(16);
   asm volatile("" : : "g"(q) : "memory");
-  g_counting = false;
+  mallocs.Stop();
   std::free(q);
-  EXPECT_EQ(g_allocations, 1u);
+  EXPECT_EQ(mallocs.value(), 1u);
 #endif
 }
 
@@ -110,8 +79,7 @@ TEST(AllocTest, DecodingAllocatesNothing) {
     auto decoder =
         std::make_unique<DescriptorDecoder>(vectors::AgreedOptions(mode));
     size_t next_chunk = 0, done = 0, rejected = 0;
-    g_allocations = 0;
-    g_counting = true;
+    testing::AllocationCount allocations;
     for (const std::vector<uint8_t>& in : inputs) {
       decoder->Reset();
       size_t at = 0;
@@ -127,8 +95,8 @@ TEST(AllocTest, DecodingAllocatesNothing) {
       done += s == DecodeState::kDone;
       rejected += s == DecodeState::kRejected;
     }
-    g_counting = false;
-    EXPECT_EQ(g_allocations, 0u);
+    allocations.Stop();
+    EXPECT_EQ(allocations.value(), 0u);
     // Both paths were exercised.
     EXPECT_GT(done, 400u);
     EXPECT_GT(rejected, 400u);
@@ -138,13 +106,12 @@ TEST(AllocTest, DecodingAllocatesNothing) {
 TEST(AllocTest, OneShotDecodeWithReusedDecoderAllocatesNothing) {
   const std::vector<uint8_t> bytes = vectors::Bytes(*vectors::Everything());
   auto decoder = std::make_unique<DescriptorDecoder>();
-  g_allocations = 0;
-  g_counting = true;
+  testing::AllocationCount allocations;
   for (int i = 0; i < 1000; ++i) {
     EXPECT_TRUE(DecodeWith(bytes, decoder.get()).ok());
   }
-  g_counting = false;
-  EXPECT_EQ(g_allocations, 0u);
+  allocations.Stop();
+  EXPECT_EQ(allocations.value(), 0u);
 }
 
 }  // namespace

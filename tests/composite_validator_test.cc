@@ -8,9 +8,7 @@
 #include "parser/composite_validator.h"
 
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
-#include <new>
 #include <random>
 #include <string>
 #include <utility>
@@ -25,20 +23,8 @@
 #include "parser/options.h"
 #include "parser/quantization.h"
 #include "parser/rules.h"
+#include "tests/alloc_counter.h"
 #include "tests/vectors.h"
-
-namespace {
-bool g_counting = false;
-int g_allocations = 0;
-}  // namespace
-
-void* operator new(size_t n) {
-  if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace hurray {
 namespace {
@@ -505,8 +491,7 @@ TEST(CompositeValidator, NothingAllocatesWhileMembersArrive) {
   const std::vector<Desc> grid = Grid(16, false);
   const std::vector<Desc> overlay = Overlay();
   CompositeValidator v;
-  g_allocations = 0;
-  g_counting = true;
+  testing::AllocationCount allocations;
   Rejection r = v.Begin(*grid[0]);
   for (size_t i = 1; r.ok() && i < grid.size(); ++i) r = v.AddMember(*grid[i]);
   r = v.Begin(*overlay[0]);
@@ -514,9 +499,9 @@ TEST(CompositeValidator, NothingAllocatesWhileMembersArrive) {
     r = v.AddMember(*overlay[i]);
   }
   if (r.ok()) r = v.Finish();
-  g_counting = false;
+  allocations.Stop();
   EXPECT_TRUE(r.ok());
-  EXPECT_EQ(g_allocations, 0);
+  EXPECT_EQ(allocations.value(), 0u);
 }
 
 TEST(CompositeValidator, CountIsExact) {

@@ -9,10 +9,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <memory>
-#include <new>
 #include <optional>
 #include <random>
 #include <string>
@@ -27,21 +25,8 @@
 #include "parser/segment_order.h"
 #include "parser/validator.h"
 #include "parser/wire.h"
+#include "tests/alloc_counter.h"
 #include "tests/vectors.h"
-
-// Counts heap allocations while `g_counting` is set (no-allocation test).
-namespace {
-bool g_counting = false;
-int g_allocations = 0;
-}  // namespace
-
-void* operator new(size_t n) {
-  if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace hurray {
 namespace {
@@ -740,16 +725,15 @@ TEST(DataChecksMemory, NothingAllocatesWhileFeeding) {
   for (const auto& [name, c] : AllCases()) {
     SCOPED_TRACE(name);
     std::unique_ptr<IndexDataChecker> k = MakeIndexChecker(*c.d);
-    g_allocations = 0;
-    g_counting = true;
+    testing::AllocationCount allocations;
     for (const auto& [index, bytes] : c.buffers) {
       for (size_t i = 0; i < bytes.size(); i += 3) {
         k->Feed(index, absl::Span<const uint8_t>(bytes).subspan(i, 3));
       }
     }
     k->Finish();
-    g_counting = false;
-    EXPECT_EQ(g_allocations, 0);
+    allocations.Stop();
+    EXPECT_EQ(allocations.value(), 0u);
   }
 }
 
