@@ -93,12 +93,10 @@ void CheckFramed(absl::Span<const uint8_t> out) {
   }
 }
 
-// e1 = Append(Decode(payload)) must decode, and Append(Decode(e1)) == e1.
+// For a message m decoded from a payload: e1 = Append(m) must decode, and
+// Append(Decode(e1)) == e1.
 template <typename Msg, typename DecodeFn, typename AppendFn>
-void RoundTrip(absl::Span<const uint8_t> payload, DecodeFn decode,
-               AppendFn append) {
-  Msg m;
-  if (!decode(payload, &m).ok()) return;
+void RoundTrip(const Msg& m, DecodeFn decode, AppendFn append) {
   std::vector<uint8_t> e1, e2;
   append(&e1, m);
   HURRAY_FUZZ_CHECK(e1.size() >= net::kHeaderSize);
@@ -157,75 +155,72 @@ void CheckCodec(absl::Span<const uint8_t> in, Mode mode) {
       case 0x02: {
         const auto type = static_cast<net::MessageType>(h.type);
         net::Hello hello;
-        if (net::DecodeHello(p, &hello).ok()) {
-          CheckLayouts(hello.layouts);
-          small.assign(net::HelloSize(hello) - 1, 0);
-          HURRAY_FUZZ_CHECK(
-              !net::EncodeHello(hello, absl::MakeSpan(small)).ok());
-        }
-        RoundTrip<net::Hello>(
-            p, net::DecodeHello,
-            [&](std::vector<uint8_t>* o, const net::Hello& m) {
-              net::AppendHello(o, type, sid, m);
-            });
+        if (!net::DecodeHello(p, &hello).ok()) break;
+        CheckLayouts(hello.layouts);
+        small.assign(net::HelloSize(hello) - 1, 0);
+        HURRAY_FUZZ_CHECK(!net::EncodeHello(hello, absl::MakeSpan(small)).ok());
+        RoundTrip(hello, net::DecodeHello,
+                  [&](std::vector<uint8_t>* o, const net::Hello& m) {
+                    net::AppendHello(o, type, sid, m);
+                  });
         break;
       }
       case 0x03: {
         net::TensorRequest r;
-        if (net::DecodeRequest(p, &r).ok()) {
-          CheckLayouts(r.preferred_layouts);
-          small.assign(net::RequestSize(r) - 1, 0);
-          HURRAY_FUZZ_CHECK(!net::EncodeRequest(r, absl::MakeSpan(small)).ok());
-        }
-        RoundTrip<net::TensorRequest>(
-            p, net::DecodeRequest,
-            [&](std::vector<uint8_t>* o, const net::TensorRequest& m) {
-              net::AppendRequest(o, sid, m);
-            });
+        if (!net::DecodeRequest(p, &r).ok()) break;
+        CheckLayouts(r.preferred_layouts);
+        small.assign(net::RequestSize(r) - 1, 0);
+        HURRAY_FUZZ_CHECK(!net::EncodeRequest(r, absl::MakeSpan(small)).ok());
+        RoundTrip(r, net::DecodeRequest,
+                  [&](std::vector<uint8_t>* o, const net::TensorRequest& m) {
+                    net::AppendRequest(o, sid, m);
+                  });
         break;
       }
-      case 0x04:
-        RoundTrip<net::DescriptorMessage>(
-            p,
-            [&](absl::Span<const uint8_t> b, net::DescriptorMessage* m) {
-              return net::DecodeDescriptorMessage(b, mode, m);
-            },
+      case 0x04: {
+        const auto decode = [&](absl::Span<const uint8_t> b,
+                                net::DescriptorMessage* m) {
+          return net::DecodeDescriptorMessage(b, mode, m);
+        };
+        net::DescriptorMessage d;
+        if (!decode(p, &d).ok()) break;
+        RoundTrip(
+            d, decode,
             [&](std::vector<uint8_t>* o, const net::DescriptorMessage& m) {
               net::AppendDescriptor(o, sid, m.descriptor, m.transport);
             });
         break;
-      case 0x05:
-        RoundTrip<net::DataMessage>(
-            p, net::DecodeData,
-            [&](std::vector<uint8_t>* o, const net::DataMessage& m) {
-              net::AppendData(o, sid, m.offset, m.data);
-            });
+      }
+      case 0x05: {
+        net::DataMessage d;
+        if (!net::DecodeData(p, &d).ok()) break;
+        RoundTrip(d, net::DecodeData,
+                  [&](std::vector<uint8_t>* o, const net::DataMessage& m) {
+                    net::AppendData(o, sid, m.offset, m.data);
+                  });
         break;
+      }
       case 0x07: {
         net::TensorPut put;
-        if (net::DecodePut(p, &put).ok()) {
-          small.assign(net::PutSize(put) - 1, 0);
-          HURRAY_FUZZ_CHECK(!net::EncodePut(put, absl::MakeSpan(small)).ok());
-        }
-        RoundTrip<net::TensorPut>(
-            p, net::DecodePut,
-            [&](std::vector<uint8_t>* o, const net::TensorPut& m) {
-              net::AppendPut(o, sid, m);
-            });
+        if (!net::DecodePut(p, &put).ok()) break;
+        small.assign(net::PutSize(put) - 1, 0);
+        HURRAY_FUZZ_CHECK(!net::EncodePut(put, absl::MakeSpan(small)).ok());
+        RoundTrip(put, net::DecodePut,
+                  [&](std::vector<uint8_t>* o, const net::TensorPut& m) {
+                    net::AppendPut(o, sid, m);
+                  });
         break;
       }
       case 0x09: {
         net::ErrorMessage e;
-        if (net::DecodeError(p, &e).ok()) {
-          HURRAY_FUZZ_CHECK(net::ErrorCodeName(e.code) != nullptr);
-          small.assign(net::ErrorSize(e) - 1, 0);
-          HURRAY_FUZZ_CHECK(!net::EncodeError(e, absl::MakeSpan(small)).ok());
-        }
-        RoundTrip<net::ErrorMessage>(
-            p, net::DecodeError,
-            [&](std::vector<uint8_t>* o, const net::ErrorMessage& m) {
-              net::AppendError(o, sid, m);
-            });
+        if (!net::DecodeError(p, &e).ok()) break;
+        HURRAY_FUZZ_CHECK(net::ErrorCodeName(e.code) != nullptr);
+        small.assign(net::ErrorSize(e) - 1, 0);
+        HURRAY_FUZZ_CHECK(!net::EncodeError(e, absl::MakeSpan(small)).ok());
+        RoundTrip(e, net::DecodeError,
+                  [&](std::vector<uint8_t>* o, const net::ErrorMessage& m) {
+                    net::AppendError(o, sid, m);
+                  });
         break;
       }
       default:
