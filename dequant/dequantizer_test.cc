@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
 #include "dequant/scalar.h"
 #include "dequant/testing.h"
 #include "gtest/gtest.h"
@@ -138,6 +139,19 @@ TEST_F(DequantizerTest, TrailingBytesAfterTheTensorAreIgnored) {
   EXPECT_EQ(FirstBitDifference(out, want), -1);
 }
 
+// A descriptor that never met the validator is refused by Create, with
+// `what` in the message, and by the reference alike.
+void ExpectUnvalidatedRefused(const TestTensor& t, absl::string_view what) {
+  const absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(*t.descriptor, t.params());
+  EXPECT_EQ(dq.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(dq.status().message(), what)) << dq.status();
+  std::vector<float> out;
+  EXPECT_EQ(
+      ReferenceDequantize(*t.descriptor, t.data(), t.params(), &out).code(),
+      absl::StatusCode::kInvalidArgument);
+}
+
 // Descriptors that never met the validator (DESC-SHP-03 unchecked): a
 // byte_offset past the data buffer, or one so large that its bit position
 // would overflow, is refused by Create and by the reference alike, before
@@ -157,16 +171,8 @@ TEST_F(DequantizerTest, UnvalidatedByteOffsetIsRefused) {
       if (offset > size + 1) {
         t.descriptor->buffers[0].byte_size = ~uint64_t{0};  // claims it all
       }
-      const absl::StatusOr<Dequantizer> dq =
-          Dequantizer::Create(*t.descriptor, t.params());
-      EXPECT_EQ(dq.status().code(), absl::StatusCode::kInvalidArgument)
-          << offset;
-      EXPECT_TRUE(absl::StrContains(dq.status().message(), "byte_offset"))
-          << dq.status();
-      std::vector<float> out;
-      EXPECT_EQ(
-          ReferenceDequantize(*t.descriptor, t.data(), t.params(), &out).code(),
-          absl::StatusCode::kInvalidArgument);
+      SCOPED_TRACE(offset);
+      ExpectUnvalidatedRefused(t, "byte_offset");
     }
   }
 }
@@ -193,15 +199,8 @@ TEST_F(DequantizerTest, UnvalidatedNonPowerOfTwoBlockSizeIsRefused) {
     // sizes still agree, only the power-of-two rule is broken.
     for (const uint32_t k : {3u, 6u}) {
       t.descriptor->quantization.block_size = k;
-      const absl::StatusOr<Dequantizer> dq =
-          Dequantizer::Create(*t.descriptor, t.params());
-      EXPECT_EQ(dq.status().code(), absl::StatusCode::kInvalidArgument) << k;
-      EXPECT_TRUE(absl::StrContains(dq.status().message(), "power of two"))
-          << dq.status();
-      std::vector<float> out;
-      EXPECT_EQ(
-          ReferenceDequantize(*t.descriptor, t.data(), t.params(), &out).code(),
-          absl::StatusCode::kInvalidArgument);
+      SCOPED_TRACE(k);
+      ExpectUnvalidatedRefused(t, "power of two");
     }
   }
 }

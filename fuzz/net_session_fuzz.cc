@@ -140,6 +140,14 @@ void CheckTensorList(absl::Span<const uint8_t> in) {
   HURRAY_FUZZ_CHECK(absl::MakeConstSpan(again) == in);
 }
 
+// Encoding m into one byte less than its size fails (`scratch` is reused).
+template <typename Msg, typename SizeFn, typename EncodeFn>
+void CheckShortBufferRefused(const Msg& m, SizeFn size, EncodeFn encode,
+                             std::vector<uint8_t>* scratch) {
+  scratch->assign(size(m) - 1, 0);
+  HURRAY_FUZZ_CHECK(!encode(m, absl::MakeSpan(*scratch)).ok());
+}
+
 void CheckCodec(absl::Span<const uint8_t> in, Mode mode) {
   std::vector<uint8_t> small;
   for (size_t at = 0; in.size() - at >= net::kHeaderSize;) {
@@ -157,8 +165,8 @@ void CheckCodec(absl::Span<const uint8_t> in, Mode mode) {
         net::Hello hello;
         if (!net::DecodeHello(p, &hello).ok()) break;
         CheckLayouts(hello.layouts);
-        small.assign(net::HelloSize(hello) - 1, 0);
-        HURRAY_FUZZ_CHECK(!net::EncodeHello(hello, absl::MakeSpan(small)).ok());
+        CheckShortBufferRefused(hello, net::HelloSize, net::EncodeHello,
+                                &small);
         RoundTrip(hello, net::DecodeHello,
                   [&](std::vector<uint8_t>* o, const net::Hello& m) {
                     net::AppendHello(o, type, sid, m);
@@ -169,8 +177,8 @@ void CheckCodec(absl::Span<const uint8_t> in, Mode mode) {
         net::TensorRequest r;
         if (!net::DecodeRequest(p, &r).ok()) break;
         CheckLayouts(r.preferred_layouts);
-        small.assign(net::RequestSize(r) - 1, 0);
-        HURRAY_FUZZ_CHECK(!net::EncodeRequest(r, absl::MakeSpan(small)).ok());
+        CheckShortBufferRefused(r, net::RequestSize, net::EncodeRequest,
+                                &small);
         RoundTrip(r, net::DecodeRequest,
                   [&](std::vector<uint8_t>* o, const net::TensorRequest& m) {
                     net::AppendRequest(o, sid, m);
@@ -203,8 +211,7 @@ void CheckCodec(absl::Span<const uint8_t> in, Mode mode) {
       case 0x07: {
         net::TensorPut put;
         if (!net::DecodePut(p, &put).ok()) break;
-        small.assign(net::PutSize(put) - 1, 0);
-        HURRAY_FUZZ_CHECK(!net::EncodePut(put, absl::MakeSpan(small)).ok());
+        CheckShortBufferRefused(put, net::PutSize, net::EncodePut, &small);
         RoundTrip(put, net::DecodePut,
                   [&](std::vector<uint8_t>* o, const net::TensorPut& m) {
                     net::AppendPut(o, sid, m);
@@ -215,8 +222,7 @@ void CheckCodec(absl::Span<const uint8_t> in, Mode mode) {
         net::ErrorMessage e;
         if (!net::DecodeError(p, &e).ok()) break;
         HURRAY_FUZZ_CHECK(net::ErrorCodeName(e.code) != nullptr);
-        small.assign(net::ErrorSize(e) - 1, 0);
-        HURRAY_FUZZ_CHECK(!net::EncodeError(e, absl::MakeSpan(small)).ok());
+        CheckShortBufferRefused(e, net::ErrorSize, net::EncodeError, &small);
         RoundTrip(e, net::DecodeError,
                   [&](std::vector<uint8_t>* o, const net::ErrorMessage& m) {
                     net::AppendError(o, sid, m);

@@ -143,14 +143,11 @@ Rejection CompositeValidator::Push(const TensorDescriptor& head) {
 Rejection CompositeValidator::AddMember(const TensorDescriptor& m) {
   if (!rejection_.ok()) return rejection_;
   if (!open()) {
-    // Sticky like every other rejection; where() names no level (depth 0):
-    // the offset is in the descriptor just added.
+    // Recorded through Fail like every other rejection; at depth 0, where()
+    // names no level: the offset is in the descriptor just added.
     const Rejection unbound = RejectUnboundMember(m, options_.mode);
-    if (!unbound.ok()) {
-      rejection_ = unbound;
-      where_ = {0, Where::kHead};
-    }
-    return unbound;
+    if (unbound.ok()) return unbound;
+    return Fail(unbound.rule, unbound.offset, unbound.message, Where::kHead);
   }
   Rejection r = CheckMember(m);
   if (!r.ok()) return r;

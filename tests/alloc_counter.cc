@@ -70,6 +70,7 @@ void* Allocate(std::size_t n) {
 void* AllocateAligned(std::size_t n, std::align_val_t a) {
   hurray::testing::NoteAllocation(n);
   const std::size_t align = static_cast<std::size_t>(a);
+  if (n > ~std::size_t{0} - align) return nullptr;  // rounding would wrap
   // aligned_alloc wants a multiple of the alignment.
   const std::size_t size = (n + align - 1) / align * align;
   return std::aligned_alloc(align, size != 0 ? size : align);
