@@ -1,0 +1,307 @@
+/* hurray.h: the C interface of hurray-cpp (libhurray.so), for C and for
+ * any language with a C FFI (Go, Rust, Java, Python ctypes, ...).
+ *
+ * It wraps the C++ reader (parser/, dequant/, stream/); the format is
+ * implemented once, there. Conventions:
+ *   - Every symbol starts with hurray_ / HURRAY_; the library exports nothing
+ *     else (symbol version HURRAY_1).
+ *   - Handles are opaque. Every function accepts NULL for any pointer and
+ *     answers HURRAY_INVALID_ARGUMENT, 0, NULL or "" instead of crashing.
+ *   - No C++ exception or type crosses the interface. Output goes to buffers
+ *     the caller provides; the only allocations are the handles themselves
+ *     (and what the C++ reader needs for a .hrry index or a dequantizer's
+ *     parameters, bounded by the input's real size, never by declared sizes).
+ *   - A rejected input reports the rule it breaks ("QNT-PCA-03") and where:
+ *     a byte offset from the descriptor's first byte (decoder), from the
+ *     stream's first byte (stream reader) or from the file's (file reader);
+ *     data-level rules found while dequantizing count elements, blocks or
+ *     parameter entries instead (hurray_error.offset_unit).
+ *   - A handle is not thread-safe; distinct handles are independent.
+ */
+#ifndef HURRAY_CAPI_HURRAY_H_
+#define HURRAY_CAPI_HURRAY_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(HURRAY_BUILDING_LIBRARY)
+#define HURRAY_API __attribute__((visibility("default")))
+#else
+#define HURRAY_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Versions ---------------------------------------------------------- */
+
+/* Version of this interface. Additions raise the minor; the major changes
+ * only if an existing function changes meaning (never within HURRAY_1). */
+#define HURRAY_API_VERSION_MAJOR 1
+#define HURRAY_API_VERSION_MINOR 0
+#define HURRAY_API_VERSION_PATCH 0
+
+/* (major << 16) | (minor << 8) | patch of the loaded library, to compare
+ * with the header it was compiled against. */
+HURRAY_API uint32_t hurray_version(void);
+HURRAY_API const char* hurray_version_string(void); /* "1.0.0" */
+/* The Hurray format version this reader supports (1.0). */
+HURRAY_API void hurray_format_version(uint32_t* major, uint32_t* minor);
+
+/* ---- Status codes ------------------------------------------------------ */
+
+typedef int32_t hurray_status;
+enum {
+  HURRAY_OK = 0,               /* done: a descriptor decoded, a file opened */
+  HURRAY_NEED_MORE = 1,        /* feed more bytes */
+  HURRAY_END = 2,              /* input ended cleanly, nothing in progress */
+  HURRAY_REJECTED = 3,         /* the input breaks a rule (see the error) */
+  HURRAY_INVALID_ARGUMENT = 4, /* NULL handle or pointer, bad index */
+  HURRAY_BUFFER_TOO_SMALL = 5, /* the caller's buffer is short */
+  HURRAY_NOT_FOUND = 6,        /* no tensor of that name */
+  HURRAY_BAD_STATE = 7,        /* e.g. fields asked before a descriptor */
+  HURRAY_UNSUPPORTED = 8,      /* e.g. dequantizing a sparse layout */
+  HURRAY_IO_ERROR = 9,         /* a file could not be opened or mapped */
+  HURRAY_NO_MEMORY = 10,       /* an allocation failed */
+  HURRAY_CANCELLED = 11,       /* a stream callback asked to stop */
+  HURRAY_INTERNAL = 12         /* a bug: please report it */
+};
+/* "OK", "NEED_MORE", ...; "UNKNOWN" for other values. */
+HURRAY_API const char* hurray_status_name(hurray_status status);
+
+/* Offset units of hurray_error.offset. */
+enum {
+  HURRAY_OFFSET_BYTE = 0,
+  HURRAY_OFFSET_ELEMENT = 1,
+  HURRAY_OFFSET_BLOCK = 2,
+  HURRAY_OFFSET_ENTRY = 3
+};
+
+/* Details of a failure, written into a struct the caller owns. */
+#define HURRAY_RULE_ID_SIZE 32
+#define HURRAY_MESSAGE_SIZE 256
+typedef struct hurray_error {
+  hurray_status status;
+  char rule_id[HURRAY_RULE_ID_SIZE]; /* "" unless status is REJECTED */
+  uint64_t offset;                   /* where the rule broke */
+  uint32_t offset_unit;              /* HURRAY_OFFSET_* */
+  char message[HURRAY_MESSAGE_SIZE]; /* NUL-terminated, may be truncated */
+} hurray_error;
+
+/* ---- Options ------------------------------------------------------------ */
+
+/* Flags of the _new / _open functions. 0: strict mode, validator on, the
+ * library's default limits. */
+#define HURRAY_PERMISSIVE 0x1u  /* relax the strict-only rules */
+#define HURRAY_NO_VALIDATE 0x2u /* decoder: framing rules only */
+
+/* ---- Descriptors -------------------------------------------------------- */
+
+/* A decoded tensor descriptor, owned by the decoder, file tensor or stream
+ * callback that hands it out (valid as long as that owner says). */
+typedef struct hurray_descriptor hurray_descriptor;
+
+/* Quantization scheme tags (quantization.md). */
+enum {
+  HURRAY_SCHEME_NONE = 0,
+  HURRAY_SCHEME_PER_TENSOR_AFFINE = 1,
+  HURRAY_SCHEME_PER_CHANNEL_AFFINE = 2,
+  HURRAY_SCHEME_PER_BLOCK_AFFINE = 3,
+  HURRAY_SCHEME_NF4 = 4,
+  HURRAY_SCHEME_MXFP = 5
+};
+
+/* The quantization section of a descriptor, copied out. */
+typedef struct hurray_quantization {
+  uint8_t scheme;         /* HURRAY_SCHEME_*, or another tag as read */
+  uint8_t scheme_version; /* 1 */
+  uint8_t symmetric;      /* 1 when the symmetric flag is set */
+  uint8_t scale_type_tag; /* per-channel and per-block: the scale type */
+  float scale;            /* per-tensor affine */
+  int32_t zero_point;     /* per-tensor affine */
+  uint32_t axis;
+  uint32_t block_size;              /* per-block, NF4, MXFP */
+  uint32_t scale_buffer_index;      /* 0xFFFFFFFF when unused */
+  uint32_t zero_point_buffer_index; /* 0xFFFFFFFF when symmetric */
+} hurray_quantization;
+
+HURRAY_API uint32_t hurray_descriptor_rank(const hurray_descriptor* d);
+/* Copies the rank dimensions into shape[0..capacity); *rank (optional)
+ * receives the rank. BUFFER_TOO_SMALL when capacity < rank (nothing copied).
+ * A dynamic dimension reads 0xFFFFFFFFFFFFFFFF. */
+HURRAY_API hurray_status hurray_descriptor_shape(const hurray_descriptor* d,
+                                                 uint64_t* shape,
+                                                 size_t capacity,
+                                                 uint32_t* rank);
+/* The element type tag (float32 = 0x03, int8 = 0x10, ...) and its name
+ * ("float32"; "" for an unassigned tag). */
+HURRAY_API uint8_t hurray_descriptor_type_tag(const hurray_descriptor* d);
+HURRAY_API const char* hurray_type_name(uint8_t type_tag);
+/* The layout tag (row-major = 0x01, ...) and its name ("row_major"). */
+HURRAY_API uint8_t hurray_descriptor_layout_tag(const hurray_descriptor* d);
+HURRAY_API const char* hurray_layout_name(uint8_t layout_tag);
+HURRAY_API uint32_t hurray_descriptor_flags(const hurray_descriptor* d);
+HURRAY_API uint64_t hurray_descriptor_byte_offset(const hurray_descriptor* d);
+/* Bytes of the descriptor on the wire (its descriptor_length). */
+HURRAY_API uint32_t hurray_descriptor_length(const hurray_descriptor* d);
+/* Product of the dimensions; UNSUPPORTED when one is dynamic or it
+ * overflows 64 bits. */
+HURRAY_API hurray_status
+hurray_descriptor_element_count(const hurray_descriptor* d, uint64_t* count);
+HURRAY_API uint32_t hurray_descriptor_buffer_count(const hurray_descriptor* d);
+/* byte_size of buffer `index`; INVALID_ARGUMENT past buffer_count. */
+HURRAY_API hurray_status hurray_descriptor_buffer_size(
+    const hurray_descriptor* d, uint32_t index, uint64_t* byte_size);
+/* HURRAY_SCHEME_NONE when the tensor is not quantized. */
+HURRAY_API uint8_t
+hurray_descriptor_quantization_scheme(const hurray_descriptor* d);
+/* NOT_FOUND when the tensor is not quantized. */
+HURRAY_API hurray_status hurray_descriptor_quantization(
+    const hurray_descriptor* d, hurray_quantization* out);
+
+/* ---- Incremental descriptor decoder -------------------------------------- */
+
+/* Decodes one descriptor at a time from chunks of any size. The handle
+ * (about 20 KiB) is allocated once by _new; feeding never allocates. */
+typedef struct hurray_decoder hurray_decoder;
+
+/* NULL when out of memory. flags: HURRAY_PERMISSIVE, HURRAY_NO_VALIDATE. */
+HURRAY_API hurray_decoder* hurray_decoder_new(uint32_t flags);
+HURRAY_API void hurray_decoder_free(hurray_decoder* decoder);
+/* Consumes bytes of the current descriptor, never past its end: after OK
+ * the bytes data[*consumed..] (its buffers, the next descriptor) are the
+ * caller's. Returns NEED_MORE, OK (done) or REJECTED; after OK or REJECTED
+ * it consumes nothing until hurray_decoder_reset. `consumed` is optional;
+ * `data` may be NULL when `size` is 0. */
+HURRAY_API hurray_status hurray_decoder_feed(hurray_decoder* decoder,
+                                             const uint8_t* data, size_t size,
+                                             size_t* consumed);
+/* End of input: a descriptor in progress is rejected (DESC-HDR-01). Returns
+ * OK (one was done), REJECTED, or END when no byte of one was fed. */
+HURRAY_API hurray_status hurray_decoder_finish(hurray_decoder* decoder);
+/* Ready for the next descriptor; keeps the flags. */
+HURRAY_API void hurray_decoder_reset(hurray_decoder* decoder);
+/* NEED_MORE, OK, REJECTED or END, as the last feed or finish returned. */
+HURRAY_API hurray_status hurray_decoder_state(const hurray_decoder* decoder);
+/* Bytes of the current descriptor consumed so far. */
+HURRAY_API uint64_t hurray_decoder_consumed(const hurray_decoder* decoder);
+/* The decoded descriptor, valid until the next feed, reset or free; NULL
+ * unless the state is OK. */
+HURRAY_API const hurray_descriptor* hurray_decoder_descriptor(
+    const hurray_decoder* decoder);
+/* The rejection: rule id ("" when none), byte offset from the descriptor's
+ * first byte, static message. Strings live as long as the library. */
+HURRAY_API const char* hurray_decoder_rule_id(const hurray_decoder* decoder);
+HURRAY_API uint64_t hurray_decoder_offset(const hurray_decoder* decoder);
+HURRAY_API const char* hurray_decoder_message(const hurray_decoder* decoder);
+/* All of the above in one struct; returns the state. */
+HURRAY_API hurray_status hurray_decoder_error(const hurray_decoder* decoder,
+                                              hurray_error* error);
+
+/* ---- .hrry files (random access over mmap) ------------------------------ */
+
+typedef struct hurray_file hurray_file;
+/* One tensor of an open file: its descriptor and views of its buffers. It
+ * must be freed before its file is closed. */
+typedef struct hurray_tensor hurray_tensor;
+
+/* Maps and validates the whole file (header, trailer, index, KV, every
+ * descriptor). On failure *file is NULL and `error` (optional) says why:
+ * REJECTED with the rule and the absolute file offset, IO_ERROR, ... */
+HURRAY_API hurray_status hurray_file_open(const char* path, uint32_t flags,
+                                          hurray_file** file,
+                                          hurray_error* error);
+HURRAY_API void hurray_file_close(hurray_file* file);
+HURRAY_API size_t hurray_file_tensor_count(const hurray_file* file);
+/* Name of the index entry `index` (index order), not NUL-terminated: a view
+ * into the file, valid until close. */
+HURRAY_API hurray_status hurray_file_tensor_name(const hurray_file* file,
+                                                 size_t index,
+                                                 const char** name,
+                                                 size_t* name_size);
+/* Finds a tensor by name (name_size bytes, no NUL needed). NOT_FOUND when
+ * absent. Free the result with hurray_tensor_free. */
+HURRAY_API hurray_status hurray_file_lookup(const hurray_file* file,
+                                            const char* name, size_t name_size,
+                                            hurray_tensor** tensor,
+                                            hurray_error* error);
+HURRAY_API void hurray_tensor_free(hurray_tensor* tensor);
+/* Valid until hurray_tensor_free. */
+HURRAY_API const hurray_descriptor* hurray_tensor_descriptor(
+    const hurray_tensor* tensor);
+/* Bytes of buffer `index`, a read-only view into the mapped file. */
+HURRAY_API hurray_status hurray_tensor_buffer(const hurray_tensor* tensor,
+                                              uint32_t index,
+                                              const uint8_t** data,
+                                              uint64_t* size);
+
+/* ---- Dequantization ------------------------------------------------------ */
+
+/* Floats hurray_dequantize writes: the logical element count of a quantized
+ * dense tensor. UNSUPPORTED when it is not quantized or not dense. */
+HURRAY_API hurray_status hurray_dequantized_count(const hurray_descriptor* d,
+                                                  uint64_t* count);
+/* Dequantizes a quantized dense tensor to float32, logical row-major order,
+ * into out[0..count). buffers[i] / sizes[i] are the bytes of buffer i of the
+ * buffer table (buffer_count entries: the data, then the scales and zero
+ * points the quantization section names). The descriptor is validated
+ * first. flags: HURRAY_PERMISSIVE. BUFFER_TOO_SMALL when out_count < count;
+ * REJECTED for a data-level rule (e.g. a zero scale, QNT-PBA-12). */
+HURRAY_API hurray_status hurray_dequantize(const hurray_descriptor* d,
+                                           const uint8_t* const* buffers,
+                                           const uint64_t* sizes,
+                                           uint32_t buffer_count, float* out,
+                                           uint64_t out_count, uint32_t flags,
+                                           hurray_error* error);
+/* The same for a tensor of an open file. */
+HURRAY_API hurray_status hurray_tensor_dequantize(const hurray_tensor* tensor,
+                                                  float* out,
+                                                  uint64_t out_count,
+                                                  uint32_t flags,
+                                                  hurray_error* error);
+
+/* ---- Stream reader with callbacks ---------------------------------------- */
+
+/* Events of the bare streaming format (descriptor, then its buffers, tensor
+ * after tensor). Each callback may be NULL. Views (descriptor, piece) are
+ * valid only during the call. Return 0 to go on, non-zero to stop: the
+ * reader then reports CANCELLED and calls nothing more. A callback must not
+ * call hurray_stream_* on its own reader (BAD_STATE). */
+typedef struct hurray_stream_callbacks {
+  void* user;
+  int (*on_descriptor)(void* user, const hurray_descriptor* descriptor);
+  int (*on_buffer_piece)(void* user, uint32_t buffer_index,
+                         uint64_t offset_in_buffer, const uint8_t* piece,
+                         size_t size);
+  int (*on_tensor_end)(void* user);
+  void (*on_end_of_stream)(void* user);
+} hurray_stream_callbacks;
+
+typedef struct hurray_stream hurray_stream;
+
+/* `callbacks` is copied (NULL: validate only). flags: HURRAY_PERMISSIVE.
+ * The library's limits apply (buffer and total sizes are checked against
+ * them from the descriptor, before any buffer byte). NULL when out of
+ * memory. */
+HURRAY_API hurray_stream* hurray_stream_new(
+    const hurray_stream_callbacks* callbacks, uint32_t flags);
+HURRAY_API void hurray_stream_free(hurray_stream* stream);
+/* Consumes all of data[0..size). NEED_MORE (go on), REJECTED, CANCELLED. */
+HURRAY_API hurray_status hurray_stream_feed(hurray_stream* stream,
+                                            const uint8_t* data, size_t size);
+/* End of input: OK when the stream ended between tensors, else REJECTED
+ * (DESC-HDR-01 inside a descriptor, STREAM-EOF-BUFFER inside a buffer). */
+HURRAY_API hurray_status hurray_stream_finish(hurray_stream* stream);
+/* The rejection (absolute stream offset); returns the state. */
+HURRAY_API hurray_status hurray_stream_error(const hurray_stream* stream,
+                                             hurray_error* error);
+HURRAY_API uint64_t hurray_stream_position(const hurray_stream* stream);
+HURRAY_API uint64_t
+hurray_stream_tensors_completed(const hurray_stream* stream);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HURRAY_CAPI_HURRAY_H_ */
