@@ -20,6 +20,11 @@ packages=(
   clang-14
   libclang-rt-14-dev
   pkg-config
+  # The Python module (python/) and its tests.
+  pybind11-dev
+  python3-dev
+  python3-numpy
+  python3-pytest
 )
 
 for arg in "$@"; do

@@ -1,0 +1,41 @@
+"""hurray: read, check, write and dequantize Hurray tensors from Python.
+
+A binding of hurray-cpp (the C++ library and the ``hurray`` tool): the same
+parser, validator, SIMD dequantizer and containers, so Python refuses
+exactly what the C++ library refuses, with the same rule ids and offsets.
+
+    import hurray, numpy
+    t = hurray.quantize(numpy.random.rand(64, 64).astype("f4"), "nf4", block_size=64)
+    hurray.save("model.hrry", {"w": t})
+    w = hurray.load("model.hrry")["w"].dequantize()      # float32 numpy array
+"""
+
+from . import _hurray
+from ._errors import (BufferError, FileError, HurrayError,
+                      InvalidDescriptorError, StreamError)
+
+_hurray._set_error_classes(InvalidDescriptorError, FileError, StreamError)
+
+from ._dtype import Device, device, dtype  # noqa: E402
+from ._io import (DONE, NEED_MORE, REJECTED, Decoder, HrryFile,  # noqa: E402
+                  StreamReader, StreamWriter, decode_descriptor, ingest, load,
+                  open, save)
+from ._quantization import (MXFP, NF4, PerBlockAffine,  # noqa: E402
+                            PerChannelAffine, PerTensorAffine,
+                            decode_quantization)
+from ._quantize import quantize  # noqa: E402
+from ._sections import (ColumnMajorLayout, CooLayout, CscLayout,  # noqa: E402
+                        CsfLayout, CsrLayout, HilbertLayout, Layout,
+                        MortonLayout, RowMajorLayout, Shard, Statistics,
+                        StridedLayout)
+from ._tensor import Descriptor, Tensor, arange, from_numpy, zeros  # noqa: E402
+
+__version__ = "0.1.0"
+
+# Module-level element types: hurray.float32, hurray.int4, ...
+for _name, _t in dtype._by_name.items():
+    globals()[_name] = _t
+del _name, _t
+
+NF4_LUT = NF4.LUT
+MXFP_CANONICAL_BLOCK_SIZE = MXFP.CANONICAL_BLOCK_SIZE

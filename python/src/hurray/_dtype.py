@@ -1,0 +1,118 @@
+"""Element types and devices."""
+
+from . import _hurray
+
+__all__ = ["dtype", "Device", "device"]
+
+
+class dtype:
+    """One element type of the specification (element-types.md).
+
+    Instances are shared: ``hurray.dtype.int4 is hurray.int4``. Compare with
+    ``==``; ``bit_width`` is 6 for the float6 types (4 packed per 3 bytes).
+    """
+
+    __slots__ = ("name", "tag", "bit_width", "is_float", "is_signed", "tier")
+    _by_tag = {}
+    _by_name = {}
+
+    def __init__(self, tag, name, bit_width, is_float, is_signed, tier):
+        self.tag = tag
+        self.name = name
+        self.bit_width = bit_width
+        self.is_float = is_float
+        self.is_signed = is_signed
+        self.tier = tier
+
+    @classmethod
+    def from_tag(cls, tag):
+        found = cls._by_tag.get(tag)
+        if found is None:
+            raise ValueError(f"unknown element type tag 0x{tag:02X}")
+        return found
+
+    @classmethod
+    def from_name(cls, name):
+        found = cls._by_name.get(name)
+        if found is None:
+            raise ValueError(f"unknown element type {name!r}")
+        return found
+
+    @property
+    def numpy(self):
+        """The numpy dtype holding one element as stored, or None (sub-byte
+        and minifloat types have none)."""
+        import numpy
+
+        return _NUMPY.get(self.name) and numpy.dtype(_NUMPY[self.name])
+
+    def __eq__(self, other):
+        return isinstance(other, dtype) and other.tag == self.tag
+
+    def __hash__(self):
+        return hash(self.tag)
+
+    def __repr__(self):
+        return f"hurray.{self.name}"
+
+    __str__ = lambda self: self.name  # noqa: E731
+
+
+_NUMPY = {
+    "float16": "<f2", "float32": "<f4", "float64": "<f8",
+    "int8": "i1", "uint8": "u1", "int16": "<i2", "uint16": "<u2",
+    "int32": "<i4", "uint32": "<u4", "int64": "<i8", "uint64": "<u8",
+    "bool": "?", "complex64": "<c8", "complex128": "<c16",
+}
+
+for _entry in _hurray.element_types():
+    _t = dtype(*_entry)
+    dtype._by_tag[_t.tag] = _t
+    dtype._by_name[_t.name] = _t
+    setattr(dtype, _t.name, _t)
+
+
+class Device:
+    """Where a tensor's buffers live (buffer-protocol.md § Device Tags).
+
+    The index is kept by Python only: the wire format records the device
+    kind, not which device of that kind.
+    """
+
+    KINDS = {"cpu": 0, "cuda": 1, "rocm": 2, "metal": 3, "vulkan": 4,
+             "webgpu": 5, "hexagon": 6, "level_zero": 7, "opencl": 8}
+
+    __slots__ = ("kind", "index")
+
+    def __init__(self, kind="cpu", index=0):
+        if kind not in self.KINDS:
+            raise ValueError(f"unknown device kind {kind!r}")
+        self.kind = kind
+        self.index = int(index)
+
+    @property
+    def tag(self):
+        return self.KINDS[self.kind]
+
+    @classmethod
+    def from_tag(cls, tag):
+        for kind, value in cls.KINDS.items():
+            if value == tag:
+                return cls(kind)
+        raise ValueError(f"unknown device tag 0x{tag:02X}")
+
+    def __eq__(self, other):
+        return (isinstance(other, Device) and other.kind == self.kind
+                and other.index == self.index)
+
+    def __hash__(self):
+        return hash((self.kind, self.index))
+
+    def __repr__(self):
+        return f"Device({self.kind!r}, {self.index})"
+
+
+class device:
+    """Ready-made devices: ``hurray.device.cpu``."""
+
+    cpu = Device("cpu", 0)

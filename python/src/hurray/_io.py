@@ -1,0 +1,304 @@
+"""Reading and writing: .hrry files, bare tensor streams, the incremental
+descriptor decoder, and ingest."""
+
+import io
+import os
+import secrets
+
+from . import _hurray
+from ._errors import FileError, StreamError
+from ._tensor import Descriptor, Tensor
+
+__all__ = ["save", "load", "open", "HrryFile", "StreamWriter",
+           "StreamReader", "Decoder", "decode_descriptor", "ingest",
+           "NEED_MORE", "DONE", "REJECTED"]
+
+NEED_MORE, DONE, REJECTED = 0, 1, 2
+_FILE_MAGIC = b"HRRYFILE"
+_CHUNK = 1 << 20
+
+
+# -- .hrry files -------------------------------------------------------------
+
+def _create_exclusive(directory_fd, name):
+    """A new file in the directory open as ``directory_fd``: never follows a
+    link, never opens what exists."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+    flags |= getattr(os, "O_NOFOLLOW", 0)
+    return os.open(name, flags, 0o644, dir_fd=directory_fd)
+
+
+def save(path, tensors, kv=None):
+    """Writes ``{name: Tensor}`` as a .hrry file (sorted index, CRC-32C,
+    optional KV metadata: str, int, float, bool, bytes or lists of them).
+
+    Every tensor is validated strictly first, as a reader would. The file is
+    written under a hidden unique name in the same directory (created with
+    O_EXCL|O_NOFOLLOW) and renamed over ``path`` only when complete, so a
+    failure leaves nothing behind and never a half-written file.
+    """
+    path = os.fspath(path)
+    directory, name = os.path.split(os.path.abspath(path))
+    try:
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise FileError(f"cannot open directory {directory}: {e}") from e
+    temp = f".{name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+    try:
+        try:
+            fd = _create_exclusive(dir_fd, temp)
+        except OSError as e:
+            raise FileError(f"cannot create {temp} in {directory}: {e}") from e
+        published = False
+        try:
+            with os.fdopen(fd, "wb", closefd=True) as out:
+                builder = _hurray.HrryBuilder(out.write, with_kv=kv is not None)
+                builder.begin()
+                for tensor_name, tensor in tensors.items():
+                    builder.add(tensor_name, tensor._fields, tensor._buffers)
+                for key, value in (kv or {}).items():
+                    builder.add_kv(key, value)
+                builder.finish()
+                out.flush()
+                os.fsync(out.fileno())
+            os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            published = True
+        finally:
+            if not published:
+                try:
+                    os.unlink(temp, dir_fd=dir_fd)
+                except OSError:
+                    pass
+    finally:
+        os.close(dir_fd)
+
+
+class HrryFile:
+    """A .hrry file opened over mmap, checked whole when opened. Tensors
+    are looked up by name; their buffers are read-only views into the map
+    (the map stays open while any of them lives)."""
+
+    def __init__(self, path, permissive=False):
+        path = os.fspath(path)
+        if os.path.isdir(path):
+            raise FileError(f"{path} is a directory")
+        self._file = _hurray.HrryFile.open(path, permissive)
+        self._names = self._file.names()
+
+    @property
+    def names(self):
+        return list(self._names)
+
+    @property
+    def kv(self):
+        return self._file.kv()
+
+    def __getitem__(self, name):
+        fields, buffers = self._file.tensor(name)
+        return Tensor._from_parts(fields, buffers)
+
+    def __contains__(self, name):
+        return name in set(self._names)
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self):
+        return len(self._names)
+
+    def items(self):
+        return ((n, self[n]) for n in self._names)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._file = None
+        return False
+
+
+def open(path, permissive=False):  # noqa: A001 (mirrors io.open)
+    """Opens a .hrry file for random access (see HrryFile)."""
+    return HrryFile(path, permissive)
+
+
+def load(path, names=None, permissive=False):
+    """The tensors of a .hrry file as ``{name: Tensor}`` in file order, or
+    only ``names`` (KeyError for a name the file does not hold)."""
+    f = HrryFile(path, permissive)
+    wanted = f.names if names is None else list(names)
+    return {n: f[n] for n in wanted}
+
+
+# -- bare streams --------------------------------------------------------------
+
+class StreamWriter:
+    """Writes tensors as a bare stream (descriptor, then its buffers), one
+    at a time, to a file object, a socket, or (no argument) to memory
+    (``getvalue()``). Each tensor is validated strictly before a byte of it
+    is written. Closing the writer never closes the socket or file."""
+
+    def __init__(self, sink=None, permissive=False):
+        self._memory = None
+        if sink is None:
+            self._memory = io.BytesIO()
+            self._write = self._memory.write
+        elif hasattr(sink, "sendall"):
+            self._write = sink.sendall
+        elif hasattr(sink, "write"):
+            self._write = sink.write
+        else:
+            raise TypeError("StreamWriter needs a file object or a socket")
+        self._encoder = _hurray.StreamEncoder(permissive)
+        self._closed = False
+
+    def write(self, tensor):
+        if self._closed:
+            raise ValueError("the stream is closed")
+        self._encoder.write(tensor._fields, tensor._buffers, self._write)
+
+    def close(self):
+        """Ends the stream (a composite still waiting for members is an
+        error)."""
+        if not self._closed:
+            self._closed = True
+            self._encoder.close()
+
+    def getvalue(self):
+        if self._memory is None:
+            raise ValueError("getvalue() is for a writer to memory")
+        return self._memory.getvalue()
+
+    tensors_written = property(lambda self: self._encoder.tensors_written)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        if exc_type is None:
+            self.close()
+        else:
+            self._closed = True
+        return False
+
+
+def _reader_of(source, chunk_size):
+    """A function returning the next chunk of ``source`` (b"" at the end)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        chunks = iter([memoryview(source)])
+        return lambda: next(chunks, b"")
+    if hasattr(source, "recv"):
+        return lambda: source.recv(chunk_size)
+    if hasattr(source, "read"):
+        return lambda: source.read(chunk_size)
+    raise TypeError("StreamReader reads bytes, a file object or a socket")
+
+
+class StreamReader:
+    """Iterates over the tensors of a bare stream as they arrive, from
+    bytes, a file object or a socket. Each tensor is yielded as soon as its
+    last byte is in; memory grows with the bytes received, never with a
+    declared size, and a buffer may declare at most ``max_buffer_bytes``.
+    A stream cut inside a tensor raises StreamError; a malformed one
+    InvalidDescriptorError, with the rule id and stream offset."""
+
+    def __init__(self, source, chunk_size=_CHUNK, permissive=False,
+                 max_buffer_bytes=0):
+        self._read = _reader_of(source, chunk_size)
+        self._decoder = _hurray.StreamDecoder(permissive, max_buffer_bytes)
+        self._ended = False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        decoder = self._decoder
+        while decoder.ready == 0:
+            if self._ended:
+                raise StopIteration
+            chunk = self._read()
+            if not chunk:
+                self._ended = True
+                decoder.finish()
+                continue
+            decoder.feed(chunk)
+            decoder.raise_if_rejected()
+        fields, buffers = decoder.pop()
+        return Tensor._from_parts(fields, buffers)
+
+    position = property(lambda self: self._decoder.position)
+
+
+# -- descriptors ---------------------------------------------------------------
+
+class Decoder(_hurray.Decoder):
+    """The incremental descriptor decoder: ``feed(chunk)`` returns
+    ``(state, consumed)`` with state NEED_MORE, DONE or REJECTED; it never
+    consumes past the descriptor's end (the tensor's buffers start at
+    ``chunk[consumed:]`` when DONE). ``finish()`` at the end of input turns a
+    half-read descriptor into DESC-HDR-01; ``reset()`` starts the next one.
+    """
+
+    NEED_MORE, DONE, REJECTED = NEED_MORE, DONE, REJECTED
+
+    @property
+    def descriptor(self):
+        """The decoded Descriptor once DONE, else None."""
+        fields = self.fields
+        return None if fields is None else Descriptor(fields)
+
+    def raise_if_rejected(self):
+        """Raises InvalidDescriptorError (rule, offset) when REJECTED."""
+        if self.state == REJECTED:
+            self.raise_rejection()
+
+
+def decode_descriptor(data, permissive=False):
+    """Decodes and validates the descriptor at the start of ``data``;
+    returns ``(Descriptor, consumed)``."""
+    fields, consumed = _hurray.decode_descriptor(data, permissive)
+    return Descriptor(fields), consumed
+
+
+# -- ingest --------------------------------------------------------------------
+
+def ingest(source, dequantize=True, names=None, permissive=False):
+    """Yields ``(name, value)`` for every tensor of a .hrry file, a bare
+    stream file, a file object or a socket, validated as it arrives; the
+    value is a float32 numpy array (``dequantize=True``) or the Tensor.
+    Memory is one tensor at a time. Bare streams have no names: tensors are
+    named ``tensor_<i>``. ``names`` selects tensors of a .hrry file."""
+    if isinstance(source, str) and "://" in source:
+        raise NotImplementedError(
+            "network sources are read by `hurray ingest`; from Python, pass a "
+            "socket speaking the bare stream format")
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        with _open_input(path) as f:
+            magic = f.read(len(_FILE_MAGIC))
+        if magic == _FILE_MAGIC:
+            yield from _ingest_file(path, dequantize, names, permissive)
+            return
+        with _open_input(path) as f:
+            yield from _ingest_stream(f, dequantize, permissive)
+        return
+    yield from _ingest_stream(source, dequantize, permissive)
+
+
+def _open_input(path):
+    try:
+        return io.open(path, "rb")
+    except OSError as e:
+        raise FileError(f"cannot read {path}: {e}") from e
+
+
+def _ingest_file(path, dequantize, names, permissive):
+    f = HrryFile(path, permissive)
+    for name in (f.names if names is None else names):
+        t = f[name]
+        yield name, (t.dequantize() if dequantize else t)
+
+
+def _ingest_stream(source, dequantize, permissive):
+    for i, t in enumerate(StreamReader(source, permissive=permissive)):
+        yield f"tensor_{i}", (t.dequantize() if dequantize else t)
