@@ -3,8 +3,9 @@
 
 Usage: python3 capi/make_fuzz_seeds.py   (from the repository root)
 
-It keeps corpus/capi_fuzz/BUILD.bazel (the filegroup the replay test reads)
-and replaces every other file.
+It rewrites its own seeds and keeps every other file: inputs merged by
+fuzzing campaigns and corpus/capi_fuzz/BUILD.bazel (the filegroup the replay
+test reads).
 
 Seeds are the 4-byte harness header (see capi/capi_fuzz.cc) followed by
   - each golden descriptor (corpus/golden/descriptors/), under several
@@ -38,9 +39,6 @@ def write(name, data):
 
 def main():
     os.makedirs(OUT, exist_ok=True)
-    for old in os.listdir(OUT):
-        if old != "BUILD.bazel":
-            os.remove(os.path.join(OUT, old))
     golden = os.path.join(ROOT, "corpus", "golden")
     with open(os.path.join(golden, "manifest.json")) as f:
         manifest = json.load(f)
