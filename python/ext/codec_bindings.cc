@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -158,56 +159,72 @@ class PyDecoder {
   std::unique_ptr<DescriptorDecoder> decoder_;
 };
 
-// Dequantizes a quantized dense tensor into a new float32 array of its
-// logical shape, through the SIMD kernels, with the GIL released. The
-// descriptor is validated strictly first, like every read.
-// `out`, when given, is a C-contiguous float32 array of the tensor's element
-// count, written in place (no allocation, no page faults on fresh memory).
-py::array_t<float> Dequantize(const py::dict& fields,
-                              const py::sequence& buffers, int threads,
-                              py::object out_object) {
-  auto d = std::make_unique<TensorDescriptor>();
-  DescriptorFromDict(fields, d.get());
-  ThrowIfError(Validate(*d));
-  ByteViews views(buffers);
-  if (views.spans().size() != d->buffer_count) {
-    throw py::value_error("one buffer per buffer-table entry is needed");
-  }
-  absl::StatusOr<dequant::ParameterBytes> params =
-      dequant::ParametersFromBuffers(*d, views.spans());
-  ThrowIfError(params.status());
-  dequant::DequantOptions options;
-  options.threads = threads < 1 ? 1 : threads;
-  absl::StatusOr<dequant::Dequantizer> dq =
-      dequant::Dequantizer::Create(*d, *params, options);
-  ThrowIfError(dq.status());
-  const uint64_t count = dq->plan().logical_elements;
-  py::array_t<float> out;
-  if (out_object.is_none()) {
-    std::vector<py::ssize_t> shape(d->shape, d->shape + d->rank);
-    out = py::array_t<float>(shape);
-  } else {
-    out = py::array_t<float>::ensure(out_object);
-    if (!out ||
-        !py::isinstance<py::array_t<float, py::array::c_style>>(out_object) ||
-        static_cast<uint64_t>(out.size()) != count || !out.writeable()) {
-      throw py::value_error(
-          "out must be a writable C-contiguous float32 array of the "
-          "tensor's element count");
+// A quantized dense tensor's Dequantizer, built once (descriptor validated
+// strictly, parameters read, checked and widened) and run on the data
+// buffer as often as asked, through the SIMD kernels with the GIL released.
+// The parameters are copied at construction: a Tensor keeps one only while
+// its parameter buffers cannot change (python/src/hurray/_tensor.py).
+class PyDequantizer {
+ public:
+  PyDequantizer(const py::dict& fields, const py::sequence& buffers,
+                int threads) {
+    auto d = std::make_unique<TensorDescriptor>();
+    DescriptorFromDict(fields, d.get());
+    ThrowIfError(Validate(*d));
+    ByteViews views(buffers);
+    if (views.spans().size() != d->buffer_count) {
+      throw py::value_error("one buffer per buffer-table entry is needed");
     }
+    absl::StatusOr<dequant::ParameterBytes> params =
+        dequant::ParametersFromBuffers(*d, views.spans());
+    ThrowIfError(params.status());
+    options_.threads = threads < 1 ? 1 : threads;
+    absl::StatusOr<dequant::Dequantizer> dq =
+        dequant::Dequantizer::Create(*d, *params, options_);
+    ThrowIfError(dq.status());
+    dq_.emplace(std::move(*dq));
+    shape_.assign(d->shape, d->shape + d->rank);
   }
-  float* dst = out.mutable_data();
-  const absl::Span<const uint8_t> data = views.spans()[0];
-  absl::Status status;
-  {
-    py::gil_scoped_release release;
-    status =
-        dq->ConsumeWhole(data, absl::MakeSpan(dst, count), options.threads);
-    if (status.ok()) status = dq->Finish();
+
+  // `out`, when given, is a writable C-contiguous float32 array of the
+  // tensor's element count, written in place (no allocation, no first-touch
+  // page faults); otherwise a new array of the logical shape.
+  py::array_t<float> Run(py::handle data_object, py::object out_object,
+                         int threads) {
+    const uint64_t count = dq_->plan().logical_elements;
+    py::array_t<float> out;
+    if (out_object.is_none()) {
+      out = py::array_t<float>(shape_);
+    } else {
+      if (!py::isinstance<py::array_t<float, py::array::c_style>>(
+              out_object)) {
+        throw py::value_error("out must be a C-contiguous float32 array");
+      }
+      out = py::reinterpret_borrow<py::array_t<float>>(out_object);
+      if (static_cast<uint64_t>(out.size()) != count || !out.writeable()) {
+        throw py::value_error(
+            "out must be writable and hold the tensor's element count");
+      }
+    }
+    ByteView data(data_object);
+    float* dst = out.mutable_data();
+    const int n = threads < 1 ? options_.threads : threads;
+    absl::Status status;
+    {
+      py::gil_scoped_release release;
+      dq_->Restart();
+      status = dq_->ConsumeWhole(data.span(), absl::MakeSpan(dst, count), n);
+      if (status.ok()) status = dq_->Finish();
+    }
+    ThrowIfError(status);
+    return out;
   }
-  ThrowIfError(status);
-  return out;
-}
+
+ private:
+  dequant::DequantOptions options_;
+  std::optional<dequant::Dequantizer> dq_;
+  std::vector<py::ssize_t> shape_;
+};
 
 // The float32 value of every 8-bit-or-narrower minifloat code of a type
 // (float8 e4m3/e5m2, float4 e2m1, float6 e2m3/e3m2), for plain tensors.
@@ -251,8 +268,11 @@ void BindCodec(py::module_& m) {
         py::arg("permissive") = false);
   m.def("decode_descriptor", &DecodeDescriptor, py::arg("bytes"),
         py::arg("permissive") = false);
-  m.def("dequantize", &Dequantize, py::arg("fields"), py::arg("buffers"),
-        py::arg("threads") = 1, py::arg("out") = py::none());
+  py::class_<PyDequantizer>(m, "Dequantizer")
+      .def(py::init<const py::dict&, const py::sequence&, int>(),
+           py::arg("fields"), py::arg("buffers"), py::arg("threads") = 1)
+      .def("run", &PyDequantizer::Run, py::arg("data"),
+           py::arg("out") = py::none(), py::arg("threads") = 0);
   m.def("minifloat_table", &MinifloatTable);
   m.def("element_types", &ElementTypes);
   m.def("nf4_lut",

@@ -202,12 +202,24 @@ class Tensor(Descriptor):
         if self._fields.get("quantization") is not None:
             if out is not None and numpy.dtype(dtype) != numpy.float32:
                 raise ValueError("out= takes float32 results only")
-            out = _hurray.dequantize(self._fields, self._buffers, threads, out)
+            out = self._dequantizer(threads).run(self._buffers[0], out, threads)
         elif out is not None:
             raise ValueError("out= is for quantized tensors")
         else:
             out = self._plain_to_float32()
         return _cast(out, dtype)
+
+    def _dequantizer(self, threads):
+        """The C++ Dequantizer of this tensor. It copies the parameters when
+        built, so it is kept for the next call only while no parameter
+        buffer can change (bytes, read-only views such as a loaded file's)."""
+        dq = getattr(self, "_dq", None)
+        if dq is not None:
+            return dq
+        dq = _hurray.Dequantizer(self._fields, self._buffers, threads)
+        if all(memoryview(b).readonly for b in self._buffers[1:]):
+            self._dq = dq
+        return dq
 
     def _plain_to_float32(self):
         name = self.dtype.name
