@@ -209,6 +209,7 @@ class CallbackSink final : public hurray::stream::TensorSink {
     }
   }
   bool cancelled() const { return cancelled_; }
+  void Cancel() { cancelled_ = true; }
 
  private:
   void Stop(int rc) {
@@ -226,7 +227,8 @@ struct hurray_stream {
       : sink(cb), reader(o, &sink) {}
   CallbackSink sink;  // declared first: the reader points at it
   hurray::stream::StreamReader reader;
-  bool in_call = false;  // a callback re-entering its own reader
+  bool in_call = false;       // a callback re-entering its own reader
+  bool free_pending = false;  // freed by a callback: deleted after the call
 };
 
 namespace {
@@ -686,7 +688,17 @@ hurray_stream* hurray_stream_new(const hurray_stream_callbacks* callbacks,
   }
 }
 
-void hurray_stream_free(hurray_stream* stream) { delete stream; }
+void hurray_stream_free(hurray_stream* stream) {
+  if (stream == nullptr) return;
+  if (stream->in_call) {
+    // Freed from its own callback: the reader is still on the stack, so it
+    // is deleted when the feed or finish returns, and calls nothing more.
+    stream->free_pending = true;
+    stream->sink.Cancel();
+    return;
+  }
+  delete stream;
+}
 
 namespace {
 
@@ -704,6 +716,13 @@ hurray_status StreamResult(const hurray_stream* s,
   return HURRAY_INTERNAL;
 }
 
+// Completes a hurray_stream_free made by a callback during the call.
+hurray_status FreeIfPending(hurray_stream* s, hurray_status result) {
+  if (!s->free_pending) return result;
+  delete s;
+  return HURRAY_CANCELLED;
+}
+
 }  // namespace
 
 hurray_status hurray_stream_feed(hurray_stream* stream, const uint8_t* data,
@@ -713,22 +732,24 @@ hurray_status hurray_stream_feed(hurray_stream* stream, const uint8_t* data,
   }
   if (stream->in_call) return HURRAY_BAD_STATE;
   if (stream->sink.cancelled()) return HURRAY_CANCELLED;
-  return Guarded(nullptr, [&]() -> hurray_status {
+  const hurray_status result = Guarded(nullptr, [&]() -> hurray_status {
     const InCall busy(stream);
     const hurray::stream::StreamState s = stream->reader.Feed({data, size});
     return StreamResult(stream, s);
   });
+  return FreeIfPending(stream, result);
 }
 
 hurray_status hurray_stream_finish(hurray_stream* stream) {
   if (stream == nullptr) return HURRAY_INVALID_ARGUMENT;
   if (stream->in_call) return HURRAY_BAD_STATE;
   if (stream->sink.cancelled()) return HURRAY_CANCELLED;
-  return Guarded(nullptr, [&]() -> hurray_status {
+  const hurray_status result = Guarded(nullptr, [&]() -> hurray_status {
     const InCall busy(stream);
     const hurray::stream::StreamState s = stream->reader.Finish();
     return StreamResult(stream, s);
   });
+  return FreeIfPending(stream, result);
 }
 
 hurray_status hurray_stream_error(const hurray_stream* stream,

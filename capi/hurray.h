@@ -266,8 +266,10 @@ HURRAY_API hurray_status hurray_tensor_dequantize(const hurray_tensor* tensor,
 /* Events of the bare streaming format (descriptor, then its buffers, tensor
  * after tensor). Each callback may be NULL. Views (descriptor, piece) are
  * valid only during the call. Return 0 to go on, non-zero to stop: the
- * reader then reports CANCELLED and calls nothing more. A callback must not
- * call hurray_stream_* on its own reader (BAD_STATE). */
+ * reader then reports CANCELLED and calls nothing more. A callback's calls
+ * of hurray_stream_feed/finish on its own reader return BAD_STATE; its
+ * hurray_stream_free takes effect when the feed or finish returns (which
+ * returns CANCELLED; the handle is gone). */
 typedef struct hurray_stream_callbacks {
   void* user;
   int (*on_descriptor)(void* user, const hurray_descriptor* descriptor);
