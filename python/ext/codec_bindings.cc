@@ -196,8 +196,7 @@ class PyDequantizer {
     if (out_object.is_none()) {
       out = py::array_t<float>(shape_);
     } else {
-      if (!py::isinstance<py::array_t<float, py::array::c_style>>(
-              out_object)) {
+      if (!py::isinstance<py::array_t<float, py::array::c_style>>(out_object)) {
         throw py::value_error("out must be a C-contiguous float32 array");
       }
       out = py::reinterpret_borrow<py::array_t<float>>(out_object);

@@ -86,7 +86,7 @@ def _saved(tmp_path):
 def test_save_fails_cleanly_and_keeps_the_old_file(tmp_path):
     path = tmp_path / "m.hrry"
     path.write_bytes(b"old")
-    bad = hurray.Tensor(bytes(2048), hurray.int4, [64, 64],
+    bad = hurray.Tensor(bytes(2048), hurray.dtype.int4, [64, 64],
                         aux_buffers=[bytes(256)],
                         quantization=hurray.NF4(0, 64, 1))
     with pytest.raises(hurray.InvalidDescriptorError):
@@ -182,7 +182,7 @@ def test_decoder_feeds_byte_by_byte(corpus):
             break
     assert state == hurray.DONE and d.consumed == len(data)
     desc = d.descriptor
-    assert desc.shape == (128, 128) and desc.dtype == hurray.int4
+    assert desc.shape == (128, 128) and desc.dtype == hurray.dtype.int4
     assert isinstance(desc.quantization, hurray.PerBlockAffine)
     d.reset()
     state, consumed = d.feed(data + b"buffers follow")
@@ -259,8 +259,8 @@ def test_python_stream_dequantizes_like_the_cli(tmp_path, cli):
     rng = numpy.random.default_rng(3)
     x = rng.standard_normal((16, 96)).astype("f4")
     cases = [("per_tensor", {}), ("per_channel", {"dtype": hurray.uint8}),
-             ("per_block", {"dtype": hurray.int4, "block_size": 32}),
-             ("nf4", {"block_size": 64}), ("mxfp", {"dtype": hurray.float6_e2m3})]
+             ("per_block", {"dtype": hurray.dtype.int4, "block_size": 32}),
+             ("nf4", {"block_size": 64}), ("mxfp", {"dtype": hurray.dtype.float6_e2m3})]
     for scheme, kw in cases:
         t = hurray.quantize(x, scheme, axis=1, **kw)
         src = tmp_path / f"{scheme}.hrs"

@@ -15,7 +15,7 @@ def _affine_bound(scale):
 
 
 @pytest.mark.parametrize("dtype", [hurray.int8, hurray.uint8, hurray.int16,
-                                   hurray.int4, hurray.uint4, hurray.int2])
+                                   hurray.dtype.int4, hurray.dtype.uint4, hurray.dtype.int2])
 def test_per_tensor(dtype):
     t = hurray.quantize(X, "per_tensor", dtype=dtype)
     err = numpy.abs(t.dequantize() - X).max()
@@ -36,8 +36,8 @@ def test_per_channel(axis, symmetric):
 
 @pytest.mark.parametrize("scale_type", [hurray.float32, hurray.float16,
                                         hurray.bfloat16])
-@pytest.mark.parametrize("dtype,k", [(hurray.int8, 32), (hurray.int4, 64),
-                                     (hurray.uint4, 16)])
+@pytest.mark.parametrize("dtype,k", [(hurray.int8, 32), (hurray.dtype.int4, 64),
+                                     (hurray.dtype.uint4, 16)])
 def test_per_block_with_a_partial_block(scale_type, dtype, k):
     x = X[:, :90]  # 90 is not a multiple of the block size: padding
     t = hurray.quantize(x, "per_block", dtype=dtype, axis=1, block_size=k,
@@ -86,6 +86,6 @@ def test_all_zero_blocks_stay_valid():
 
 
 def test_deterministic():
-    a = hurray.quantize(X, "per_block", dtype=hurray.int4, axis=1)
-    b = hurray.quantize(X, "per_block", dtype=hurray.int4, axis=1)
+    a = hurray.quantize(X, "per_block", dtype=hurray.dtype.int4, axis=1)
+    b = hurray.quantize(X, "per_block", dtype=hurray.dtype.int4, axis=1)
     assert bytes(a.data) == bytes(b.data) and bytes(a.buffers[1]) == bytes(b.buffers[1])

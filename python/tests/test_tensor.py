@@ -38,7 +38,7 @@ def test_sub_byte_sizes():
     t = hurray.Tensor(bytes([0xAB, 0xCD]), hurray.dtype.int4, [4])
     assert t.size == 4 and t.dtype.bit_width == 4
     with pytest.raises(hurray.BufferError):
-        hurray.Tensor(bytes(1), hurray.int4, [4])
+        hurray.Tensor(bytes(1), hurray.dtype.int4, [4])
 
 
 def test_placement_is_checked_against_the_buffers_given():
@@ -73,7 +73,7 @@ def test_scale_buffer_size_is_checked():
 
 
 def test_nf4_over_int4_is_built_but_never_written():
-    t = hurray.Tensor(bytes(2048), hurray.int4, [64, 64],
+    t = hurray.Tensor(bytes(2048), hurray.dtype.int4, [64, 64],
                       aux_buffers=[bytes(256)],
                       quantization=hurray.NF4(axis=0, block_size=64,
                                               scale_buffer_index=1))
@@ -149,7 +149,7 @@ def test_dequantize_per_channel_values():
 def test_dequantize_nf4_uses_the_table():
     codes = numpy.arange(16, dtype=numpy.uint8)
     packed = (codes[0::2] | (codes[1::2] << 4)).tobytes()
-    t = hurray.Tensor(packed, hurray.uint4, [16],
+    t = hurray.Tensor(packed, hurray.dtype.uint4, [16],
                       aux_buffers=[struct.pack("<f", 2.0)],
                       quantization=hurray.NF4(axis=0, block_size=16,
                                               scale_buffer_index=1))
@@ -163,9 +163,9 @@ def test_plain_tensors_convert():
     bf = numpy.array([0x3F80, 0xC000], dtype="<u2")  # 1.0, -2.0
     t = hurray.Tensor(bf.tobytes(), hurray.bfloat16, [2])
     assert list(t.dequantize()) == [1.0, -2.0]
-    e4m3 = hurray.Tensor(bytes([0x38, 0xB8]), hurray.float8_e4m3, [2])
+    e4m3 = hurray.Tensor(bytes([0x38, 0xB8]), hurray.dtype.float8_e4m3, [2])
     assert list(e4m3.dequantize()) == [1.0, -1.0]
-    f4 = hurray.Tensor(bytes([0x2A]), hurray.float4_e2m1, [2])  # 0xA, 0x2
+    f4 = hurray.Tensor(bytes([0x2A]), hurray.dtype.float4_e2m1, [2])  # 0xA, 0x2
     assert list(f4.dequantize()) == [-1.0, 1.0]
 
 
@@ -174,7 +174,7 @@ def test_dequantize_releases_the_gil():
     import time
 
     x = numpy.random.default_rng(1).standard_normal((2048, 2048)).astype("f4")
-    t = hurray.quantize(x, "per_block", dtype=hurray.int4, block_size=32)
+    t = hurray.quantize(x, "per_block", dtype=hurray.dtype.int4, block_size=32)
     ticks = []
     stop = threading.Event()
 

@@ -11,8 +11,8 @@ exactly what the C++ library refuses, with the same rule ids and offsets.
 """
 
 from . import _hurray
-from ._errors import (BufferError, FileError, HurrayError,
-                      InvalidDescriptorError, StreamError)
+from ._errors import (BufferError, FileError, HurrayError, InternalError,
+                      InvalidDescriptorError, StreamError, UnsupportedError)
 
 _hurray._set_error_classes(InvalidDescriptorError, FileError, StreamError)
 
@@ -28,13 +28,20 @@ from ._sections import (ColumnMajorLayout, CooLayout, CscLayout,  # noqa: E402
                         CsfLayout, CsrLayout, HilbertLayout, Layout,
                         MortonLayout, RowMajorLayout, Shard, Statistics,
                         StridedLayout)
-from ._tensor import Descriptor, Tensor, arange, from_numpy, zeros  # noqa: E402
+from ._creation import (arange, asarray, empty, empty_like,  # noqa: E402
+                        eye, from_dlpack, full, full_like, linspace, ones,
+                        ones_like, zeros, zeros_like)
+from ._tensor import Descriptor, Tensor, from_numpy  # noqa: E402
 
 __version__ = "0.1.0"
+Dtype = dtype
 
-# Module-level element types: hurray.float32, hurray.int4, ...
+# Module-level element types: the Tier 1 ones (hurray.float32, hurray.int8,
+# ...), as in the reference's module; every type, Tier 2 included, is on
+# hurray.dtype (hurray.dtype.int4).
 for _name, _t in dtype._by_name.items():
-    globals()[_name] = _t
+    if _t.tier == 1:
+        globals()[_name] = _t
 del _name, _t
 
 NF4_LUT = NF4.LUT

@@ -35,8 +35,15 @@ class dtype:
     def from_name(cls, name):
         found = cls._by_name.get(name)
         if found is None:
-            raise ValueError(f"unknown element type {name!r}")
+            from ._errors import InvalidDescriptorError
+
+            raise InvalidDescriptorError(f"unknown element type {name!r}")
         return found
+
+    @property
+    def is_array_api(self):
+        """One of the Array API standard's types (which numpy holds as is)."""
+        return self.name in _ARRAY_API
 
     @property
     def numpy(self):
@@ -64,6 +71,10 @@ _NUMPY = {
     "int32": "<i4", "uint32": "<u4", "int64": "<i8", "uint64": "<u8",
     "bool": "?", "complex64": "<c8", "complex128": "<c16",
 }
+
+_ARRAY_API = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+              "int64", "uint64", "float32", "float64", "complex64",
+              "complex128"}
 
 for _entry in _hurray.element_types():
     _t = dtype(*_entry)
@@ -93,6 +104,10 @@ class Device:
     @property
     def tag(self):
         return self.KINDS[self.kind]
+
+    device_id = property(lambda self: self.index)
+    # Buffers this package builds are in standard memory (memory_class 0).
+    memory_class = property(lambda self: "standard")
 
     @classmethod
     def from_tag(cls, tag):

@@ -6,9 +6,6 @@ Every refusal of the format's rules carries the rule id of our catalog
 them (``hurray validate`` prints the same pair).
 """
 
-import builtins
-
-
 class HurrayError(Exception):
     """Base class of every error this package raises on its own."""
 
@@ -27,9 +24,19 @@ class StreamError(InvalidDescriptorError):
     STREAM-EOF-BUFFER, STREAM-IO)."""
 
 
-class BufferError(InvalidDescriptorError, builtins.BufferError):
+class BufferError(InvalidDescriptorError):
     """A buffer whose size does not match what the descriptor needs
-    (the BUF-SZ-* rules)."""
+    (the BUF-SZ-* rules). Not the builtin BufferError (which is about the
+    buffer protocol itself)."""
+
+
+class UnsupportedError(HurrayError, NotImplementedError):
+    """Valid input this package does not handle (e.g. a numpy array of a
+    sub-byte type)."""
+
+
+class InternalError(HurrayError, RuntimeError):
+    """A bug in hurray-cpp: please report it."""
 
 
 class FileError(HurrayError, OSError):

@@ -18,6 +18,17 @@ class Layout:
     def _fields(self):
         return {f: getattr(self, f) for f in self._FIELDS}
 
+    name = property(lambda self: self.NAME)
+    tag = property(lambda self: self.TAG)
+    is_dense = property(lambda self: self.TAG in (0x01, 0x02, 0x03, 0x04,
+                                                  0x05, 0x40))
+
+    @property
+    def buffer_count(self):
+        """Buffers the layout itself uses (before quantization
+        parameters)."""
+        return {0x06: 2, 0x07: 3, 0x08: 3}.get(self.TAG, 1)
+
     def __eq__(self, other):
         return type(other) is type(self) and other._fields() == self._fields()
 
@@ -97,14 +108,14 @@ class OtherLayout(Layout):
     composite, extension): tensors in it can be read, saved and streamed,
     not built."""
 
+    NAME = "other"
     _FIELDS = ("tag",)
 
     def __init__(self, tag):
-        self.tag = tag
         self.TAG = tag
 
     def _fields(self):
-        return {"tag": self.tag}
+        return {"tag": self.TAG}
 
 
 _LAYOUTS = {c.TAG: c for c in (RowMajorLayout, ColumnMajorLayout,

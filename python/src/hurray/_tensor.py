@@ -10,7 +10,7 @@ from ._sections import (ColumnMajorLayout, RowMajorLayout, Shard,
                         Statistics, StridedLayout, layout_from_fields,
                         layout_to_fields)
 
-__all__ = ["Descriptor", "Tensor", "zeros", "arange", "from_numpy"]
+__all__ = ["Descriptor", "Tensor", "from_numpy"]
 
 _MIN_ALIGNMENT = 64  # buffer-protocol.md § Buffer Handle: alignment ≥ 64
 
@@ -141,6 +141,31 @@ class Tensor(Descriptor):
     device = property(lambda self: self._device)
     buffers = property(lambda self: tuple(self._buffers))
     data = property(lambda self: self._buffers[0])
+
+    def buffer(self, index):
+        """Buffer ``index`` of the buffer table as a uint8 numpy array over
+        the tensor's memory (no copy)."""
+        return numpy.frombuffer(self._buffers[index], dtype=numpy.uint8)
+
+    def _sparse(self, index, layouts, np_type, what):
+        if self._fields["layout"] not in layouts:
+            raise AttributeError(f"a {self.layout.NAME} tensor has no {what}")
+        return numpy.frombuffer(self._buffers[index], dtype=np_type)
+
+    # Sparse component views (layouts/coo.md, csr.md, csc.md): values in the
+    # element type, indices as the uint64 the layouts store.
+    values = property(lambda self: self._sparse(
+        0, (0x06, 0x07, 0x08, 0x09), self.dtype.numpy, "values"))
+    col_indices = property(lambda self: self._sparse(
+        1, (0x07,), numpy.dtype("<u8"), "col_indices"))
+    row_ptr = property(lambda self: self._sparse(
+        2, (0x07,), numpy.dtype("<u8"), "row_ptr"))
+    row_indices = property(lambda self: self._sparse(
+        1, (0x08,), numpy.dtype("<u8"), "row_indices"))
+    col_ptr = property(lambda self: self._sparse(
+        2, (0x08,), numpy.dtype("<u8"), "col_ptr"))
+    coordinates = property(lambda self: self._sparse(
+        1, (0x06,), numpy.dtype("<u8"), "coordinates"))
 
     @property
     def T(self):
@@ -300,15 +325,3 @@ def from_numpy(array):
     array = numpy.ascontiguousarray(array)
     return Tensor(array.reshape(-1).view(numpy.uint8) if array.size else b"",
                   _dtype.from_name(name), array.shape)
-
-
-def zeros(shape, dtype=_dtype.float32):
-    """A row-major tensor of zeros (numpy-representable element types)."""
-    if isinstance(shape, int):
-        shape = (shape,)
-    return from_numpy(numpy.zeros(shape, dtype=dtype.numpy))
-
-
-def arange(n, dtype=_dtype.int32):
-    """0, 1, ..., n - 1 as a 1-D tensor."""
-    return from_numpy(numpy.arange(n, dtype=dtype.numpy))
