@@ -43,7 +43,8 @@ Commands:
       per STREAM is named NAME; several are NAME.0, NAME.1, ...), or the
       built-in sample model (all five quantization schemes).
   serve FILE.hrry [--port P] [--bind ADDR] [--permissive] [--idle-timeout S]
-        [--max-message-size N]
+        [--max-message-size N] [--hello-timeout S] [--message-timeout S]
+        [--max-connections N] [--max-connections-per-peer N]
       Serve the tensors of FILE.hrry over the Hurray network protocol, to
       many clients at once (127.0.0.1:7420 by default; --port 0 picks a free
       port). Prints "listening on ADDR:PORT"; SIGINT/SIGTERM stop it.
