@@ -20,6 +20,7 @@
 #include "parser/rules.h"
 #include "tools/command_util.h"
 #include "tools/descriptor_json.h"
+#include "tools/display_text.h"
 #include "tools/hrry_inspect.h"
 #include "tools/json_writer.h"
 
@@ -186,7 +187,7 @@ std::string TextSummary(absl::string_view file, size_t file_size,
     absl::StrAppend(&out, file, ": REJECTED\n");
     Field(&out, "rule", absl::StrCat(info.id, " (", info.spec_ref, ")"));
     Field(&out, "offset", absl::StrCat(r.offset));
-    Field(&out, "message", r.message);
+    Field(&out, "message", TerminalSafe(r.message));
     return out;
   }
   absl::StrAppend(&out, file, ": OK\n");

@@ -10,6 +10,7 @@
 #include "parser/options.h"
 #include "parser/rules.h"
 #include "tools/command_util.h"
+#include "tools/display_text.h"
 #include "tools/hrry_inspect.h"
 
 namespace hurray::tools {
@@ -50,7 +51,7 @@ int RunValidate(absl::Span<const std::string> args, std::ostream& out,
       out << file << ": OK\n";
     } else {
       out << file << ": " << RuleId(r.rule) << " at byte " << r.offset << ": "
-          << r.message << "\n";
+          << TerminalSafe(r.message) << "\n";
       exit_code = std::max(exit_code, kExitRejected);
     }
   }
