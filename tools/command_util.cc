@@ -70,8 +70,9 @@ Options:
 For inspect and validate, a FILE starting with "HRRYFILE" is a whole .hrry
 file: header, tensors, KV section, index and trailer are checked and its
 tensors listed. Any other FILE holds one encoded descriptor; bytes after its
-descriptor_length (e.g. data buffers) are ignored. Files larger than 64 MiB
-are refused (.hrry files are mapped, not read, and have no such limit).
+descriptor_length (e.g. data buffers) are ignored and not even read: a FILE
+is read only as far as its descriptor needs (at most the decoder's limit,
+16 MiB), so pipes and devices work too (.hrry files are mapped, not read).
 
 Exit status: 0 if every descriptor is valid, 1 if any was rejected,
 2 on a usage error or when a file cannot be read.

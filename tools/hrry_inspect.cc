@@ -98,13 +98,6 @@ absl::string_view Reason(const absl::Status& s) {
 
 }  // namespace
 
-bool IsHrryFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[stream::kFileMagic.size()] = {};
-  if (!in.read(magic, sizeof(magic))) return false;
-  return std::memcmp(magic, stream::kFileMagic.data(), sizeof(magic)) == 0;
-}
-
 int InspectHrry(const std::string& path, const ParseOptions& options, bool json,
                 std::ostream& out, std::ostream& err) {
   std::vector<TensorRow> rows;
