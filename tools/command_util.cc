@@ -50,10 +50,14 @@ Commands:
       port). Prints "listening on ADDR:PORT"; SIGINT/SIGTERM stop it.
   ingest SOURCE [--dequant OUT_DIR] [--resume STATE_FILE] [--permissive]
          [--agree KIND=VALUE]... [--json] [--chunk-size N] [--idle-timeout S]
+         [--connect-timeout S]
       Read SOURCE (a .hrry file or bare stream, - for stdin, or
       tcp://HOST:PORT[/name1,name2,...]) validating as bytes arrive; with
       --dequant write each tensor to OUT_DIR/<name>.f32; with --resume
-      continue an interrupted run. Prints a summary table.
+      continue an interrupted run. Prints a summary table. --idle-timeout S:
+      fail when no byte arrives for S seconds (any source that can stall:
+      pipes, FIFOs, devices, sockets; default 60 for tcp://, none for the
+      others); --connect-timeout S (default 10).
   help
       Print this help.
 

@@ -177,6 +177,20 @@ fi
 kill "${serve_pid}" 2>/dev/null
 wait "${serve_pid}" 2>/dev/null
 
+# --- Deadlines (issue 13): a FIFO whose writer never writes. ---------------------
+
+mkfifo silent.fifo
+sleep 30 > silent.fifo &
+writer=$!
+out="$(timeout 15 "${hurray}" ingest silent.fifo --idle-timeout 1 2>"${work}/stderr")"
+rc=$?
+err="$(cat "${work}/stderr")"
+expect_rc 2 "FIFO with a silent writer"
+expect_contains "${out}${err}" "idle timeout" "FIFO with a silent writer"
+kill "${writer}" 2>/dev/null
+wait "${writer}" 2>/dev/null
+rm -f silent.fifo
+
 # --- Usage. --------------------------------------------------------------------
 
 run ingest

@@ -37,7 +37,8 @@ struct IngestArgs {
   std::optional<std::string> out_dir;
   std::optional<std::string> state_file;
   size_t chunk_size = size_t{1} << 20;
-  double idle_timeout = 0;
+  std::optional<double> idle_timeout;  // --idle-timeout
+  double connect_timeout = kConnectTimeoutSeconds;
   bool json = false;
   ParseOptions options;
 };
@@ -68,17 +69,25 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
             "--chunk-size needs a byte count from 1 to 1073741824");
       }
       a.chunk_size = static_cast<size_t>(n);
-    } else if (arg == "--idle-timeout" && has_value) {
-      if (!absl::SimpleAtod(args[++i], &a.idle_timeout) ||
-          !(a.idle_timeout >= 0) || a.idle_timeout > 1e6) {
+    } else if ((arg == "--idle-timeout" || arg == "--connect-timeout") &&
+               has_value) {
+      double seconds = 0;
+      if (!absl::SimpleAtod(args[++i], &seconds) || !(seconds >= 0) ||
+          seconds > 1e6) {
         return absl::InvalidArgumentError(
-            "--idle-timeout needs a number of seconds");
+            absl::StrCat(arg, " needs a number of seconds"));
+      }
+      if (arg == "--idle-timeout") {
+        a.idle_timeout = seconds;
+      } else {
+        a.connect_timeout = seconds;
       }
     } else if (arg == "--agree" && has_value) {
       rest.push_back(arg);
       rest.push_back(args[++i]);
     } else if (arg == "--dequant" || arg == "--resume" ||
-               arg == "--chunk-size" || arg == "--idle-timeout") {
+               arg == "--chunk-size" || arg == "--idle-timeout" ||
+               arg == "--connect-timeout") {
       return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
     } else {
       rest.push_back(arg);
@@ -268,6 +277,11 @@ absl::StatusOr<std::vector<std::string>> FetchNames(
 
 }  // namespace
 
+double IdleTimeoutFor(absl::string_view source, std::optional<double> flag) {
+  if (flag.has_value()) return *flag;
+  return absl::StartsWith(source, "tcp://") ? kNetIdleTimeoutSeconds : 0;
+}
+
 int RunIngest(absl::Span<const std::string> args, std::ostream& out,
               std::ostream& err) {
   bool help = false;
@@ -363,7 +377,8 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
       net_names = resumed->remaining_names;
     } else if (net_names.empty()) {
       stream::LoaderOptions lo;
-      lo.idle_timeout_seconds = a.idle_timeout;
+      lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
+      lo.connect_timeout_seconds = a.connect_timeout;
       absl::StatusOr<std::vector<std::string>> listed =
           FetchNames(source, a.options, lo);
       if (!listed.ok()) return fail(listed.status());
@@ -387,7 +402,8 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
 
   stream::LoaderOptions lo;
   lo.chunk_size = a.chunk_size;
-  lo.idle_timeout_seconds = a.idle_timeout;
+  lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
+  lo.connect_timeout_seconds = a.connect_timeout;
   ProgressLine progress(err);
   const auto* net =
       dynamic_cast<const stream::NetClientSession*>(consumer.get());
