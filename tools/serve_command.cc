@@ -116,6 +116,12 @@ int RunServe(absl::Span<const std::string> args, std::ostream& out,
     err << "hurray serve: " << path << ": " << file.status().message() << "\n";
     return rule.has_value() ? kExitRejected : kExitError;
   }
+  if (config.max_connections > stream::DefaultMaxConnections()) {
+    // Accepting fails (and is retried) when no descriptor is left.
+    err << "hurray serve: warning: --max-connections " << config.max_connections
+        << " is above what the descriptor limit allows ("
+        << stream::DefaultMaxConnections() << "; see ulimit -n)\n";
+  }
   stream::NetServer server(file->get(), config);
   const absl::Status listening = server.Listen();
   if (!listening.ok()) {
