@@ -240,11 +240,37 @@ class Loader::Session {
         thread_ = std::thread([this] { BlockingLoop(-1); });
         return absl::OkStatus();
       case LoadSource::Kind::kFile: {
-        own_fd_ = ::open(source_.path.c_str(), O_RDONLY | O_CLOEXEC);
+        // O_NONBLOCK: opening a FIFO that has no writer yet must not block
+        // (the idle timeout covers the wait for one).
+        own_fd_ =
+            ::open(source_.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (own_fd_ < 0) {
           return absl::NotFoundError(absl::StrCat("cannot open ", source_.path,
                                                   ": ", std::strerror(errno)));
         }
+        struct stat st;
+        if (::fstat(own_fd_, &st) != 0) {
+          return absl::DataLossError(absl::StrCat("cannot stat ", source_.path,
+                                                  ": ", std::strerror(errno)));
+        }
+        if (S_ISDIR(st.st_mode)) {
+          return absl::FailedPreconditionError(
+              absl::StrCat(source_.path, " is a directory"));
+        }
+        if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+          // A FIFO, a socket, a terminal, a device: the io_context reader,
+          // with the idle timer. It cannot be resumed (no seek).
+          if (source_.start_offset > 0) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "cannot resume ", source_.path, ": it is not a regular file"));
+          }
+          const int fd = own_fd_;
+          own_fd_ = -1;  // the stream_descriptor owns it now
+          StartDescriptor(fd, S_ISFIFO(st.st_mode));
+          return absl::OkStatus();
+        }
+        const int flags = ::fcntl(own_fd_, F_GETFL);
+        if (flags >= 0) ::fcntl(own_fd_, F_SETFL, flags & ~O_NONBLOCK);
         if (source_.start_offset > 0 &&
             ::lseek(own_fd_, static_cast<off_t>(source_.start_offset),
                     SEEK_SET) < 0) {
@@ -273,12 +299,7 @@ class Loader::Session {
               absl::StrCat("cannot use the input: ", std::strerror(errno)));
         }
         saved_flags_ = ::fcntl(source_.fd, F_GETFL);
-        SetIo();
-        descriptor_ =
-            std::make_unique<asio::posix::stream_descriptor>(*io_, dup_fd);
-        timer_ = std::make_unique<asio::steady_timer>(*io_);
-        asio::post(*io_, [this] { StartRead(); });
-        thread_ = std::thread([this] { io_->run(); });
+        StartDescriptor(dup_fd, /*fifo=*/false);
         return absl::OkStatus();
       }
       case LoadSource::Kind::kTcp: {
@@ -292,6 +313,29 @@ class Loader::Session {
       }
     }
     return absl::InternalError("unknown source kind");
+  }
+
+  // Reads `fd` (owned from here on) on the io thread, with the idle timer.
+  // A FIFO opened before its writer: wait until it is readable first (a
+  // read would report end of input while no writer ever came).
+  void StartDescriptor(int fd, bool fifo) {
+    SetIo();
+    descriptor_ = std::make_unique<asio::posix::stream_descriptor>(*io_, fd);
+    timer_ = std::make_unique<asio::steady_timer>(*io_);
+    if (fifo) {
+      asio::post(*io_, [this] {
+        ArmTimer(options_.idle_timeout_seconds);
+        descriptor_->async_wait(asio::posix::stream_descriptor::wait_read,
+                                [this](const boost::system::error_code& ec) {
+                                  DisarmTimer();
+                                  if (ec) return Failed(ec, "cannot read");
+                                  StartRead();
+                                });
+      });
+    } else {
+      asio::post(*io_, [this] { StartRead(); });
+    }
+    thread_ = std::thread([this] { io_->run(); });
   }
 
   void SetIo() {
@@ -367,11 +411,12 @@ class Loader::Session {
 
   // --- Asio (io thread only from here on). -----------------------------------
 
-  void ArmTimer() {
-    if (options_.idle_timeout_seconds <= 0) return;
+  // Closes the stream after `seconds` (no timer when <= 0) unless disarmed.
+  void ArmTimer(double seconds) {
+    if (seconds <= 0) return;
     const uint64_t generation = ++timer_generation_;
     timer_->expires_after(std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(options_.idle_timeout_seconds)));
+        std::chrono::duration<double>(seconds)));
     timer_->async_wait([this, generation](const boost::system::error_code& ec) {
       if (ec || generation != timer_generation_) return;
       timed_out_ = true;
@@ -392,8 +437,16 @@ class Loader::Session {
     DisarmTimer();
   }
 
+  // Resolving and connecting have their own deadline, connect_timeout
+  // (the idle timeout when that is shorter).
   void Connect() {
-    ArmTimer();
+    connecting_ = true;
+    double limit = options_.connect_timeout_seconds;
+    if (options_.idle_timeout_seconds > 0 &&
+        (limit <= 0 || options_.idle_timeout_seconds < limit)) {
+      limit = options_.idle_timeout_seconds;
+    }
+    ArmTimer(limit);
     resolver_->async_resolve(
         source_.host, source_.port,
         [this](const boost::system::error_code& ec,
@@ -404,6 +457,7 @@ class Loader::Session {
                                      const asio::ip::tcp::endpoint&) {
                                 DisarmTimer();
                                 if (ec2) return Failed(ec2, "cannot connect");
+                                connecting_ = false;
                                 connected_ = true;
                                 DoWrite();
                                 StartRead();
@@ -418,8 +472,9 @@ class Loader::Session {
       std::lock_guard<std::mutex> lock(mu_);
       cancelled = cancelled_;
     }
-    std::string why = timed_out_  ? "idle timeout"
-                      : cancelled ? "cancelled"
+    std::string why = timed_out_ && connecting_ ? "connect timeout"
+                      : timed_out_              ? "idle timeout"
+                      : cancelled               ? "cancelled"
                                   : absl::StrCat(what, ": ", ec.message());
     PushEnd(End::kError, std::move(why));
   }
@@ -443,7 +498,7 @@ class Loader::Session {
       return;
     }
     reading_ = true;
-    ArmTimer();
+    ArmTimer(options_.idle_timeout_seconds);
     ReadSome(slots_[slot].get(),
              [this, slot](const boost::system::error_code& ec, size_t n) {
                reading_ = false;
@@ -527,7 +582,7 @@ class Loader::Session {
   std::unique_ptr<asio::steady_timer> timer_;
   uint64_t timer_generation_ = 0;
   bool reading_ = false, waiting_slot_ = false;
-  bool connected_ = false, writing_ = false;
+  bool connecting_ = false, connected_ = false, writing_ = false;
   std::deque<std::vector<uint8_t>> writes_;
 };
 

@@ -9,7 +9,8 @@
 // allocated once per Run. The consumer runs on the caller's thread while a
 // reader fills the next slots: a reader thread with read()/pread() for
 // regular files and memory, or a Boost.Asio io_context thread for pipes,
-// terminals and sockets (non-blocking, with the idle timer). When every slot
+// FIFOs, terminals, devices and sockets, whether given as a path or a
+// descriptor (non-blocking, with the idle timer). When every slot
 // is full the reader waits for the consumer (backpressure): memory stays at
 // ring_slots × chunk_size whatever the input size. Files use a thread, not
 // asio::stream_file: this Boost build has no io_uring (BOOST_ASIO_HAS_IO_URING
@@ -66,9 +67,14 @@ struct LoadProgress {
 struct LoaderOptions {
   size_t chunk_size = size_t{1} << 20;
   size_t ring_slots = 4;
-  // No byte for this long while reading a pipe or socket: STREAM-IO "idle
-  // timeout". 0: no timeout.
+  // No byte for this long while reading a pipe, FIFO, device or socket
+  // (whether it came as a path or a descriptor; also while a FIFO waits for
+  // its writer): STREAM-IO "idle timeout". 0: no timeout. Regular files
+  // and memory never wait.
   double idle_timeout_seconds = 0;
+  // Resolving and connecting a TCP peer: STREAM-IO "connect timeout" after
+  // this long (or after the idle timeout, when shorter). 0: none.
+  double connect_timeout_seconds = 10;
   // Called on the consumer's thread after each chunk.
   std::function<void(const LoadProgress&)> on_progress;
   // Tensors completed so far (e.g. consumers.h TensorsCompleted), read on

@@ -3,7 +3,11 @@
 // the idle timeout, truncation at structural boundaries.
 #include "stream/loader.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,6 +16,8 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <cstdlib>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -371,6 +377,147 @@ TEST(Loader, TcpIdleTimeout) {
   server.join();
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(RuleIdOf(r.status), "STREAM-IO");
+}
+
+// --- Every source honours the idle timeout; connect has one (issue 13). ---
+
+// Runs `loader` on another thread; if it is not done within `bound`, calls
+// `unblock` (which must make the old blocking code return) and waits.
+// `finished_in_time` tells which happened.
+struct Bounded {
+  LoadResult result;
+  bool finished_in_time = false;
+};
+Bounded RunBounded(Loader* loader, const LoadSource& source,
+                   ByteConsumer* consumer, std::function<void()> unblock,
+                   std::chrono::seconds bound = std::chrono::seconds(10)) {
+  Bounded b;
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    b.result = loader->Run(source, consumer);
+    done = true;
+  });
+  const auto until = std::chrono::steady_clock::now() + bound;
+  while (!done && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  b.finished_in_time = done;
+  if (!done) unblock();
+  t.join();
+  return b;
+}
+
+std::string TempFifo(const std::string& name) {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  const std::string path = std::string(dir ? dir : "/tmp") + "/" + name;
+  ::unlink(path.c_str());
+  if (::mkfifo(path.c_str(), 0600) != 0) std::abort();
+  return path;
+}
+
+// `ingest FIFO --idle-timeout` with a writer that never writes: it was read
+// with a blocking read() and hung.
+TEST(Loader, FifoPathWithASilentWriterHitsTheIdleTimeout) {
+  const std::string path = TempFifo("silent_writer.fifo");
+  // O_RDWR: a writer that is there and never writes (and never blocks on
+  // open).
+  const int writer = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(writer, 0);
+  LoaderOptions o;
+  o.idle_timeout_seconds = 0.3;
+  ValidateSink sink;
+  HrryConsumer c(FileOptions(), &sink);
+  Loader loader(o);
+  const Bounded b = RunBounded(&loader, LoadSource::File(path), &c, [&] {
+    const uint8_t junk[8] = {};
+    (void)!::write(writer, junk, sizeof(junk));
+    loader.Cancel();
+  });
+  ::close(writer);
+  EXPECT_TRUE(b.finished_in_time);
+  EXPECT_TRUE(b.result.timed_out);
+  EXPECT_TRUE(absl::StrContains(b.result.status.message(), "idle timeout"))
+      << b.result.status;
+}
+
+// No writer at all: open() itself used to block forever.
+TEST(Loader, FifoPathWithNoWriterHitsTheIdleTimeout) {
+  const std::string path = TempFifo("no_writer.fifo");
+  LoaderOptions o;
+  o.idle_timeout_seconds = 0.3;
+  ValidateSink sink;
+  HrryConsumer c(FileOptions(), &sink);
+  Loader loader(o);
+  const Bounded b = RunBounded(&loader, LoadSource::File(path), &c, [&] {
+    loader.Cancel();
+    const int w = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (w >= 0) ::close(w);
+  });
+  EXPECT_TRUE(b.finished_in_time);
+  EXPECT_TRUE(b.result.timed_out);
+  EXPECT_EQ(RuleIdOf(b.result.status), "STREAM-IO");
+}
+
+// A FIFO whose writer comes after the loader opened it, writes everything
+// in pieces and closes: every byte arrives, as from a file.
+TEST(Loader, FifoPathDeliversEveryByte) {
+  const std::string path = TempFifo("late_writer.fifo");
+  const std::vector<uint8_t> bytes = HrryBytes(MixedTensors(3));
+  std::thread writer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const int w = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (w < 0) return;
+    for (size_t at = 0; at < bytes.size();) {
+      const ssize_t n = ::write(w, bytes.data() + at,
+                                std::min<size_t>(bytes.size() - at, 999));
+      if (n <= 0) break;
+      at += static_cast<size_t>(n);
+    }
+    ::close(w);
+  });
+  LoaderOptions o;
+  o.idle_timeout_seconds = 20;
+  const Loaded r = Load(LoadSource::File(path), SourceFormat::kHrry, o);
+  writer.join();
+  EXPECT_TRUE(r.result.status.ok()) << r.result.status;
+  EXPECT_EQ(r.result.bytes, bytes.size());
+  EXPECT_EQ(r.tensors, 7u);
+}
+
+// A peer whose accept queue is full drops the SYN: connect waits until the
+// connect timeout (it had no deadline without an idle timeout).
+TEST(Loader, TcpConnectTimeout) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+  ASSERT_EQ(::listen(listener, 0), 0);
+  socklen_t len = sizeof(a);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
+  // Fill the accept queue (never accepted).
+  std::vector<int> fillers;
+  for (int i = 0; i < 4; ++i) {
+    const int f = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    (void)::connect(f, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+    fillers.push_back(f);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ValidateSink sink;
+  AskingConsumer c(StreamOptions(), &sink);
+  LoaderOptions o;
+  o.connect_timeout_seconds = 0.5;  // and no idle timeout
+  Loader loader(o);
+  const Bounded b = RunBounded(
+      &loader, LoadSource::Tcp("127.0.0.1", std::to_string(ntohs(a.sin_port))),
+      &c, [&] { loader.Cancel(); });
+  for (int f : fillers) ::close(f);
+  ::close(listener);
+  EXPECT_TRUE(b.finished_in_time);
+  EXPECT_TRUE(b.result.timed_out);
+  EXPECT_TRUE(absl::StrContains(b.result.status.message(), "connect timeout"))
+      << b.result.status;
 }
 
 }  // namespace

@@ -71,6 +71,11 @@ class MessageFramer {
   bool between_messages() const {
     return phase_ == Phase::kHeader && got_ == 0;
   }
+  // Offset of the message in progress (or of the last one) from the first
+  // byte fed.
+  uint64_t message_at() const { return message_at_; }
+  // Bytes held for a control payload being collected (its capacity).
+  size_t buffered_bytes() const { return payload_.capacity(); }
   // The header of the message in progress, or of the last one.
   const MessageHeader& header() const { return header_; }
   const Rejection& rejection() const { return rejection_; }

@@ -117,6 +117,10 @@ class NetServerSession::Impl : public net::FrameHandler {
   const absl::Status& status() const { return status_; }
   uint64_t position() const { return framer_.position(); }
   uint64_t tensors_sent() const { return tensors_sent_; }
+  bool hello_received() const { return hello_; }
+  bool in_message() const { return !framer_.between_messages(); }
+  uint64_t message_at() const { return framer_.message_at(); }
+  size_t buffered_bytes() const { return framer_.buffered_bytes(); }
 
   // --- FrameHandler ----------------------------------------------------------
 
@@ -541,6 +545,14 @@ absl::Status NetServerSession::status() const { return impl_->status(); }
 uint64_t NetServerSession::position() const { return impl_->position(); }
 uint64_t NetServerSession::tensors_sent() const {
   return impl_->tensors_sent();
+}
+bool NetServerSession::hello_received() const {
+  return impl_->hello_received();
+}
+bool NetServerSession::in_message() const { return impl_->in_message(); }
+uint64_t NetServerSession::message_at() const { return impl_->message_at(); }
+size_t NetServerSession::buffered_bytes() const {
+  return impl_->buffered_bytes();
 }
 
 }  // namespace hurray::stream

@@ -91,6 +91,14 @@ class NetServerSession {
 
   absl::Status status() const;
   uint64_t position() const;
+  // The CLIENT_HELLO arrived and was accepted.
+  bool hello_received() const;
+  // Part of a message arrived, not all of it; message_at() is its offset.
+  bool in_message() const;
+  uint64_t message_at() const;
+  // Bytes held for the control payload being collected (deadlines and
+  // budgets of stream/net_server.h).
+  size_t buffered_bytes() const;
   uint64_t tensors_sent() const;
 
  private:

@@ -13,11 +13,12 @@
 // stream order), or the sanitized key when the container names the tensor
 // first (a network TENSOR_REQUEST key). .hrry read forward: tensor_<i>.f32
 // while streaming, renamed to <sanitized name>.f32 once the file passed
-// (OnTensorNames). Sanitizing (SafeFileName): bytes [A-Za-z0-9_-] and '.'
-// are kept, every other byte (and '%') becomes %XX (upper-case hex), and a
-// leading '.' becomes %2E, so a name never holds '/', is never '.', '..' or
-// hidden, and distinct names give distinct files; names whose file name
-// would pass 200 bytes are cut to 180 bytes plus "~<tensor index>".
+// (OnTensorNames). Sanitizing (SafeFileName): valid UTF-8 is kept as it is
+// ("层.0", "stats+shard"); control characters (C0, DEL, C1), bytes that are
+// not UTF-8, '/', '%', '~' and a leading '.' become %XX (upper-case hex), so
+// a name never holds '/' or NUL, is never '.', '..' or hidden, and distinct
+// names give distinct files; names whose file name would pass 200 bytes are
+// cut to at most 180 bytes (at a character boundary) plus "~<tensor index>".
 //
 // DequantSink, memory. The data buffer comes before the parameter buffers
 // on the wire (interchange.md § Scope, dequant/params.h), so a tensor with

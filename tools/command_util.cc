@@ -43,16 +43,21 @@ Commands:
       per STREAM is named NAME; several are NAME.0, NAME.1, ...), or the
       built-in sample model (all five quantization schemes).
   serve FILE.hrry [--port P] [--bind ADDR] [--permissive] [--idle-timeout S]
-        [--max-message-size N]
+        [--max-message-size N] [--hello-timeout S] [--message-timeout S]
+        [--max-connections N] [--max-connections-per-peer N]
       Serve the tensors of FILE.hrry over the Hurray network protocol, to
       many clients at once (127.0.0.1:7420 by default; --port 0 picks a free
       port). Prints "listening on ADDR:PORT"; SIGINT/SIGTERM stop it.
   ingest SOURCE [--dequant OUT_DIR] [--resume STATE_FILE] [--permissive]
          [--agree KIND=VALUE]... [--json] [--chunk-size N] [--idle-timeout S]
+         [--connect-timeout S]
       Read SOURCE (a .hrry file or bare stream, - for stdin, or
       tcp://HOST:PORT[/name1,name2,...]) validating as bytes arrive; with
       --dequant write each tensor to OUT_DIR/<name>.f32; with --resume
-      continue an interrupted run. Prints a summary table.
+      continue an interrupted run. Prints a summary table. --idle-timeout S:
+      fail when no byte arrives for S seconds (any source that can stall:
+      pipes, FIFOs, devices, sockets; default 60 for tcp://, none for the
+      others); --connect-timeout S (default 10).
   help
       Print this help.
 
@@ -69,8 +74,9 @@ Options:
 For inspect and validate, a FILE starting with "HRRYFILE" is a whole .hrry
 file: header, tensors, KV section, index and trailer are checked and its
 tensors listed. Any other FILE holds one encoded descriptor; bytes after its
-descriptor_length (e.g. data buffers) are ignored. Files larger than 64 MiB
-are refused (.hrry files are mapped, not read, and have no such limit).
+descriptor_length (e.g. data buffers) are ignored and not even read: a FILE
+is read only as far as its descriptor needs (at most the decoder's limit,
+16 MiB), so pipes and devices work too (.hrry files are mapped, not read).
 
 Exit status: 0 if every descriptor is valid, 1 if any was rejected,
 2 on a usage error or when a file cannot be read.

@@ -1,6 +1,7 @@
 #include "tools/dequant_command.h"
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -54,6 +55,21 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
                                     const ParseOptions& options,
                                     TensorDescriptor* desc, int* exit_code) {
   *exit_code = kExitError;
+  // The input is read with seeks (parameter buffers first): only a regular
+  // file will do; a directory, a pipe or a device is an I/O error (exit 2),
+  // never a verdict on bytes that were not read.
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(file, ec);
+  if (ec) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot open the input file: ", ec.message()));
+  }
+  if (!std::filesystem::is_regular_file(st)) {
+    return absl::FailedPreconditionError(
+        std::filesystem::is_directory(st)
+            ? "the input is a directory, not a tensor file"
+            : "the input is not a regular file");
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) return absl::NotFoundError("cannot open the input file");
   in.seekg(0, std::ios::end);
@@ -68,6 +84,7 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
     in.read(reinterpret_cast<char*>(chunk.data()),
             static_cast<std::streamsize>(chunk.size()));
     const size_t got = static_cast<size_t>(in.gcount());
+    if (in.bad()) return absl::DataLossError("cannot read the input file");
     if (got == 0) break;
     at += decoder->Feed(absl::MakeConstSpan(chunk.data(), got)).consumed;
   }

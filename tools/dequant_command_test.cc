@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -207,6 +208,22 @@ TEST(DequantCommandTest, UsageAndUnsupportedExitTwo) {
   const CommandRun r = Dequant({path, "-o", TempPath("d")});
   EXPECT_EQ(r.exit_code, kExitError);
   EXPECT_NE(r.err.find("not quantized"), std::string::npos) << r.err;
+}
+
+// A directory (or anything that is not a readable regular file) is an I/O
+// error, exit 2, not a verdict on the bytes (it was DESC-HDR-01, exit 1).
+TEST(DequantCommandTest, DirectoryOrDeviceInputExitsTwo) {
+  const std::string dir = TempPath("a_directory");
+  std::filesystem::create_directories(dir);
+  for (const std::string& input : {dir, std::string("/dev/null")}) {
+    const CommandRun r = Dequant({input, "-o", TempPath("x.f32")});
+    EXPECT_EQ(r.exit_code, kExitError) << input << ": " << r.out << r.err;
+    EXPECT_EQ(r.out.find("DESC-HDR"), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find("hurray dequant"), std::string::npos) << r.err;
+  }
+  const CommandRun j = Dequant({"--json", dir, "-o", TempPath("x.f32")});
+  EXPECT_EQ(j.exit_code, kExitError);
+  EXPECT_EQ(j.out.find("\"valid\""), std::string::npos) << j.out;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "stream/hrry_mmap.h"
 #include "tools/command_util.h"
 #include "tools/descriptor_json.h"
+#include "tools/display_text.h"
 #include "tools/json_writer.h"
 
 namespace hurray::tools {
@@ -45,7 +46,7 @@ std::string KvText(const stream::KvValue& v) {
   using stream::KvType;
   switch (v.type) {
     case KvType::kString:
-      return absl::StrCat("\"", v.str(), "\"");
+      return absl::StrCat("\"", TerminalSafe(v.str(), 80), "\"");
     case KvType::kInt64:
       return absl::StrCat(v.i64);
     case KvType::kUInt64:
@@ -97,21 +98,14 @@ absl::string_view Reason(const absl::Status& s) {
 
 }  // namespace
 
-bool IsHrryFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char magic[stream::kFileMagic.size()] = {};
-  if (!in.read(magic, sizeof(magic))) return false;
-  return std::memcmp(magic, stream::kFileMagic.data(), sizeof(magic)) == 0;
-}
-
 int InspectHrry(const std::string& path, const ParseOptions& options, bool json,
                 std::ostream& out, std::ostream& err) {
   std::vector<TensorRow> rows;
   absl::StatusOr<std::unique_ptr<stream::HrryFile>> file =
       Open(path, options, &rows);
   if (!file.ok() && !IsRejection(file.status())) {
-    err << "hurray inspect: " << path << ": " << file.status().message()
-        << "\n";
+    err << "hurray inspect: " << path << ": "
+        << TerminalSafe(file.status().message()) << "\n";
     return kExitError;
   }
   if (json) {
@@ -159,7 +153,7 @@ int InspectHrry(const std::string& path, const ParseOptions& options, bool json,
   if (!file.ok()) {
     out << path << ": REJECTED\n  rule:    " << *RuleIdOf(file.status())
         << "\n  offset:  " << OffsetOf(file.status()).value_or(0)
-        << "\n  message: " << Reason(file.status()) << "\n";
+        << "\n  message: " << TerminalSafe(Reason(file.status())) << "\n";
     return kExitRejected;
   }
   const stream::FileHeader& h = (*file)->header();
@@ -167,17 +161,25 @@ int InspectHrry(const std::string& path, const ParseOptions& options, bool json,
       << static_cast<int>(h.version_major) << "."
       << static_cast<int>(h.version_minor) << ", " << rows.size()
       << " tensors, " << (*file)->bytes().size() << " bytes\n";
-  for (const stream::KvEntry& e : (*file)->kv().entries())
-    out << "  kv " << e.key << " = " << KvText(e.value) << "\n";
+  for (const stream::KvEntry& e : (*file)->kv().entries()) {
+    out << "  kv " << TerminalSafe(e.key, kNameColumnWidth) << " = "
+        << KvText(e.value) << "\n";
+  }
+  std::vector<std::string> names;
   size_t width = 4;
-  for (const TensorRow& r : rows) width = std::max(width, r.name.size());
-  out << absl::StrFormat("  %-*s  %-14s  %-12s  %-12s  %-18s  %s\n", width,
-                         "name", "shape", "type", "layout", "scheme", "bytes");
   for (const TensorRow& r : rows) {
-    const TensorDescriptor& d = *r.descriptor;
-    out << absl::StrFormat("  %-*s  %-14s  %-12s  %-12s  %-18s  %d\n", width,
-                           r.name, Shape(d), ElementTypeName(d.type_tag),
-                           LayoutName(d.layout_tag), Scheme(d), r.bytes);
+    names.push_back(TerminalSafe(r.name, kNameColumnWidth));
+    width = std::max(width, DisplayWidth(names.back()));
+  }
+  out << "  " << PadRight("name", width)
+      << absl::StrFormat("  %-14s  %-12s  %-12s  %-18s  %s\n", "shape", "type",
+                         "layout", "scheme", "bytes");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const TensorDescriptor& d = *rows[i].descriptor;
+    out << "  " << PadRight(names[i], width)
+        << absl::StrFormat("  %-14s  %-12s  %-12s  %-18s  %d\n", Shape(d),
+                           ElementTypeName(d.type_tag),
+                           LayoutName(d.layout_tag), Scheme(d), rows[i].bytes);
   }
   return kExitOk;
 }
@@ -192,11 +194,11 @@ int ValidateHrry(const std::string& path, const ParseOptions& options,
     return kExitOk;
   }
   if (!IsRejection(file.status())) {
-    err << "hurray validate: " << path << ": " << file.status().message()
-        << "\n";
+    err << "hurray validate: " << path << ": "
+        << TerminalSafe(file.status().message()) << "\n";
     return kExitError;
   }
-  out << path << ": " << file.status().message() << "\n";
+  out << path << ": " << TerminalSafe(file.status().message()) << "\n";
   return kExitRejected;
 }
 

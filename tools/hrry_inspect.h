@@ -12,10 +12,6 @@
 
 namespace hurray::tools {
 
-// True when the file at `path` starts with the .hrry file magic "HRRYFILE"
-// (a tensor descriptor starts with "HRRY" and a version).
-bool IsHrryFile(const std::string& path);
-
 // Prints a summary (text, or one JSON object on one line) and returns the
 // exit code: 0 valid, 1 rejected (rule id and offset printed), 2 unreadable.
 int InspectHrry(const std::string& path, const ParseOptions& options, bool json,

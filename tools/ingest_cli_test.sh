@@ -101,6 +101,30 @@ expect_rc 1 "NaN scale"
 expect_contains "${out}" "QNT-PCA" "NaN scale: rule id"
 [[ -z "$(ls out_bad)" ]] || fail "NaN scale: output left: $(ls out_bad)"
 
+# --- Hostile names (issue 13, item 4). -----------------------------------------
+
+raw_controls() {  # raw_controls TEXT: true when TEXT holds ESC, NUL-less C0 or DEL
+  [[ "$1" =~ [$'\x01'-$'\x08'$'\x0b'-$'\x1f'$'\x7f'] ]]
+}
+run ingest names.hrry --dequant out_names
+expect_rc 0 "hostile names"
+raw_controls "${out}" && fail "ingest table: raw control bytes: $(printf '%q' "${out}")"
+expect_contains "${out}" '\x1b[31mred\x1b[0m' "ingest table: ESC escaped"
+expect_contains "${out}" 'line\nbreak' "ingest table: newline escaped"
+expect_contains "${out}" 'nul\x00byte' "ingest table: NUL escaped"
+expect_contains "${out}" "$(printf 'x%.0s' $(seq 45))..." "ingest table: long name cut"
+[[ "$(printf '%s\n' "${out}" | wc -l)" == 9 ]] ||
+  fail "ingest table: a name broke a row: ${out}"
+run inspect names.hrry
+expect_rc 0 "inspect hostile names"
+raw_controls "${out}" && fail "inspect table: raw control bytes: $(printf '%q' "${out}")"
+expect_contains "${out}" '\x1b[31mred\x1b[0m' "inspect table: ESC escaped"
+# Output names: UTF-8 kept, only what a file name cannot hold escaped.
+for f in "层.0.f32" "stats+shard.f32" "%1B[31mred%1B[0m.f32" \
+  "line%0Abreak.f32" "nul%00byte.f32" "$(printf 'x%.0s' $(seq 180))~5.f32"; do
+  [[ -f "out_names/${f}" ]] || fail "hostile names: no out_names/${f} ($(ls out_names))"
+done
+
 # --- Resume. -------------------------------------------------------------------
 
 run ingest mixed.hrry --dequant out_r --resume state
@@ -152,6 +176,20 @@ else
 fi
 kill "${serve_pid}" 2>/dev/null
 wait "${serve_pid}" 2>/dev/null
+
+# --- Deadlines (issue 13): a FIFO whose writer never writes. ---------------------
+
+mkfifo silent.fifo
+sleep 30 > silent.fifo &
+writer=$!
+out="$(timeout 15 "${hurray}" ingest silent.fifo --idle-timeout 1 2>"${work}/stderr")"
+rc=$?
+err="$(cat "${work}/stderr")"
+expect_rc 2 "FIFO with a silent writer"
+expect_contains "${out}${err}" "idle timeout" "FIFO with a silent writer"
+kill "${writer}" 2>/dev/null
+wait "${writer}" 2>/dev/null
+rm -f silent.fifo
 
 # --- Usage. --------------------------------------------------------------------
 

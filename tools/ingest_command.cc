@@ -22,6 +22,7 @@
 #include "stream/loader.h"
 #include "stream/net_client_session.h"
 #include "tools/command_util.h"
+#include "tools/display_text.h"
 #include "tools/json_writer.h"
 
 namespace hurray::tools {
@@ -36,7 +37,8 @@ struct IngestArgs {
   std::optional<std::string> out_dir;
   std::optional<std::string> state_file;
   size_t chunk_size = size_t{1} << 20;
-  double idle_timeout = 0;
+  std::optional<double> idle_timeout;  // --idle-timeout
+  double connect_timeout = kConnectTimeoutSeconds;
   bool json = false;
   ParseOptions options;
 };
@@ -67,17 +69,25 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
             "--chunk-size needs a byte count from 1 to 1073741824");
       }
       a.chunk_size = static_cast<size_t>(n);
-    } else if (arg == "--idle-timeout" && has_value) {
-      if (!absl::SimpleAtod(args[++i], &a.idle_timeout) ||
-          !(a.idle_timeout >= 0) || a.idle_timeout > 1e6) {
+    } else if ((arg == "--idle-timeout" || arg == "--connect-timeout") &&
+               has_value) {
+      double seconds = 0;
+      if (!absl::SimpleAtod(args[++i], &seconds) || !(seconds >= 0) ||
+          seconds > 1e6) {
         return absl::InvalidArgumentError(
-            "--idle-timeout needs a number of seconds");
+            absl::StrCat(arg, " needs a number of seconds"));
+      }
+      if (arg == "--idle-timeout") {
+        a.idle_timeout = seconds;
+      } else {
+        a.connect_timeout = seconds;
       }
     } else if (arg == "--agree" && has_value) {
       rest.push_back(arg);
       rest.push_back(args[++i]);
     } else if (arg == "--dequant" || arg == "--resume" ||
-               arg == "--chunk-size" || arg == "--idle-timeout") {
+               arg == "--chunk-size" || arg == "--idle-timeout" ||
+               arg == "--connect-timeout") {
       return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
     } else {
       rest.push_back(arg);
@@ -143,31 +153,38 @@ class ProgressLine {
   std::chrono::steady_clock::time_point last_;
 };
 
+// Names (and verdicts, which may quote the input) through TerminalSafe;
+// the name column is capped.
 void PrintTable(const std::vector<TensorRecord>& records, std::ostream& out) {
-  size_t w_name = 4, w_shape = 5, w_type = 4, w_scheme = 6, w_bytes = 5;
-  auto name_of = [](const TensorRecord& r) {
-    return r.name.empty() ? absl::StrCat("#", r.index) : r.name;
+  struct Row {
+    std::string name, shape, type, scheme, bytes, verdict;
   };
+  std::vector<Row> rows;
+  rows.push_back({"name", "shape", "type", "scheme", "bytes", "verdict"});
   for (const TensorRecord& r : records) {
-    w_name = std::max(w_name, name_of(r).size());
-    w_shape = std::max(w_shape, r.shape.size());
-    w_type = std::max(w_type, r.type.size());
-    w_scheme = std::max(w_scheme, r.scheme.size());
-    w_bytes = std::max(w_bytes, absl::StrCat(r.bytes).size());
+    rows.push_back(
+        {r.name.empty() ? absl::StrCat("#", r.index)
+                        : TerminalSafe(r.name, kNameColumnWidth),
+         TerminalSafe(r.shape), TerminalSafe(r.type), TerminalSafe(r.scheme),
+         absl::StrCat(r.bytes),
+         TerminalSafe(r.complete
+                          ? r.verdict
+                          : (r.verdict.empty() ? "incomplete" : r.verdict))});
   }
-  auto row = [&](absl::string_view a, absl::string_view b, absl::string_view c,
-                 absl::string_view d, absl::string_view e,
-                 absl::string_view f) {
-    out << absl::StrFormat(
-        "%-*s  %-*s  %-*s  %-*s  %*s  %s\n", static_cast<int>(w_name), a,
-        static_cast<int>(w_shape), b, static_cast<int>(w_type), c,
-        static_cast<int>(w_scheme), d, static_cast<int>(w_bytes), e, f);
-  };
-  row("name", "shape", "type", "scheme", "bytes", "verdict");
-  for (const TensorRecord& r : records) {
-    row(name_of(r), r.shape, r.type, r.scheme, absl::StrCat(r.bytes),
-        r.complete ? r.verdict
-                   : (r.verdict.empty() ? "incomplete" : r.verdict));
+  size_t w_name = 0, w_shape = 0, w_type = 0, w_scheme = 0, w_bytes = 0;
+  for (const Row& r : rows) {
+    w_name = std::max(w_name, DisplayWidth(r.name));
+    w_shape = std::max(w_shape, DisplayWidth(r.shape));
+    w_type = std::max(w_type, DisplayWidth(r.type));
+    w_scheme = std::max(w_scheme, DisplayWidth(r.scheme));
+    w_bytes = std::max(w_bytes, r.bytes.size());
+  }
+  for (const Row& r : rows) {
+    out << PadRight(r.name, w_name) << "  " << PadRight(r.shape, w_shape)
+        << "  " << PadRight(r.type, w_type) << "  "
+        << PadRight(r.scheme, w_scheme) << "  "
+        << std::string(w_bytes - r.bytes.size(), ' ') << r.bytes << "  "
+        << r.verdict << "\n";
   }
 }
 
@@ -260,6 +277,11 @@ absl::StatusOr<std::vector<std::string>> FetchNames(
 
 }  // namespace
 
+double IdleTimeoutFor(absl::string_view source, std::optional<double> flag) {
+  if (flag.has_value()) return *flag;
+  return absl::StartsWith(source, "tcp://") ? kNetIdleTimeoutSeconds : 0;
+}
+
 int RunIngest(absl::Span<const std::string> args, std::ostream& out,
               std::ostream& err) {
   bool help = false;
@@ -271,7 +293,8 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   }
   const IngestArgs& a = *parsed;
   auto fail = [&err, &a](const absl::Status& s) {
-    err << "hurray ingest: " << a.source << ": " << s.message() << "\n";
+    err << "hurray ingest: " << a.source << ": " << TerminalSafe(s.message())
+        << "\n";
     return kExitError;
   };
 
@@ -354,7 +377,8 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
       net_names = resumed->remaining_names;
     } else if (net_names.empty()) {
       stream::LoaderOptions lo;
-      lo.idle_timeout_seconds = a.idle_timeout;
+      lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
+      lo.connect_timeout_seconds = a.connect_timeout;
       absl::StatusOr<std::vector<std::string>> listed =
           FetchNames(source, a.options, lo);
       if (!listed.ok()) return fail(listed.status());
@@ -378,7 +402,8 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
 
   stream::LoaderOptions lo;
   lo.chunk_size = a.chunk_size;
-  lo.idle_timeout_seconds = a.idle_timeout;
+  lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
+  lo.connect_timeout_seconds = a.connect_timeout;
   ProgressLine progress(err);
   const auto* net =
       dynamic_cast<const stream::NetClientSession*>(consumer.get());
@@ -426,14 +451,15 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
       out << a.source << ": OK (" << sink->records().size() << " tensors, "
           << total_bytes << " bytes)\n";
     } else if (RuleIdOf(status).has_value()) {
-      out << a.source << ": " << status.message() << "\n";
+      out << a.source << ": " << TerminalSafe(status.message()) << "\n";
     }
   }
   if (!status.ok() && !RuleIdOf(status).has_value()) {
-    err << "hurray ingest: " << a.source << ": " << status.message() << "\n";
+    err << "hurray ingest: " << a.source << ": "
+        << TerminalSafe(status.message()) << "\n";
   }
   if (!state_error.ok()) {
-    err << "hurray ingest: " << state_error.message() << "\n";
+    err << "hurray ingest: " << TerminalSafe(state_error.message()) << "\n";
   }
   if (status.ok() && a.state_file.has_value()) {
     std::remove(a.state_file->c_str());  // finished: nothing to resume

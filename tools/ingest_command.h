@@ -1,6 +1,6 @@
 // `hurray ingest SOURCE [--dequant OUT_DIR] [--resume STATE_FILE]
 //                [--permissive] [--agree KIND=VALUE]... [--json]
-//                [--chunk-size N] [--idle-timeout S]`
+//                [--chunk-size N] [--idle-timeout S] [--connect-timeout S]`
 //
 // Reads SOURCE through the loader (stream/loader.h), validating as the bytes
 // arrive: a .hrry file or a bare tensor stream (told apart by the first 8
@@ -18,20 +18,36 @@
 // with --json one JSON object. Exit 0 when the input is valid, 1 with the
 // rule id when it is rejected, 2 on usage, I/O or sink errors (STREAM-IO,
 // the source failing, is printed with its rule id but exits 2).
+//
+// Deadlines: --idle-timeout S applies to every source that can stall (a
+// pipe, a FIFO given by path, stdin, a device, a socket): no byte for S
+// seconds fails the run (STREAM-IO "idle timeout", exit 2). A tcp://
+// source has one by default (kNetIdleTimeoutSeconds); other sources have
+// none unless asked (a slow producer on a pipe is legitimate). Resolving
+// and connecting fail after --connect-timeout S (kConnectTimeoutSeconds).
 #ifndef HURRAY_TOOLS_INGEST_COMMAND_H_
 #define HURRAY_TOOLS_INGEST_COMMAND_H_
 
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "stream/byte_consumer.h"
 #include "stream/sinks.h"
 
 namespace hurray::tools {
+
+inline constexpr double kNetIdleTimeoutSeconds = 60;
+inline constexpr double kConnectTimeoutSeconds = 10;
+
+// The idle timeout of a run: `flag` when --idle-timeout was given, else
+// kNetIdleTimeoutSeconds for tcp:// sources and none (0) for the others.
+double IdleTimeoutFor(absl::string_view source, std::optional<double> flag);
 
 int RunIngest(absl::Span<const std::string> args, std::ostream& out,
               std::ostream& err);

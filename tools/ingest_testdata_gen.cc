@@ -1,7 +1,9 @@
 // Writes the inputs of ingest_cli_test.sh into DIR: mixed.hrry and
 // mixed.hrs (the same tensors as a .hrry file and a bare stream),
 // one.hrs (a single per-channel tensor, for `hurray dequant`), cut.hrry
-// (mixed.hrry without its last 100 bytes) and bad_scale.hrs (a NaN scale).
+// (mixed.hrry without its last 100 bytes), bad_scale.hrs (a NaN scale) and
+// names.hrry (the mixed tensors under names with ESC, newline, NUL, CJK, '+',
+// 300 bytes, and "..").
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -25,6 +27,18 @@ int main(int argc, char** argv) {
   WriteAll(dir + "/mixed.hrs", StreamBytes(tensors));
   WriteAll(dir + "/cut.hrry",
            absl::MakeConstSpan(hrry).first(hrry.size() - 100));
+  {
+    std::vector<IngestTensor> named = MixedTensors(31, 1);
+    const std::string names[] = {"\x1b[31mred\x1b[0m",
+                                 "line\nbreak",
+                                 "\xE5\xB1\x82.0",
+                                 "stats+shard",
+                                 std::string("nul\0byte", 8),
+                                 std::string(300, 'x'),
+                                 ".."};
+    for (size_t i = 0; i < named.size(); ++i) named[i].name = names[i];
+    WriteAll(dir + "/names.hrry", HrryBytes(named));
+  }
   std::vector<IngestTensor> one;
   one.push_back(std::move(tensors[1]));
   WriteAll(dir + "/one.hrs", StreamBytes(one));

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -20,7 +21,9 @@
 #include "parser/rules.h"
 #include "tools/command_util.h"
 #include "tools/descriptor_json.h"
+#include "tools/display_text.h"
 #include "tools/hrry_inspect.h"
+#include "tools/input_file.h"
 #include "tools/json_writer.h"
 
 namespace hurray::tools {
@@ -178,15 +181,16 @@ void Field(std::string* out, absl::string_view label, absl::string_view value) {
       out, absl::StrFormat("  %-17s %s\n", absl::StrCat(label, ":"), value));
 }
 
-std::string TextSummary(absl::string_view file, size_t file_size,
-                        const Rejection& r, const TensorDescriptor& d) {
+std::string TextSummary(absl::string_view file,
+                        std::optional<uint64_t> file_size, const Rejection& r,
+                        const TensorDescriptor& d) {
   std::string out;
   if (!r.ok()) {
     const RuleInfo& info = GetRuleInfo(r.rule);
     absl::StrAppend(&out, file, ": REJECTED\n");
     Field(&out, "rule", absl::StrCat(info.id, " (", info.spec_ref, ")"));
     Field(&out, "offset", absl::StrCat(r.offset));
-    Field(&out, "message", r.message);
+    Field(&out, "message", TerminalSafe(r.message));
     return out;
   }
   absl::StrAppend(&out, file, ": OK\n");
@@ -194,8 +198,8 @@ std::string TextSummary(absl::string_view file, size_t file_size,
   std::string descriptor = absl::StrCat(
       d.descriptor_length, " bytes, version ", d.version_major, ".",
       d.version_minor, ", flags ", absl::StrFormat("0x%08X", d.flags));
-  if (file_size > d.descriptor_length) {
-    absl::StrAppend(&descriptor, " (", file_size - d.descriptor_length,
+  if (file_size.has_value() && *file_size > d.descriptor_length) {
+    absl::StrAppend(&descriptor, " (", *file_size - d.descriptor_length,
                     " more bytes in the file)");
   }
   Field(&out, "descriptor", descriptor);
@@ -289,28 +293,31 @@ int RunInspect(absl::Span<const std::string> args, std::ostream& out,
   int exit_code = kExitOk;
   bool first = true;
   for (const std::string& file : parsed->files) {
-    if (IsHrryFile(file)) {
+    // Opened once and read only as far as its descriptor needs (a .hrry
+    // file is mapped instead).
+    DescriptorRead read;
+    absl::StatusOr<InputKind> kind = ReadInput(file, decoder.get(), &read);
+    if (kind.ok() && *kind == InputKind::kHrry) {
       exit_code = std::max(exit_code,
                            InspectHrry(file, options, parsed->json, out, err));
       continue;
     }
-    absl::StatusOr<std::vector<uint8_t>> bytes = ReadInputFile(file);
-    if (!bytes.ok()) {
+    if (!kind.ok()) {
       out.flush();  // keep stdout and stderr in order on a terminal
-      err << "hurray inspect: " << file << ": " << bytes.status().message()
+      err << "hurray inspect: " << file << ": " << kind.status().message()
           << "\n";
       exit_code = std::max(exit_code, kExitError);
       continue;
     }
-    // Only the first descriptor of the file is decoded; the decoder stops at
-    // descriptor_length and the rest (data buffers, ...) is ignored.
-    const Rejection r = DecodeWith(*bytes, decoder.get());
+    // Only the first descriptor of the file is decoded; the rest (data
+    // buffers, ...) is neither read nor looked at.
+    const Rejection& r = read.rejection;
     if (!r.ok()) exit_code = std::max(exit_code, kExitRejected);
     if (parsed->json) {
       out << JsonLine(file, r, decoder->descriptor());
     } else {
       if (!first) out << "\n";
-      out << TextSummary(file, bytes->size(), r, decoder->descriptor());
+      out << TextSummary(file, read.file_size, r, decoder->descriptor());
     }
     first = false;
   }

@@ -16,10 +16,28 @@ namespace {
 constexpr char kUsage[] =
     "usage: hurray serve FILE.hrry [--port P] [--bind ADDR] [--permissive]\n"
     "                    [--idle-timeout SECONDS] [--max-message-size BYTES]\n"
+    "                    [--hello-timeout SECONDS] [--message-timeout "
+    "SECONDS]\n"
+    "                    [--max-connections N] [--max-connections-per-peer N]\n"
     "  Serves the file's tensors over the Hurray network protocol.\n"
     "  Defaults: --bind 127.0.0.1 --port 7420 (0 picks a free port)\n"
-    "  --idle-timeout 30 --max-message-size 1048576.\n"
+    "  --idle-timeout 30 --max-message-size 1048576 --hello-timeout 5\n"
+    "  --message-timeout 5 (a client message must arrive whole that long\n"
+    "  after its first byte) --max-connections: the descriptor limit less a\n"
+    "  reserve --max-connections-per-peer 256. When full, a new connection\n"
+    "  displaces one still waiting for input, else gets ERROR and is closed.\n"
     "  Prints 'listening on ADDR:PORT' once ready; SIGINT/SIGTERM stop it.\n";
+
+// Seconds (fractions allowed) 0.001..86400 as milliseconds.
+bool ParseSeconds(const std::string& text, uint32_t* ms) {
+  double seconds = 0;
+  if (!absl::SimpleAtod(text, &seconds) || !(seconds >= 0.001) ||
+      seconds > 86400) {
+    return false;
+  }
+  *ms = static_cast<uint32_t>(seconds * 1000);
+  return true;
+}
 
 }  // namespace
 
@@ -60,6 +78,22 @@ int RunServe(absl::Span<const std::string> args, std::ostream& out,
                           err);
       }
       config.idle_timeout_ms = n * 1000;
+    } else if (a == "--hello-timeout" || a == "--message-timeout") {
+      const std::string* v = value(&i, a.c_str());
+      uint32_t* ms = a == "--hello-timeout" ? &config.hello_timeout_ms
+                                            : &config.message_timeout_ms;
+      if (v == nullptr || !ParseSeconds(*v, ms)) {
+        return UsageError("serve",
+                          absl::StrCat(a, " needs seconds 0.001..86400"), err);
+      }
+    } else if (a == "--max-connections" || a == "--max-connections-per-peer") {
+      const std::string* v = value(&i, a.c_str());
+      if (v == nullptr || !absl::SimpleAtoi(*v, &n) || n == 0 || n > 1000000) {
+        return UsageError("serve", absl::StrCat(a, " needs a count 1..1000000"),
+                          err);
+      }
+      (a == "--max-connections" ? config.max_connections
+                                : config.max_connections_per_peer) = n;
     } else if (a == "--max-message-size") {
       const std::string* v = value(&i, "--max-message-size");
       if (v == nullptr || !absl::SimpleAtoi(*v, &n) || n < 64) {
@@ -81,6 +115,12 @@ int RunServe(absl::Span<const std::string> args, std::ostream& out,
     const auto rule = RuleIdOf(file.status());
     err << "hurray serve: " << path << ": " << file.status().message() << "\n";
     return rule.has_value() ? kExitRejected : kExitError;
+  }
+  if (config.max_connections > stream::DefaultMaxConnections()) {
+    // Accepting fails (and is retried) when no descriptor is left.
+    err << "hurray serve: warning: --max-connections " << config.max_connections
+        << " is above what the descriptor limit allows ("
+        << stream::DefaultMaxConnections() << "; see ulimit -n)\n";
   }
   stream::NetServer server(file->get(), config);
   const absl::Status listening = server.Listen();

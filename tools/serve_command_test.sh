@@ -24,6 +24,10 @@ set +e
 "${hurray}" serve 2>/dev/null; [[ $? -eq 2 ]] || fail "no file: exit 2"
 "${hurray}" serve "${work}/t.hrry" --port 70000 2>/dev/null
 [[ $? -eq 2 ]] || fail "bad port: exit 2"
+"${hurray}" serve "${work}/t.hrry" --message-timeout 0 2>/dev/null
+[[ $? -eq 2 ]] || fail "bad message timeout: exit 2"
+"${hurray}" serve "${work}/t.hrry" --max-connections 0 2>/dev/null
+[[ $? -eq 2 ]] || fail "bad max connections: exit 2"
 head -c 100 /dev/zero > "${work}/bad.hrry"
 "${hurray}" serve "${work}/bad.hrry" --port 0 > /dev/null 2> "${work}/bad.err"
 [[ $? -eq 1 ]] || fail "invalid file: exit 1"
@@ -31,7 +35,9 @@ set -e
 grep -q "FILE-" "${work}/bad.err" || fail "invalid file: rule id"
 
 mkfifo "${work}/out"
-"${hurray}" serve "${work}/t.hrry" --port 0 > "${work}/out" 2> "${work}/err" &
+"${hurray}" serve "${work}/t.hrry" --port 0 --hello-timeout 1 \
+  --message-timeout 1 --max-connections 8 --max-connections-per-peer 4 \
+  > "${work}/out" 2> "${work}/err" &
 server_pid=$!
 exec 3< "${work}/out"
 read -r -t 20 line <&3 || fail "no 'listening on' line"
@@ -49,6 +55,18 @@ rc=$?
 set -e
 [[ ${rc} -eq 1 ]] || fail "unknown key: exit ${rc}"
 grep -q "UNKNOWN_TENSOR" "${work}/nope" || fail "unknown key: $(cat "${work}/nope")"
+
+# A silent connection (no CLIENT_HELLO) is closed at the HELLO deadline
+# (1 s here), with ERROR, although the idle timeout is 30 s.
+exec 4<>"/dev/tcp/127.0.0.1/${port}"
+timeout 10 cat <&4 > "${work}/silent" || fail "silent connection not closed"
+exec 4<&-
+grep -q "CLIENT_HELLO" "${work}/silent" || fail "no ERROR for the silent one"
+# More connections than the caps, all silent: a client is still served.
+for i in 5 6 7 8 9 10; do eval "exec ${i}<>/dev/tcp/127.0.0.1/${port}"; done
+"${fetch}" fetch "${port}" dense > "${work}/got2"
+grep -qx "dense 48" "${work}/got2" || fail "full server: $(cat "${work}/got2")"
+for i in 5 6 7 8 9 10; do eval "exec ${i}<&-"; done
 
 kill -TERM "${server_pid}"
 wait "${server_pid}" || fail "serve did not exit 0 on SIGTERM"

@@ -10,7 +10,9 @@
 #include "parser/options.h"
 #include "parser/rules.h"
 #include "tools/command_util.h"
+#include "tools/display_text.h"
 #include "tools/hrry_inspect.h"
+#include "tools/input_file.h"
 
 namespace hurray::tools {
 
@@ -33,24 +35,27 @@ int RunValidate(absl::Span<const std::string> args, std::ostream& out,
 
   int exit_code = kExitOk;
   for (const std::string& file : parsed->files) {
-    if (IsHrryFile(file)) {
+    // Opened once and read only as far as its descriptor needs (a .hrry
+    // file is mapped instead).
+    DescriptorRead read;
+    absl::StatusOr<InputKind> kind = ReadInput(file, decoder.get(), &read);
+    if (kind.ok() && *kind == InputKind::kHrry) {
       exit_code = std::max(exit_code, ValidateHrry(file, options, out, err));
       continue;
     }
-    absl::StatusOr<std::vector<uint8_t>> bytes = ReadInputFile(file);
-    if (!bytes.ok()) {
+    if (!kind.ok()) {
       out.flush();  // keep stdout and stderr in order on a terminal
-      err << "hurray validate: " << file << ": " << bytes.status().message()
+      err << "hurray validate: " << file << ": " << kind.status().message()
           << "\n";
       exit_code = std::max(exit_code, kExitError);
       continue;
     }
-    const Rejection r = DecodeWith(*bytes, decoder.get());
+    const Rejection& r = read.rejection;
     if (r.ok()) {
       out << file << ": OK\n";
     } else {
       out << file << ": " << RuleId(r.rule) << " at byte " << r.offset << ": "
-          << r.message << "\n";
+          << TerminalSafe(r.message) << "\n";
       exit_code = std::max(exit_code, kExitRejected);
     }
   }
