@@ -38,7 +38,12 @@ absl::Status WithDetail(const absl::Status& status, absl::string_view why) {
 // --- ReaderConsumer. ---------------------------------------------------------
 
 absl::Status ReaderConsumer::Latch(absl::Status s) {
-  if (status_.ok() && !s.ok()) status_ = std::move(s);
+  if (status_.ok() && !s.ok()) {
+    status_ = std::move(s);
+    // The reader's verdict (not the source failing, which says nothing
+    // about the input, and not the sink's own failure).
+    if (!source_failed_ && sink_ != nullptr) sink_->OnInputRejected();
+  }
   if (status_.ok() && sink_ != nullptr && !sink_->status().ok()) {
     status_ = sink_->status();
   }
@@ -61,6 +66,7 @@ absl::Status ReaderConsumer::Finish() {
 
 absl::Status ReaderConsumer::FailSource(absl::string_view why) {
   if (!status_.ok()) return status_;
+  source_failed_ = true;
   return Latch(WithDetail(DoFail(), why));
 }
 
@@ -134,6 +140,7 @@ HrryConsumer::HrryConsumer(const FileOptions& options, IngestSink* sink,
                            const Checkpoint* resume)
     : ReaderConsumer(sink, resume == nullptr ? 0 : resume->tensors),
       reader_(options, this) {
+  if (sink != nullptr) sink->ExpectTensorNames();
   if (resume == nullptr) return;
   reader_.ResumeAt(resume->header, resume->last, resume->offset,
                    resume->extents);

@@ -103,6 +103,8 @@ class ReaderConsumer : public ByteConsumer, protected TensorSink {
 
  private:
   absl::Status Latch(absl::Status s);
+
+  bool source_failed_ = false;  // FailSource: an interruption, no verdict
 };
 
 class StreamConsumer : public ReaderConsumer {

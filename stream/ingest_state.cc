@@ -73,7 +73,7 @@ absl::Status SaveState(const std::string& path, const IngestState& st) {
     absl::StrAppend(&text, "record ", Hex(r.name), " ", Hex(r.shape), " ",
                     Hex(r.type), " ", Hex(r.scheme), " ", r.bytes, " ",
                     r.complete ? 1 : 0, " ", Hex(r.verdict), " ", Hex(r.output),
-                    "\n");
+                    " ", Hex(r.pending_output), " ", r.output_crc32c, "\n");
   }
   text += "end\n";
 
@@ -159,17 +159,20 @@ absl::StatusOr<IngestState> LoadState(const std::string& path) {
       c.extents.push_back(e);
     } else if (key == "remaining" && f.size() == 2 && Unhex(f[1], &s)) {
       st.remaining_names.push_back(s);
-    } else if (key == "record" && f.size() == 9) {
+    } else if (key == "record" && f.size() == 11) {
       TensorRecord r;
       r.index = st.records.size();
-      uint64_t complete = 0;
+      uint64_t complete = 0, crc = 0;
       if (!Unhex(f[1], &r.name) || !Unhex(f[2], &r.shape) ||
           !Unhex(f[3], &r.type) || !Unhex(f[4], &r.scheme) ||
           !num(5, &r.bytes) || !num(6, &complete) || complete > 1 ||
-          !Unhex(f[7], &r.verdict) || !Unhex(f[8], &r.output)) {
+          !Unhex(f[7], &r.verdict) || !Unhex(f[8], &r.output) ||
+          !Unhex(f[9], &r.pending_output) || !num(10, &crc) ||
+          crc > UINT32_MAX) {
         return Bad(absl::StrCat("bad record line"));
       }
       r.complete = complete == 1;
+      r.output_crc32c = static_cast<uint32_t>(crc);
       st.records.push_back(std::move(r));
     } else {
       return Bad(absl::StrCat("bad line '", line.substr(0, 40), "'"));

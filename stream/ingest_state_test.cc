@@ -89,9 +89,10 @@ Outcome Ingest(const std::string& path, const std::string& dir,
   DequantSinkOptions o;
   o.out_dir = dir;
   o.spool_memory_bytes = 64;  // spool files too
+  o.keep_unnamed_outputs = true;
   DequantSink sink(o);
   absl::StatusOr<IngestState> resumed = LoadState(state);
-  if (resumed.ok()) sink.Preload(resumed->records);
+  if (resumed.ok()) EXPECT_TRUE(sink.Preload(resumed->records).ok());
   LoaderOptions lo;
   lo.chunk_size = 512;
   Loader loader(lo);

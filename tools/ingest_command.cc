@@ -287,6 +287,9 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     stream::DequantSinkOptions o;
     o.out_dir = *a.out_dir;
     o.mode = a.options.mode;
+    // A resumable run keeps finished .hrry outputs that wait for the index
+    // when it is interrupted.
+    o.keep_unnamed_outputs = a.state_file.has_value();
     sink = std::make_unique<stream::DequantSink>(o);
   } else {
     sink = std::make_unique<stream::ValidateSink>();
@@ -302,7 +305,8 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
             "the resume state belongs to another SOURCE or --dequant"));
       }
       resumed = *std::move(st);
-      sink->Preload(resumed->records);
+      absl::Status s = sink->Preload(resumed->records);
+      if (!s.ok()) return fail(s);
     } else if (st.status().code() != absl::StatusCode::kNotFound) {
       return fail(st.status());
     }
@@ -435,11 +439,14 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   if (!state_error.ok()) {
     err << "hurray ingest: " << state_error.message() << "\n";
   }
-  if (status.ok() && a.state_file.has_value()) {
-    std::remove(a.state_file->c_str());  // finished: nothing to resume
+  const int code = ExitCodeOf(status);
+  // Finished, or rejected (the outputs waiting for a .hrry index were
+  // removed with the verdict, and a rerun reaches the same one): nothing to
+  // resume. unlink(2) removes a symlink, never its target.
+  if (a.state_file.has_value() && code != kExitError) {
+    ::unlink(a.state_file->c_str());
   }
   out.flush();
-  const int code = ExitCodeOf(status);
   return !state_error.ok() && code == kExitOk ? kExitError : code;
 }
 
