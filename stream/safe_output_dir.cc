@@ -11,8 +11,8 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace hurray::stream {
 namespace {
@@ -239,9 +239,16 @@ bool SafeOutputDir::IsTempName(absl::string_view name) {
   return AllDigits(name.substr(17), 20);
 }
 
-absl::Status WriteFileSafely(const std::string& path,
-                             absl::FunctionRef<absl::Status(int fd)> write,
-                             bool durable) {
+SafeOutputFile::SafeOutputFile(std::unique_ptr<SafeOutputDir> dir,
+                               TempFile temp, std::string base,
+                               std::string path)
+    : dir_(std::move(dir)),
+      temp_(std::move(temp)),
+      base_(std::move(base)),
+      path_(std::move(path)) {}
+
+absl::StatusOr<std::unique_ptr<SafeOutputFile>> SafeOutputFile::Create(
+    const std::string& path) {
   std::string dir, base;
   SplitPath(path, &dir, &base);
   if (!SafeOutputDir::IsPlainName(base)) {
@@ -252,15 +259,59 @@ absl::Status WriteFileSafely(const std::string& path,
   if (!d.ok()) return d.status();
   absl::StatusOr<TempFile> t = (*d)->CreateTemp();
   if (!t.ok()) return t.status();
-  absl::Status s = write(t->fd);
-  // Durable before it replaces the old file.
-  if (s.ok() && durable && ::fsync(t->fd) != 0) {
-    s = ErrnoError("cannot write", path, errno);
+  return std::unique_ptr<SafeOutputFile>(
+      new SafeOutputFile(*std::move(d), *std::move(t), base, path));
+}
+
+SafeOutputFile::~SafeOutputFile() {
+  if (temp_.fd >= 0) ::close(temp_.fd);
+  // ~SafeOutputDir removes the temp unless it was published.
+}
+
+absl::Status SafeOutputFile::Flush() {
+  absl::Status s = WriteAllFd(temp_.fd, buffer_.data(), buffer_.size(), path_);
+  buffer_.clear();
+  return s;
+}
+
+absl::Status SafeOutputFile::Write(absl::Span<const uint8_t> bytes) {
+  constexpr size_t kBufferBytes = size_t{1} << 20;
+  if (temp_.fd < 0) return absl::FailedPreconditionError("already committed");
+  if (buffer_.size() + bytes.size() > kBufferBytes) {
+    absl::Status s = Flush();
+    if (!s.ok()) return s;
   }
-  if (::close(t->fd) != 0 && s.ok())
-    s = ErrnoError("cannot write", path, errno);
-  if (s.ok()) s = (*d)->Publish(t->name, base);
-  return s;  // ~SafeOutputDir removes the temp unless published
+  if (bytes.size() >= kBufferBytes) {
+    return WriteAllFd(temp_.fd, bytes.data(), bytes.size(), path_);
+  }
+  buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
+  return absl::OkStatus();
+}
+
+absl::Status SafeOutputFile::Commit(bool durable) {
+  if (temp_.fd < 0) return absl::FailedPreconditionError("already committed");
+  absl::Status s = Flush();
+  // Durable before it replaces the old file.
+  if (s.ok() && durable && ::fsync(temp_.fd) != 0) {
+    s = ErrnoError("cannot write", path_, errno);
+  }
+  if (::close(temp_.fd) != 0 && s.ok()) {
+    s = ErrnoError("cannot write", path_, errno);
+  }
+  temp_.fd = -1;
+  if (s.ok()) s = dir_->Publish(temp_.name, base_);
+  return s;
+}
+
+absl::Status WriteFileSafely(const std::string& path,
+                             absl::FunctionRef<absl::Status(int fd)> write,
+                             bool durable) {
+  absl::StatusOr<std::unique_ptr<SafeOutputFile>> f =
+      SafeOutputFile::Create(path);
+  if (!f.ok()) return f.status();
+  absl::Status s = write((*f)->fd());
+  if (!s.ok()) return s;  // ~SafeOutputFile removes the temp
+  return (*f)->Commit(durable);
 }
 
 absl::StatusOr<std::string> ReadFileNoFollow(const std::string& path,

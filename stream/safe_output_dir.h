@@ -22,11 +22,13 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace hurray::stream {
 
@@ -84,6 +86,34 @@ class SafeOutputDir {
   uint64_t counter_ = 0;
   std::set<std::string> temps_;  // created or adopted, not yet published
   std::set<std::string> kept_;
+};
+
+// One whole file at `path`, written through a temp of its directory and
+// published under its name only by Commit; destroyed without Commit, it
+// leaves nothing (and whatever was at `path` stays).
+class SafeOutputFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<SafeOutputFile>> Create(
+      const std::string& path);
+  ~SafeOutputFile();
+
+  // Buffered writes (1 MiB); Commit flushes.
+  absl::Status Write(absl::Span<const uint8_t> bytes);
+  // The temp's descriptor, for unbuffered writes of one's own.
+  int fd() const { return temp_.fd; }
+  // Flushes, closes (after fsync when `durable`) and publishes.
+  absl::Status Commit(bool durable = false);
+
+ private:
+  SafeOutputFile(std::unique_ptr<SafeOutputDir> dir, TempFile temp,
+                 std::string base, std::string path);
+  absl::Status Flush();
+
+  std::unique_ptr<SafeOutputDir> dir_;
+  TempFile temp_;
+  std::string base_, path_;
+  std::vector<uint8_t> buffer_;
+  bool committed_ = false;
 };
 
 // Writes a whole file at `path` through a temp of its directory: `write`

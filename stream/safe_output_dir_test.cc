@@ -157,6 +157,38 @@ TEST(SafeOutputDir, AFailedWholeFileWriteLeavesTheOldFile) {
       WriteFileSafely(dir + "/", [](int) { return absl::OkStatus(); }).ok());
 }
 
+TEST(SafeOutputFile, OnlyCommitReplacesTheFile) {
+  const std::string dir = MakeDir();
+  const std::string victim = MakeDir() + "/victim";
+  Put(victim, "precious");
+  ASSERT_EQ(::symlink(victim.c_str(), (dir + "/out").c_str()), 0);
+  std::string big(3 << 20, 'x');
+  big[12345] = 'y';
+  {
+    std::unique_ptr<SafeOutputFile> f = *SafeOutputFile::Create(dir + "/out");
+    ASSERT_TRUE(f->Write(absl::MakeConstSpan(
+                             reinterpret_cast<const uint8_t*>(big.data()), 10))
+                    .ok());
+    // Abandoned: the link and its target stay as they were.
+  }
+  EXPECT_TRUE(IsSymlink(dir + "/out"));
+  EXPECT_EQ(Slurp(victim), "precious");
+  EXPECT_EQ(CountEntries(dir), 1);
+  std::unique_ptr<SafeOutputFile> f = *SafeOutputFile::Create(dir + "/out");
+  const auto* p = reinterpret_cast<const uint8_t*>(big.data());
+  ASSERT_TRUE(f->Write(absl::MakeConstSpan(p, 100)).ok());
+  ASSERT_TRUE(f->Write(absl::MakeConstSpan(p + 100, 2 << 20)).ok());
+  ASSERT_TRUE(f->Write(absl::MakeConstSpan(p + 100 + (2 << 20),
+                                           big.size() - 100 - (2 << 20)))
+                  .ok());
+  ASSERT_TRUE(f->Commit(/*durable=*/true).ok());
+  EXPECT_FALSE(f->Commit().ok());
+  EXPECT_EQ(Slurp(victim), "precious");
+  EXPECT_FALSE(IsSymlink(dir + "/out"));
+  EXPECT_TRUE(Slurp(dir + "/out") == big);
+  EXPECT_EQ(CountEntries(dir), 1);
+}
+
 TEST(SafeOutputDir, ReadFileNoFollowBoundsTheSize) {
   const std::string dir = MakeDir();
   Put(dir + "/f", std::string(101, 'x'));
