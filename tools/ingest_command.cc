@@ -21,6 +21,7 @@
 #include "stream/ingest_state.h"
 #include "stream/loader.h"
 #include "stream/net_client_session.h"
+#include "stream/resume_source.h"
 #include "tools/command_util.h"
 #include "tools/json_writer.h"
 
@@ -295,7 +296,15 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     sink = std::make_unique<stream::ValidateSink>();
   }
 
-  // Resume state.
+  // Resume state. A file source is bound to its state by its identity and
+  // the CRC-32C of the bytes consumed (stream/resume_source.h); both are
+  // checked before anything in OUT is touched, and a mismatch is exit 2.
+  const bool is_net = absl::StartsWith(a.source, "tcp://");
+  std::optional<stream::SourceIdentity> identity;
+  if (a.state_file.has_value() && !is_net) {
+    absl::StatusOr<stream::SourceIdentity> id = stream::IdentifyFile(a.source);
+    if (id.ok()) identity = *id;
+  }
   std::optional<IngestState> resumed;
   if (a.state_file.has_value()) {
     absl::StatusOr<IngestState> st = stream::LoadState(*a.state_file);
@@ -303,6 +312,17 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
       if (st->source != a.source || st->out_dir != a.out_dir.value_or("")) {
         return fail(absl::FailedPreconditionError(
             "the resume state belongs to another SOURCE or --dequant"));
+      }
+      if (!is_net) {
+        if (!st->identity.has_value()) {
+          return fail(absl::FailedPreconditionError(
+              "the resume state does not identify its source file: refusing "
+              "to resume; remove the state file to start over"));
+        }
+        absl::Status s = stream::CheckResumeSource(a.source, *st->identity,
+                                                   st->checkpoint.offset,
+                                                   st->checkpoint.crc32c);
+        if (!s.ok()) return fail(s);
       }
       resumed = *std::move(st);
       absl::Status s = sink->Preload(resumed->records);
@@ -322,6 +342,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
       IngestState st;
       st.source = a.source;
       st.out_dir = a.out_dir.value_or("");
+      st.identity = identity;
       st.checkpoint = c;
       st.records.assign(
           sink->records().begin(),
@@ -335,7 +356,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   stream::LoadSource source;
   std::vector<std::string> net_names;  // tcp://: the keys requested
   std::unique_ptr<stream::ByteConsumer> consumer;
-  if (absl::StartsWith(a.source, "tcp://")) {
+  if (is_net) {
     const absl::string_view rest = absl::string_view(a.source).substr(6);
     const size_t slash = rest.find('/');
     const absl::string_view hostport = rest.substr(0, slash);
