@@ -163,7 +163,8 @@ std::string SerializeState(const IngestState& st) {
     absl::StrAppend(&text, "record ", Hex(r.name), " ", Hex(r.shape), " ",
                     Hex(r.type), " ", Hex(r.scheme), " ", r.bytes, " ",
                     r.complete ? 1 : 0, " ", Hex(r.verdict), " ", Hex(r.output),
-                    " ", Hex(r.pending_output), " ", r.output_crc32c, "\n");
+                    " ", Hex(r.pending_output), " ", r.output_crc32c, " ",
+                    r.data_crc32c, "\n");
   }
   text += "end\n";
   return text;
@@ -245,21 +246,22 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
         return Bad("too many names");
       }
       st.remaining_names.push_back(std::move(s));
-    } else if (key == "record" && f.size() == 11) {
+    } else if (key == "record" && f.size() == 12) {
       if (st.records.size() >= kMaxStateEntries) return Bad("too many records");
       TensorRecord r;
       r.index = st.records.size();
-      uint64_t complete = 0, crc = 0;
+      uint64_t complete = 0, crc = 0, data_crc = 0;
       if (!Unhex(f[1], &r.name) || !Unhex(f[2], &r.shape) ||
           !Unhex(f[3], &r.type) || !Unhex(f[4], &r.scheme) ||
           !num(5, &r.bytes) || !num(6, &complete) || complete > 1 ||
           !Unhex(f[7], &r.verdict) || !Unhex(f[8], &r.output) ||
           !Unhex(f[9], &r.pending_output) || !num(10, &crc) ||
-          crc > UINT32_MAX) {
+          crc > UINT32_MAX || !num(11, &data_crc) || data_crc > UINT32_MAX) {
         return Bad(absl::StrCat("bad record line ", st.records.size()));
       }
       r.complete = complete == 1;
       r.output_crc32c = static_cast<uint32_t>(crc);
+      r.data_crc32c = static_cast<uint32_t>(data_crc);
       st.records.push_back(std::move(r));
     } else {
       return Bad(absl::StrCat("bad line '",

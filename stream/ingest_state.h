@@ -8,7 +8,9 @@
 //     the bytes before it; for .hrry the header, the 40 bytes before the
 //     offset and the extents of the tensors walked, for the index checks at
 //     the end), and the file's identity (stream/resume_source.h);
-//   the network: the tensor names still to fetch;
+//   the network: the tensor names still to fetch, and for each completed
+//     tensor the CRC-32C of its data (a resumed run fetches the last
+//     completed key again and compares, stream/resume_check_sink.h);
 //   both: the summary records of the completed tensors, each output with
 //     its CRC-32C (checked by DequantSink::Preload before a resumed run).
 //

@@ -268,16 +268,16 @@ TEST(IngestState, RefusesWhatSaveStateWouldNotWrite) {
   const std::string good = SerializeState(st);
   ASSERT_TRUE(ParseState(good).ok()) << ParseState(good).status();
   const std::string w = absl::BytesToHexString("w.f32");
-  const std::string record_w = absl::StrCat(" ", w, " - 5\n");
+  const std::string record_w = absl::StrCat(" ", w, " - 5 0\n");
   auto with_output = [&](absl::string_view output) {
     return absl::StrReplaceAll(
-        good, {{record_w,
-                absl::StrCat(" ", absl::BytesToHexString(output), " - 5\n")}});
+        good, {{record_w, absl::StrCat(" ", absl::BytesToHexString(output),
+                                       " - 5 0\n")}});
   };
   auto with_pending = [&](absl::string_view pending) {
     return absl::StrReplaceAll(
-        good, {{record_w,
-                absl::StrCat(" - ", absl::BytesToHexString(pending), " 5\n")}});
+        good, {{record_w, absl::StrCat(" - ", absl::BytesToHexString(pending),
+                                       " 5 0\n")}});
   };
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"output ../victim", with_output("../victim")},
@@ -296,10 +296,14 @@ TEST(IngestState, RefusesWhatSaveStateWouldNotWrite) {
                                     absl::BytesToHexString(".hurray-1-"
                                                            "0123456789abcdef"
                                                            "-0.tmp"),
-                                    " 5\n")}})},
+                                    " 5 0\n")}})},
       {"incomplete record", absl::StrReplaceAll(good, {{" 0 1 ", " 0 0 "}})},
       {"CRC above 32 bits",
-       absl::StrReplaceAll(good, {{" - 5\n", " - 4294967296\n"}})},
+       absl::StrReplaceAll(good, {{" - 5 0\n", " - 4294967296 0\n"}})},
+      {"data CRC above 32 bits",
+       absl::StrReplaceAll(good, {{" - 5 0\n", " - 5 4294967296\n"}})},
+      {"a record field missing",
+       absl::StrReplaceAll(good, {{" - 5 0\n", " - 5\n"}})},
       {"a key twice",
        absl::StrReplaceAll(good,
                            {{"offset 100\n", "offset 100\noffset 100\n"}})},

@@ -138,6 +138,18 @@ void RecordingIngestSink::OnDescriptor(const TensorDescriptor& d) {
   in_tensor_ = true;
 }
 
+void RecordingIngestSink::OnBufferPiece(uint32_t /*buffer_index*/,
+                                        uint64_t /*offset_in_buffer*/,
+                                        absl::Span<const uint8_t> piece) {
+  NoteData(piece);
+}
+
+void RecordingIngestSink::NoteData(absl::Span<const uint8_t> piece) {
+  if (!record_data_crc_ || !in_tensor_ || !status_.ok()) return;
+  TensorRecord& r = records_.back();
+  r.data_crc32c = Crc32cExtend(r.data_crc32c, piece);
+}
+
 void RecordingIngestSink::OnTensorEnd() {
   if (!in_tensor_ || !status_.ok()) return;
   TensorRecord& r = records_.back();
@@ -631,6 +643,7 @@ void DequantSink::OnBufferPiece(uint32_t buffer_index,
                                 uint64_t /*offset_in_buffer*/,
                                 absl::Span<const uint8_t> piece) {
   if (!status_.ok()) return;
+  NoteData(piece);
   absl::Status s = tensor_->Piece(buffer_index, piece);
   if (!s.ok()) FailTensor(s);
 }

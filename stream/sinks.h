@@ -87,6 +87,10 @@ struct TensorRecord {
   // CRC-32C of the bytes of `output` (or `pending_output`), checked when a
   // resumed run takes the record over.
   uint32_t output_crc32c = 0;
+  // With set_record_data_crc: CRC-32C of the tensor's buffer bytes in the
+  // order they arrived (a resumed network ingest compares it with the
+  // server's tensor again, stream/resume_check_sink.h).
+  uint32_t data_crc32c = 0;
 };
 
 class IngestSink : public TensorSink {
@@ -111,11 +115,16 @@ class RecordingIngestSink : public IngestSink {
  public:
   void OnTensorKey(absl::string_view key) override;
   void OnDescriptor(const TensorDescriptor& d) override;
+  void OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
+                     absl::Span<const uint8_t> piece) override;
   void OnTensorEnd() override;
   void OnTensorNames(absl::Span<const std::string> names) override;
   absl::Status status() const override { return status_; }
 
   const std::vector<TensorRecord>& records() const { return records_; }
+  // Compute TensorRecord::data_crc32c (off by default: it costs a pass
+  // over every data byte).
+  void set_record_data_crc(bool on) { record_data_crc_ = on; }
   // Resume: the records of the tensors an earlier run completed. An error
   // (an output of the earlier run missing or changed) means the run must not
   // go on.
@@ -124,11 +133,14 @@ class RecordingIngestSink : public IngestSink {
  protected:
   TensorRecord* current() { return in_tensor_ ? &records_.back() : nullptr; }
   void Fail(absl::Status s);
+  // Every override of OnBufferPiece calls it (TensorRecord::data_crc32c).
+  void NoteData(absl::Span<const uint8_t> piece);
 
   std::vector<TensorRecord> records_;
   bool in_tensor_ = false;
   std::string pending_key_;
   absl::Status status_;
+  bool record_data_crc_ = false;
 };
 
 // Validate only: the verdict of a complete tensor is "valid".

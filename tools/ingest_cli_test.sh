@@ -163,6 +163,18 @@ else
   expect_rc 2 "tcp:// unknown name"
   expect_contains "${err}" "UNKNOWN_TENSOR" "tcp:// unknown name"
   [[ -e nstate ]] || fail "tcp:// --resume keeps the names left"
+  # Resumed: "bias" is fetched again and matches its record, then "nope"
+  # fails again.
+  run ingest "tcp://127.0.0.1:${port}/bias,nope" --resume nstate
+  expect_rc 2 "tcp:// resumed, unknown name"
+  expect_contains "${err}" "UNKNOWN_TENSOR" "tcp:// resumed, the check passed"
+  # A record whose data CRC-32C is not the server's: the server's tensor
+  # changed since the interrupted run.
+  awk '$1 == "record" { $NF = ($NF + 1) % 4294967296 } { print }' nstate >nstate.edit
+  mv nstate.edit nstate
+  run ingest "tcp://127.0.0.1:${port}/bias,nope" --resume nstate
+  expect_rc 2 "tcp:// resumed against changed data"
+  expect_contains "${err}" "refusing to resume" "tcp:// changed data"
 fi
 kill "${serve_pid}" 2>/dev/null
 wait "${serve_pid}" 2>/dev/null

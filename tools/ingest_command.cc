@@ -21,7 +21,9 @@
 #include "stream/ingest_state.h"
 #include "stream/loader.h"
 #include "stream/net_client_session.h"
+#include "stream/resume_check_sink.h"
 #include "stream/resume_source.h"
+#include "stream/sink_checked_consumer.h"
 #include "tools/command_util.h"
 #include "tools/json_writer.h"
 
@@ -354,7 +356,13 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
 
   // The source and its consumer.
   stream::LoadSource source;
-  std::vector<std::string> net_names;  // tcp://: the keys requested
+  std::vector<std::string> net_names;              // tcp://: the keys requested
+  std::unique_ptr<stream::ResumeCheckSink> check;  // resumed tcp://
+  const stream::NetClientSession* net_session = nullptr;
+  size_t keys_before = 0;  // resumed tcp://: keys done before net_names[0]
+  // The CRC-32C of each tensor's data binds a network state to the server's
+  // tensors.
+  if (is_net && a.state_file.has_value()) sink->set_record_data_crc(true);
   std::unique_ptr<stream::ByteConsumer> consumer;
   if (is_net) {
     const absl::string_view rest = absl::string_view(a.source).substr(6);
@@ -377,6 +385,17 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     }
     if (resumed.has_value()) {
       net_names = resumed->remaining_names;
+      // The last completed key is fetched again, first, and compared with
+      // its records before anything new is written (resume_check_sink.h).
+      const size_t from = stream::LastKeyStart(resumed->records);
+      if (from < resumed->records.size()) {
+        check = std::make_unique<stream::ResumeCheckSink>(
+            std::vector<TensorRecord>(resumed->records.begin() + from,
+                                      resumed->records.end()),
+            sink.get());
+        net_names.insert(net_names.begin(), resumed->records[from].name);
+        keys_before = stream::CountKeys(resumed->records) - 1;
+      }
     } else if (net_names.empty()) {
       stream::LoaderOptions lo;
       lo.idle_timeout_seconds = a.idle_timeout;
@@ -387,9 +406,17 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     }
     if (!net_names.empty()) {
       absl::StatusOr<std::unique_ptr<stream::ByteConsumer>> net =
-          MakeNetConsumer(net_names, a.options, sink.get());
+          MakeNetConsumer(net_names, a.options,
+                          check != nullptr
+                              ? static_cast<stream::IngestSink*>(check.get())
+                              : sink.get());
       if (!net.ok()) return fail(net.status());
-      consumer = *std::move(net);
+      net_session = dynamic_cast<const stream::NetClientSession*>(net->get());
+      // A failing sink (or a refused resume check) stops the session.
+      consumer = std::make_unique<stream::SinkCheckedConsumer>(
+          *std::move(net), check != nullptr
+                               ? static_cast<stream::IngestSink*>(check.get())
+                               : sink.get());
     }
   } else {
     const Checkpoint* resume =
@@ -405,8 +432,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   lo.chunk_size = a.chunk_size;
   lo.idle_timeout_seconds = a.idle_timeout;
   ProgressLine progress(err);
-  const auto* net =
-      dynamic_cast<const stream::NetClientSession*>(consumer.get());
+  const stream::NetClientSession* net = net_session;
   const stream::ByteConsumer* c = consumer.get();
   lo.tensors_completed = [c, net] {
     return net != nullptr ? net->tensors_completed()
@@ -426,7 +452,12 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     st.source = a.source;
     st.out_dir = a.out_dir.value_or("");
     st.remaining_names.assign(net_names.begin() + keys_saved, net_names.end());
-    for (const TensorRecord& r : sink->records()) {
+    // The records of the completed keys only (a key's members may be
+    // complete while the key is not).
+    const size_t keep =
+        stream::RecordsOfKeys(sink->records(), keys_before + keys_saved);
+    for (size_t i = 0; i < keep; ++i) {
+      const TensorRecord& r = sink->records()[i];
       if (!r.complete) break;
       st.records.push_back(r);
     }
