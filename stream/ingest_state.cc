@@ -106,8 +106,15 @@ absl::Status CheckExtents(const Checkpoint& c) {
 }
 
 absl::Status CheckRecords(const IngestState& st) {
+  std::set<absl::string_view> outputs;  // each file is one record's
   for (uint64_t i = 0; i < st.records.size(); ++i) {
     const TensorRecord& r = st.records[i];
+    for (const std::string* name : {&r.output, &r.pending_output}) {
+      if (!name->empty() && !outputs.insert(*name).second) {
+        return Bad(absl::StrCat("record ", i, ": '", name->substr(0, 80),
+                                "' is another record's output"));
+      }
+    }
     if (!r.complete) return Bad("a record of an incomplete tensor");
     if (!r.output.empty() && !r.pending_output.empty()) {
       return Bad("a record with two outputs");

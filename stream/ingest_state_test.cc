@@ -343,6 +343,21 @@ TEST(IngestState, RefusesWhatSaveStateWouldNotWrite) {
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument)
         << why;
   }
+  // Two records, one output file.
+  {
+    IngestState two = st;
+    two.records.push_back(r);
+    two.records[1].name.clear();
+    two.records[1].output = "tensor_1.f32";
+    two.checkpoint.tensors = 2;
+    ASSERT_TRUE(ParseState(SerializeState(two)).ok());
+    two.records[0].output.clear();
+    two.records[1].output.clear();
+    two.records[0].pending_output = ".hurray-1-0123456789abcdef-0.tmp";
+    two.records[1].pending_output = ".hurray-1-0123456789abcdef-0.tmp";
+    EXPECT_EQ(ParseState(SerializeState(two)).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
   // The name our mapping gives an unnamed tensor is accepted.
   EXPECT_TRUE(ParseState(with_output("tensor_0.f32")).ok());
 }

@@ -101,7 +101,9 @@ SafeOutputDir::SafeOutputDir(int fd, std::string path)
 
 absl::StatusOr<std::unique_ptr<SafeOutputDir>> SafeOutputDir::Open(
     const std::string& path) {
-  const std::string p = path.empty() ? "." : path;
+  std::string p = path.empty() ? "." : path;
+  // "link/" would make open(2) follow the link whatever O_NOFOLLOW says.
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
   const int fd =
       ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {

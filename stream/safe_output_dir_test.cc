@@ -128,6 +128,9 @@ TEST(SafeOutputDir, SymlinksAreNeverFollowed) {
   // The directory itself.
   ASSERT_EQ(::symlink(other.c_str(), (dir + "/link").c_str()), 0);
   EXPECT_FALSE(SafeOutputDir::Open(dir + "/link").ok());
+  EXPECT_FALSE(SafeOutputDir::Open(dir + "/link/").ok());
+  EXPECT_FALSE(SafeOutputDir::Open(dir + "/link//").ok());
+  EXPECT_TRUE(SafeOutputDir::Open(dir + "/").ok());
   // Reading.
   ASSERT_EQ(::symlink((other + "/victim").c_str(), (dir + "/state").c_str()),
             0);

@@ -42,9 +42,12 @@ class SinkCheckedConsumer : public ByteConsumer {
   }
 
  private:
+  // The sink's failure wins: it saw events before the session's own error
+  // in the same chunk could stop them (a refused resume check before the
+  // server's ERROR for a later key).
   absl::Status Check(absl::Status s) {
-    if (!s.ok()) return s;
-    return sink_->status();
+    const absl::Status sink = sink_->status();
+    return sink.ok() ? s : sink;
   }
 
   std::unique_ptr<ByteConsumer> inner_;
