@@ -8,6 +8,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "parser/rules.h"
+#include "stream/crc32c.h"
 
 namespace hurray::stream {
 namespace {
@@ -38,7 +39,12 @@ absl::Status WithDetail(const absl::Status& status, absl::string_view why) {
 // --- ReaderConsumer. ---------------------------------------------------------
 
 absl::Status ReaderConsumer::Latch(absl::Status s) {
-  if (status_.ok() && !s.ok()) status_ = std::move(s);
+  if (status_.ok() && !s.ok()) {
+    status_ = std::move(s);
+    // The reader's verdict (not the source failing, which says nothing
+    // about the input, and not the sink's own failure).
+    if (!source_failed_ && sink_ != nullptr) sink_->OnInputRejected();
+  }
   if (status_.ok() && sink_ != nullptr && !sink_->status().ok()) {
     status_ = sink_->status();
   }
@@ -51,6 +57,8 @@ absl::Status ReaderConsumer::Feed(absl::Span<const uint8_t> chunk) {
   chunk_base_ = position();
   absl::Status s = DoFeed(chunk);
   chunk_ = {};
+  // Only a resumable run pays for the CRC.
+  if (checkpoint_) crc_before_chunk_ = Crc32cExtend(crc_before_chunk_, chunk);
   return Latch(std::move(s));
 }
 
@@ -61,6 +69,7 @@ absl::Status ReaderConsumer::Finish() {
 
 absl::Status ReaderConsumer::FailSource(absl::string_view why) {
   if (!status_.ok()) return status_;
+  source_failed_ = true;
   return Latch(WithDetail(DoFail(), why));
 }
 
@@ -91,7 +100,14 @@ void ReaderConsumer::OnTensorEnd() {
   if (!checkpoint_) return;
   Checkpoint c;
   c.tensors = tensors_;
-  if (AtBoundary(&c)) checkpoint_(c);
+  if (!AtBoundary(&c)) return;
+  // Every byte before the checkpoint passed: those of earlier chunks and
+  // the head of this one (AtBoundary places c.offset inside it).
+  if (c.offset < chunk_base_ || c.offset - chunk_base_ > chunk_.size()) return;
+  c.crc32c =
+      Crc32cExtend(crc_before_chunk_,
+                   chunk_.first(static_cast<size_t>(c.offset - chunk_base_)));
+  checkpoint_(c);
 }
 
 void ReaderConsumer::OnEndOfStream() {
@@ -102,7 +118,7 @@ void ReaderConsumer::OnEndOfStream() {
 
 StreamConsumer::StreamConsumer(const StreamOptions& options, IngestSink* sink,
                                const Checkpoint* resume)
-    : ReaderConsumer(sink, resume == nullptr ? 0 : resume->tensors),
+    : ReaderConsumer(sink, resume),
       reader_(options, this, resume == nullptr ? 0 : resume->offset) {}
 
 absl::Status StreamConsumer::DoFeed(absl::Span<const uint8_t> chunk) {
@@ -132,8 +148,8 @@ bool StreamConsumer::AtBoundary(Checkpoint* c) {
 
 HrryConsumer::HrryConsumer(const FileOptions& options, IngestSink* sink,
                            const Checkpoint* resume)
-    : ReaderConsumer(sink, resume == nullptr ? 0 : resume->tensors),
-      reader_(options, this) {
+    : ReaderConsumer(sink, resume), reader_(options, this) {
+  if (sink != nullptr) sink->ExpectTensorNames();
   if (resume == nullptr) return;
   reader_.ResumeAt(resume->header, resume->last, resume->offset,
                    resume->extents);

@@ -49,6 +49,9 @@ struct Checkpoint {
   SourceFormat format = SourceFormat::kStream;
   uint64_t offset = 0;   // the next byte to read
   uint64_t tensors = 0;  // tensors completed before it
+  // CRC-32C of the bytes before `offset`, computed as they passed (the
+  // resume state binds itself to its source with it).
+  uint32_t crc32c = 0;
   // .hrry only: the header, the 40 bytes before `offset` (the trailer
   // candidate, hrry_file.h) and the extents of the tensors walked.
   std::vector<uint8_t> header;
@@ -76,8 +79,11 @@ class ReaderConsumer : public ByteConsumer, protected TensorSink {
   void set_checkpoint(CheckpointFn fn) { checkpoint_ = std::move(fn); }
 
  protected:
-  ReaderConsumer(IngestSink* sink, uint64_t tensors_before)
-      : sink_(sink), tensors_(tensors_before) {}
+  // `resume`: the checkpoint the reader continues from, or nullptr.
+  ReaderConsumer(IngestSink* sink, const Checkpoint* resume)
+      : sink_(sink),
+        tensors_(resume == nullptr ? 0 : resume->tensors),
+        crc_before_chunk_(resume == nullptr ? 0 : resume->crc32c) {}
 
   virtual absl::Status DoFeed(absl::Span<const uint8_t> chunk) = 0;
   virtual absl::Status DoFinish() = 0;
@@ -100,9 +106,13 @@ class ReaderConsumer : public ByteConsumer, protected TensorSink {
   // The chunk being fed and its offset (for HrryConsumer's 40 last bytes).
   absl::Span<const uint8_t> chunk_;
   uint64_t chunk_base_ = 0;
+  // With a checkpoint callback: CRC-32C of the bytes before chunk_.
+  uint32_t crc_before_chunk_ = 0;
 
  private:
   absl::Status Latch(absl::Status s);
+
+  bool source_failed_ = false;  // FailSource: an interruption, no verdict
 };
 
 class StreamConsumer : public ReaderConsumer {

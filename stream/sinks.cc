@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
-#include <set>
 #include <utility>
 
 #include "absl/base/config.h"
@@ -24,6 +23,8 @@
 #include "parser/quantization.h"
 #include "parser/rules.h"
 #include "parser/wire.h"
+#include "stream/crc32c.h"
+#include "stream/safe_output_dir.h"
 #include "stream/utf8.h"
 
 namespace hurray::stream {
@@ -39,18 +40,27 @@ absl::Status ErrnoStatus(absl::string_view what, const std::string& path) {
       absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
 
-absl::Status WriteAll(int fd, const uint8_t* p, size_t n,
-                      const std::string& path) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus("cannot write", path);
+// The CRC-32C of a whole file of `dir`, read never through a symlink.
+absl::StatusOr<uint32_t> FileCrc32c(const SafeOutputDir& dir,
+                                    const std::string& name) {
+  absl::StatusOr<int> fd = dir.OpenForReading(name);
+  if (!fd.ok()) return fd.status();
+  std::vector<uint8_t> buf(kSpoolReadBytes);
+  uint32_t crc = 0;
+  for (;;) {
+    const ssize_t got = ::read(*fd, buf.data(), buf.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const absl::Status s = ErrnoStatus("cannot read", dir.Describe(name));
+      ::close(*fd);
+      return s;
     }
-    p += w;
-    n -= static_cast<size_t>(w);
+    if (got == 0) break;
+    crc = Crc32cExtend(
+        crc, absl::MakeConstSpan(buf.data(), static_cast<size_t>(got)));
   }
-  return absl::OkStatus();
+  ::close(*fd);
+  return crc;
 }
 
 std::string ShapeText(const TensorDescriptor& d) {
@@ -156,6 +166,18 @@ void RecordingIngestSink::OnDescriptor(const TensorDescriptor& d) {
   in_tensor_ = true;
 }
 
+void RecordingIngestSink::OnBufferPiece(uint32_t /*buffer_index*/,
+                                        uint64_t /*offset_in_buffer*/,
+                                        absl::Span<const uint8_t> piece) {
+  NoteData(piece);
+}
+
+void RecordingIngestSink::NoteData(absl::Span<const uint8_t> piece) {
+  if (!record_data_crc_ || !in_tensor_ || !status_.ok()) return;
+  TensorRecord& r = records_.back();
+  r.data_crc32c = Crc32cExtend(r.data_crc32c, piece);
+}
+
 void RecordingIngestSink::OnTensorEnd() {
   if (!in_tensor_ || !status_.ok()) return;
   TensorRecord& r = records_.back();
@@ -170,10 +192,11 @@ void RecordingIngestSink::OnTensorNames(absl::Span<const std::string> names) {
   }
 }
 
-void RecordingIngestSink::Preload(std::vector<TensorRecord> done) {
+absl::Status RecordingIngestSink::Preload(std::vector<TensorRecord> done) {
   records_ = std::move(done);
   for (size_t i = 0; i < records_.size(); ++i) records_[i].index = i;
   in_tensor_ = false;
+  return absl::OkStatus();
 }
 
 void RecordingIngestSink::Fail(absl::Status s) {
@@ -191,7 +214,9 @@ class DequantSink::Tensor {
  public:
   enum class Kind : uint8_t { kNone, kQuant, kPlain, kSpool };
 
-  explicit Tensor(const DequantSinkOptions& o) : options_(o) {
+  // `dir`: where the files go (outputs with write_files, spools).
+  Tensor(const DequantSinkOptions& o, SafeOutputDir* dir)
+      : options_(o), dir_(dir) {
     desc_ = std::make_unique<TensorDescriptor>();
   }
   ~Tensor() { Abandon(); }
@@ -199,19 +224,21 @@ class DequantSink::Tensor {
   // Closes and removes what an unfinished tensor wrote.
   void Abandon() {
     CloseOut();
-    if (!partial_.empty()) ::unlink(partial_.c_str());
-    partial_.clear();
+    if (!temp_.empty()) dir_->Remove(temp_);
+    temp_.clear();
     DropSpool();
     kind_ = Kind::kNone;
   }
+
+  // The name the output gets when it is published.
+  const std::string& final_name() const { return final_name_; }
 
   // Sets up for `d`; returns a skip reason in *skip, or an error.
   absl::Status Begin(const TensorDescriptor& d, const std::string& base,
                      std::string* skip) {
     Abandon();
     final_name_ = base + ".f32";
-    final_ = Join(final_name_);
-    partial_.clear();
+    out_crc_ = 0;
     if (d.buffer_count == 0) {
       *skip = d.layout_tag == layout_tag::kComposite
                   ? "skipped: composite head (no data)"
@@ -239,9 +266,10 @@ class DequantSink::Tensor {
     return absl::OkStatus();
   }
 
-  // The tensor's bytes all arrived: finish the output. *output names the
-  // file written (empty when skipped).
-  absl::Status End(std::string* output, std::string* verdict) {
+  // The tensor's bytes all arrived: finish the output. *temp names the
+  // finished output's temp in the directory (empty when skipped or not
+  // writing files), for the caller to publish; *crc is its CRC-32C.
+  absl::Status End(std::string* temp, uint32_t* crc, std::string* verdict) {
     if (kind_ == Kind::kNone) return absl::OkStatus();
     if (kind_ == Kind::kSpool) {
       absl::Status s = DequantizeSpool();
@@ -258,20 +286,17 @@ class DequantSink::Tensor {
       *verdict =
           absl::StrCat("dequantized (", dq_->elements_written(), " values)");
     }
-    CloseOut();
+    if (out_fd_ >= 0 && ::close(out_fd_) != 0) {
+      out_fd_ = -1;
+      return ErrnoStatus("cannot write", dir_->Describe(temp_));
+    }
+    out_fd_ = -1;
     dq_.reset();
     kind_ = Kind::kNone;
-    if (!options_.write_files) return absl::OkStatus();
-    if (::rename(partial_.c_str(), final_.c_str()) != 0) {
-      return ErrnoStatus("cannot rename", partial_);
-    }
-    partial_.clear();
-    *output = final_name_;
+    *temp = std::move(temp_);
+    temp_.clear();
+    *crc = out_crc_;
     return absl::OkStatus();
-  }
-
-  std::string Join(const std::string& name) const {
-    return options_.out_dir.empty() ? name : options_.out_dir + "/" + name;
   }
 
  private:
@@ -325,10 +350,15 @@ class DequantSink::Tensor {
       spool_mem_.clear();
       spool_mem_.reserve(static_cast<size_t>(d.buffers[0].byte_size));
     } else {
-      spool_path_ = Join(absl::StrCat(".", final_name_, ".spool"));
-      spool_fd_ = ::open(spool_path_.c_str(),
-                         O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-      if (spool_fd_ < 0) return ErrnoStatus("cannot create", spool_path_);
+      if (dir_ == nullptr) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("a data buffer of ", d.buffers[0].byte_size,
+                         " bytes to spool, and no usable directory for it"));
+      }
+      absl::StatusOr<TempFile> t = dir_->CreateTemp(0600);
+      if (!t.ok()) return t.status();
+      spool_fd_ = t->fd;
+      spool_name_ = t->name;
     }
     kind_ = Kind::kSpool;
     return OpenOut();
@@ -368,14 +398,10 @@ class DequantSink::Tensor {
 
   absl::Status OpenOut() {
     if (!options_.write_files) return absl::OkStatus();
-    partial_ = final_ + ".partial";
-    out_fd_ = ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                     0644);
-    if (out_fd_ < 0) {
-      const absl::Status s = ErrnoStatus("cannot create", partial_);
-      partial_.clear();
-      return s;
-    }
+    absl::StatusOr<TempFile> t = dir_->CreateTemp(0644);
+    if (!t.ok()) return t.status();
+    out_fd_ = t->fd;
+    temp_ = t->name;
     return absl::OkStatus();
   }
 
@@ -387,9 +413,10 @@ class DequantSink::Tensor {
   void DropSpool() {
     if (spool_fd_ >= 0) {
       ::close(spool_fd_);
-      ::unlink(spool_path_.c_str());
+      dir_->Remove(spool_name_);
     }
     spool_fd_ = -1;
+    spool_name_.clear();
     std::vector<uint8_t>().swap(spool_mem_);
     for (auto& p : params_) std::vector<uint8_t>().swap(p);
   }
@@ -397,13 +424,16 @@ class DequantSink::Tensor {
   absl::Status WriteFloats(const float* f, size_t n) {
     if (out_fd_ < 0) return absl::OkStatus();  // write_files = false
 #if defined(ABSL_IS_LITTLE_ENDIAN)
-    return WriteAll(out_fd_, reinterpret_cast<const uint8_t*>(f), n * 4,
-                    partial_);
+    const absl::Span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(f),
+                                          n * 4);
 #else
     le_.resize(n * 4);
     for (size_t i = 0; i < n; ++i) wire::StoreF32(&le_[4 * i], f[i]);
-    return WriteAll(out_fd_, le_.data(), le_.size(), partial_);
+    const absl::Span<const uint8_t> bytes(le_);
 #endif
+    out_crc_ = Crc32cExtend(out_crc_, bytes);
+    return WriteAllFd(out_fd_, bytes.data(), bytes.size(),
+                      dir_->Describe(temp_));
   }
 
   absl::Status Dequantize(absl::Span<const uint8_t> piece) {
@@ -468,7 +498,8 @@ class DequantSink::Tensor {
       spool_mem_.insert(spool_mem_.end(), piece.begin(), piece.end());
       return absl::OkStatus();
     }
-    return WriteAll(spool_fd_, piece.data(), piece.size(), spool_path_);
+    return WriteAllFd(spool_fd_, piece.data(), piece.size(),
+                      dir_->Describe(spool_name_));
   }
 
   absl::Status DequantizeSpool() {
@@ -505,7 +536,9 @@ class DequantSink::Tensor {
       const ssize_t got =
           ::pread(spool_fd_, read_buf_.data(), n, static_cast<off_t>(at));
       if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) return ErrnoStatus("cannot read", spool_path_);
+      if (got <= 0) {
+        return ErrnoStatus("cannot read", dir_->Describe(spool_name_));
+      }
       absl::Status s = Dequantize(
           absl::MakeConstSpan(read_buf_.data(), static_cast<size_t>(got)));
       if (!s.ok()) return s;
@@ -517,8 +550,11 @@ class DequantSink::Tensor {
   }
 
   const DequantSinkOptions& options_;
+  SafeOutputDir* dir_;
   Kind kind_ = Kind::kNone;
-  std::string final_name_, final_, partial_;
+  std::string final_name_;
+  std::string temp_;  // the output being written
+  uint32_t out_crc_ = 0;
   int out_fd_ = -1;
   dequant::DequantOptions dq_options_;
   std::optional<dequant::Dequantizer> dq_;
@@ -529,7 +565,7 @@ class DequantSink::Tensor {
   std::vector<std::vector<uint8_t>> params_;
   bool spool_in_memory_ = true;
   std::vector<uint8_t> spool_mem_;
-  std::string spool_path_;
+  std::string spool_name_;
   int spool_fd_ = -1;
   uint64_t spool_size_ = 0;
   std::vector<uint8_t> read_buf_;
@@ -543,20 +579,91 @@ class DequantSink::Tensor {
 
 DequantSink::DequantSink(const DequantSinkOptions& options)
     : options_(options) {
-  tensor_ = std::make_unique<Tensor>(options_);
+  // Opened once: every output and spool is created relative to it.
+  absl::StatusOr<std::unique_ptr<SafeOutputDir>> dir =
+      SafeOutputDir::Open(options_.out_dir);
+  if (dir.ok()) {
+    dir_ = *std::move(dir);
+  } else {
+    dir_status_ = dir.status();
+  }
+  tensor_ = std::make_unique<Tensor>(options_, dir_.get());
 }
 
 DequantSink::~DequantSink() = default;
 
+void DequantSink::FailTensor(absl::Status s) {
+  tensor_->Abandon();
+  // A data-level rule rejects the input; other failures (a full disk)
+  // leave the finished outputs to a resumed run.
+  if (RuleIdOf(s).has_value()) {
+    DropPending("not written: the input was rejected after it");
+  }
+  Fail(std::move(s));
+}
+
+void DequantSink::DropPending(absl::string_view why) {
+  for (TensorRecord& r : records_) {
+    if (r.pending_output.empty()) continue;
+    if (dir_ != nullptr) dir_->Remove(r.pending_output);
+    r.pending_output.clear();
+    r.output_crc32c = 0;
+    if (r.complete) absl::StrAppend(&r.verdict, "; ", why);
+  }
+}
+
+void DequantSink::OnInputRejected() {
+  tensor_->Abandon();
+  DropPending("not written: the input was rejected after it");
+  if (dir_ != nullptr) dir_->RemoveAll();
+}
+
+absl::Status DequantSink::Preload(std::vector<TensorRecord> done) {
+  for (const TensorRecord& r : done) {
+    if (r.output.empty() && r.pending_output.empty()) continue;
+    if (dir_ == nullptr || !options_.write_files) {
+      return absl::FailedPreconditionError(
+          options_.write_files
+              ? dir_status_.message()
+              : "the resume state lists output files, this run writes none");
+    }
+    const std::string& name = r.output.empty() ? r.pending_output : r.output;
+    if (!r.pending_output.empty()) {
+      absl::Status s = dir_->Adopt(r.pending_output);
+      if (!s.ok()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the resume state names an output of the interrupted run that "
+            "is not usable: ",
+            s.message()));
+      }
+    }
+    absl::StatusOr<uint32_t> crc = FileCrc32c(*dir_, name);
+    if (!crc.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot check an output of the interrupted run: ",
+                       crc.status().message()));
+    }
+    if (*crc != r.output_crc32c) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the output ", dir_->Describe(name),
+                       " changed since the interrupted run (CRC-32C ", *crc,
+                       ", the resume state says ", r.output_crc32c,
+                       "): refusing to resume"));
+    }
+  }
+  return RecordingIngestSink::Preload(std::move(done));
+}
+
 void DequantSink::OnDescriptor(const TensorDescriptor& d) {
   if (!status_.ok()) return;
   RecordingIngestSink::OnDescriptor(d);
+  if (options_.write_files && dir_ == nullptr) return Fail(dir_status_);
   TensorRecord& r = records_.back();
   const std::string base = r.name.empty() ? absl::StrCat("tensor_", r.index)
                                           : SafeFileName(r.name, r.index);
   std::string skip;
   absl::Status s = tensor_->Begin(d, base, &skip);
-  if (!s.ok()) return Fail(s);
+  if (!s.ok()) return FailTensor(s);
   r.verdict = skip;
 }
 
@@ -564,63 +671,50 @@ void DequantSink::OnBufferPiece(uint32_t buffer_index,
                                 uint64_t /*offset_in_buffer*/,
                                 absl::Span<const uint8_t> piece) {
   if (!status_.ok()) return;
+  NoteData(piece);
   absl::Status s = tensor_->Piece(buffer_index, piece);
-  if (!s.ok()) {
-    tensor_->Abandon();
-    Fail(s);
-  }
+  if (!s.ok()) FailTensor(s);
 }
 
 void DequantSink::OnTensorEnd() {
   if (!status_.ok() || !in_tensor_) return;
   TensorRecord& r = records_.back();
-  std::string verdict;
-  absl::Status s = tensor_->End(&r.output, &verdict);
-  if (!s.ok()) {
-    tensor_->Abandon();
-    return Fail(s);
+  std::string verdict, temp;
+  absl::Status s = tensor_->End(&temp, &r.output_crc32c, &verdict);
+  if (s.ok() && !temp.empty()) {
+    if (names_at_end_) {
+      // The index has not named it yet (and may never pass).
+      r.pending_output = temp;
+      if (options_.keep_unnamed_outputs) dir_->Keep(temp);
+    } else {
+      s = dir_->Publish(temp, tensor_->final_name());
+      if (s.ok()) {
+        r.output = tensor_->final_name();
+      } else {
+        dir_->Remove(temp);
+      }
+    }
   }
+  if (!s.ok()) return FailTensor(s);
   if (!verdict.empty()) r.verdict = verdict;
   RecordingIngestSink::OnTensorEnd();
 }
 
 void DequantSink::OnTensorNames(absl::Span<const std::string> names) {
   RecordingIngestSink::OnTensorNames(names);
-  if (!options_.rename_to_names || !status_.ok()) return;
-  // Final names; a final name that is another tensor's current file goes
-  // through a temporary name first.
-  std::vector<std::string> want(records_.size());
-  std::set<std::string> current;
-  for (const TensorRecord& r : records_) {
-    if (!r.output.empty()) current.insert(r.output);
-  }
-  bool clash = false;
-  for (size_t i = 0; i < records_.size() && i < names.size(); ++i) {
-    const TensorRecord& r = records_[i];
-    if (r.output.empty() || names[i].empty()) continue;
-    want[i] = SafeFileName(names[i], i) + ".f32";
-    if (want[i] != r.output && current.count(want[i]) > 0) clash = true;
-  }
-  auto move = [this](TensorRecord& r, const std::string& to) {
-    if (r.output == to) return true;
-    if (::rename(tensor_->Join(r.output).c_str(), tensor_->Join(to).c_str()) !=
-        0) {
-      Fail(ErrnoStatus("cannot rename", tensor_->Join(r.output)));
-      return false;
-    }
-    r.output = to;
-    return true;
-  };
-  if (clash) {
-    for (size_t i = 0; i < want.size(); ++i) {
-      if (!want[i].empty() &&
-          !move(records_[i], absl::StrCat(".rename_", i, ".f32"))) {
-        return;
-      }
-    }
-  }
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (!want[i].empty() && !move(records_[i], want[i])) return;
+  if (!status_.ok()) return;
+  // The file passed: every finished output gets its name.
+  for (size_t i = 0; i < records_.size(); ++i) {
+    TensorRecord& r = records_[i];
+    if (r.pending_output.empty()) continue;
+    const std::string name =
+        options_.rename_to_names && i < names.size() && !names[i].empty()
+            ? SafeFileName(names[i], i) + ".f32"
+            : absl::StrCat("tensor_", i, ".f32");
+    absl::Status s = dir_->Publish(r.pending_output, name);
+    if (!s.ok()) return Fail(s);
+    r.pending_output.clear();
+    r.output = name;
   }
 }
 

@@ -11,19 +11,33 @@
 //
 // DequantSink, file names. Bare streams: tensor_<i>.f32 (i from 0, in
 // stream order), or the sanitized key when the container names the tensor
-// first (a network TENSOR_REQUEST key). .hrry read forward: tensor_<i>.f32
-// while streaming, renamed to <sanitized name>.f32 once the file passed
-// (OnTensorNames). Sanitizing (SafeFileName): valid UTF-8 is kept as it is
-// ("层.0", "stats+shard"); control characters (C0, DEL, C1), bytes that are
-// not UTF-8, '/', '%', '~' and a leading '.' become %XX (upper-case hex), so
-// a name never holds '/' or NUL, is never '.', '..' or hidden, and distinct
-// names give distinct files; names whose file name would pass 200 bytes are
-// cut to at most 180 bytes (at a character boundary) plus "~<tensor index>".
+// first (a network TENSOR_REQUEST key). .hrry read forward: the index at the
+// end names the tensors, so their outputs wait under temporary names until
+// the file passed, then get <sanitized name>.f32 (OnTensorNames); a file
+// rejected before that publishes nothing. Sanitizing (SafeFileName): valid
+// UTF-8 is kept as it is ("层.0", "stats+shard"); control characters (C0,
+// DEL, C1), bytes that are not UTF-8, '/', '%', '~' and a leading '.' become
+// %XX (upper-case hex), so a name never holds '/' or NUL, is never '.', '..'
+// or hidden, and distinct names give distinct files; names whose file name
+// would pass 200 bytes are cut to at most 180 bytes (at a character
+// boundary) plus "~<tensor index>".
+//
+// DequantSink, files (issue 13). Every file goes through SafeOutputDir
+// (stream/safe_output_dir.h): outputs and spools are hidden temps created
+// with O_EXCL | O_NOFOLLOW relative to OUT_DIR opened once, published by
+// renameat when the tensor passed (and, for .hrry, the index named it), so
+// no symlink planted in OUT_DIR is followed and no file the run did not
+// publish is replaced. On a rejection (IngestSink::OnInputRejected, or a
+// data-level rule of the sink) every temp of the run is removed and the
+// records of the tensors that were complete and valid before it say
+// "not written". With keep_unnamed_outputs (a resumable run), finished
+// outputs waiting for their .hrry names survive an interruption, named in
+// TensorRecord::pending_output, for Preload to take over.
 //
 // DequantSink, memory. The data buffer comes before the parameter buffers
 // on the wire (interchange.md § Scope, dequant/params.h), so a tensor with
 // parameter buffers spools its data buffer — in memory up to
-// spool_memory_bytes, else in OUT_DIR/.tensor_<i>.spool — keeps the
+// spool_memory_bytes, else in a temp of OUT_DIR — keeps the
 // parameter buffers in memory (at most max_parameter_bytes, else the sink
 // fails with ResourceExhausted) and dequantizes the spool in chunks at the
 // tensor's end. Per-tensor affine tensors (no parameter buffers) and plain
@@ -33,8 +47,7 @@
 // 16 MiB) + 2 MiB of output buffer: with the loader's 4 MiB ring, under
 // 64 MiB of peak RSS (bench/ingest_bench.cc measures it).
 //
-// Output is written to <file>.partial and renamed when the tensor passed:
-// a tensor that failed leaves no file that looks complete. Plain
+// A tensor that failed leaves no file. Plain
 // (non-quantized) tensors of types float32, float16, bfloat16, float8
 // e4m3/e5m2 in row-major layout are converted to float32; others are
 // skipped with a verdict saying why (the tensor itself stays valid).
@@ -53,6 +66,7 @@
 #include "absl/types/span.h"
 #include "parser/descriptor.h"
 #include "parser/options.h"
+#include "stream/safe_output_dir.h"
 #include "stream/tensor_sink.h"
 
 namespace hurray::stream {
@@ -68,6 +82,16 @@ struct TensorRecord {
   bool complete = false;  // every byte arrived and passed
   std::string verdict;    // "valid", "dequantized", "skipped: ...", ...
   std::string output;     // file written (DequantSink), relative to OUT_DIR
+  // DequantSink, .hrry: the finished output's temp in OUT_DIR while it
+  // waits for the index to name it (SafeOutputDir::IsTempName).
+  std::string pending_output;
+  // CRC-32C of the bytes of `output` (or `pending_output`), checked when a
+  // resumed run takes the record over.
+  uint32_t output_crc32c = 0;
+  // With set_record_data_crc: CRC-32C of the tensor's buffer bytes in the
+  // order they arrived (a resumed network ingest compares it with the
+  // server's tensor again, stream/resume_check_sink.h).
+  uint32_t data_crc32c = 0;
 };
 
 class IngestSink : public TensorSink {
@@ -76,6 +100,13 @@ class IngestSink : public TensorSink {
   // empty when no entry names it. Called once the file passed, before
   // OnEndOfStream.
   virtual void OnTensorNames(absl::Span<const std::string> /*names*/) {}
+  // The container names its tensors at its end (.hrry: the index): nothing
+  // may be published under a name before OnTensorNames. Called by the
+  // consumer before any tensor.
+  virtual void ExpectTensorNames() {}
+  // The input was rejected (not merely interrupted: the source failing is
+  // no verdict on it): nothing it names may be published.
+  virtual void OnInputRejected() {}
   // Not OK once the sink failed; the loader then stops.
   virtual absl::Status status() const { return absl::OkStatus(); }
 };
@@ -85,22 +116,32 @@ class RecordingIngestSink : public IngestSink {
  public:
   void OnTensorKey(absl::string_view key) override;
   void OnDescriptor(const TensorDescriptor& d) override;
+  void OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
+                     absl::Span<const uint8_t> piece) override;
   void OnTensorEnd() override;
   void OnTensorNames(absl::Span<const std::string> names) override;
   absl::Status status() const override { return status_; }
 
   const std::vector<TensorRecord>& records() const { return records_; }
-  // Resume: the records of the tensors an earlier run completed.
-  virtual void Preload(std::vector<TensorRecord> done);
+  // Compute TensorRecord::data_crc32c (off by default: it costs a pass
+  // over every data byte).
+  void set_record_data_crc(bool on) { record_data_crc_ = on; }
+  // Resume: the records of the tensors an earlier run completed. An error
+  // (an output of the earlier run missing or changed) means the run must not
+  // go on.
+  virtual absl::Status Preload(std::vector<TensorRecord> done);
 
  protected:
   TensorRecord* current() { return in_tensor_ ? &records_.back() : nullptr; }
   void Fail(absl::Status s);
+  // Every override of OnBufferPiece calls it (TensorRecord::data_crc32c).
+  void NoteData(absl::Span<const uint8_t> piece);
 
   std::vector<TensorRecord> records_;
   bool in_tensor_ = false;
   std::string pending_key_;
   absl::Status status_;
+  bool record_data_crc_ = false;
 };
 
 // Validate only: the verdict of a complete tensor is "valid".
@@ -120,8 +161,11 @@ struct DequantSinkOptions {
   uint64_t max_scattered_elements = uint64_t{8} << 20;
   // False: dequantize (checking the data-level rules) but write no file.
   bool write_files = true;
-  // .hrry: rename tensor_<i>.f32 to the index names at the end.
+  // .hrry: publish the outputs under the index names (else tensor_<i>.f32).
   bool rename_to_names = true;
+  // .hrry: finished outputs waiting for the index survive an interruption
+  // (the sink going away without OnInputRejected) for a resumed run.
+  bool keep_unnamed_outputs = false;
 };
 
 class DequantSink : public RecordingIngestSink {
@@ -134,11 +178,22 @@ class DequantSink : public RecordingIngestSink {
                      absl::Span<const uint8_t> piece) override;
   void OnTensorEnd() override;
   void OnTensorNames(absl::Span<const std::string> names) override;
+  void ExpectTensorNames() override { names_at_end_ = true; }
+  void OnInputRejected() override;
+  // Checks each output of `done` against its CRC-32C (read, never through a
+  // symlink) and takes over the pending ones; changes nothing in OUT_DIR.
+  absl::Status Preload(std::vector<TensorRecord> done) override;
 
  private:
   class Tensor;
-  std::unique_ptr<Tensor> tensor_;
+  void FailTensor(absl::Status s);
+  void DropPending(absl::string_view why);
+
   DequantSinkOptions options_;
+  absl::Status dir_status_;
+  std::unique_ptr<SafeOutputDir> dir_;  // null when it cannot be opened
+  std::unique_ptr<Tensor> tensor_;      // destroyed before dir_
+  bool names_at_end_ = false;
 };
 
 // The file name (without ".f32") for a tensor name; see above.

@@ -2,6 +2,9 @@
 // reference (dequant::DequantizeAll), names, spooling, failures.
 #include "stream/sinks.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -130,9 +133,9 @@ TEST(DequantSink, DataLevelRejectionLeavesNoOutput) {
   std::vector<IngestTensor> tensors = testing::MixedTensors(4);
   // A NaN scale of the per-channel tensor: a data-level rule.
   dequant::testing::SetScaleF32(&tensors[1].tensor, 2, NAN);
-  DequantSinkOptions o;
-  o.out_dir = testing::FreshDir("dequant_reject");
   for (bool hrry : {false, true}) {
+    DequantSinkOptions o;
+    o.out_dir = testing::FreshDir(hrry ? "reject_hrry" : "reject_stream");
     const std::vector<uint8_t> bytes =
         hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors);
     const Out out = Dequant(bytes, o);
@@ -142,10 +145,106 @@ TEST(DequantSink, DataLevelRejectionLeavesNoOutput) {
     ASSERT_EQ(out.records.size(), 2u);
     EXPECT_FALSE(out.records[1].complete);
     EXPECT_TRUE(absl::StartsWith(out.records[1].verdict, "rejected"));
-    // Only tensor 0 is there (under its temporary name for .hrry: the file
-    // did not pass).
+    // A stream's tensor 0 passed and is there; a .hrry that did not pass
+    // leaves nothing (its index never named tensor 0).
     EXPECT_EQ(testing::ListDir(o.out_dir),
-              std::vector<std::string>{"tensor_0.f32"});
+              hrry ? std::vector<std::string>{}
+                   : std::vector<std::string>{"tensor_0.f32"});
+    EXPECT_EQ(out.records[0].complete, true);
+    EXPECT_EQ(out.records[0].output, hrry ? "" : "tensor_0.f32");
+  }
+}
+
+// Issue 13: symlinks planted at the names the sink used to write through
+// (OUT/tensor_<i>.f32.partial, the spool OUT/.tensor_<i>.f32.spool) are
+// never followed: the victims keep their bytes, the outputs are right.
+TEST_P(DequantFormats, PlantedSymlinksAreNotWrittenThrough) {
+  const bool hrry = GetParam();
+  const std::vector<IngestTensor> tensors = testing::MixedTensors(12, 2);
+  const std::string victims = testing::FreshDir("victims");
+  DequantSinkOptions o;
+  o.out_dir = testing::FreshDir("planted");
+  o.spool_memory_bytes = 0;  // every spool goes to a file
+  std::vector<std::string> planted;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    for (const std::string& name :
+         {absl::StrCat("tensor_", i, ".f32.partial"),
+          absl::StrCat(".tensor_", i, ".f32.spool")}) {
+      const std::string victim = absl::StrCat(victims, "/", name);
+      testing::WriteAll(victim, {'v', 'i', 'c'});
+      ASSERT_EQ(::symlink(victim.c_str(), (o.out_dir + "/" + name).c_str()), 0);
+      planted.push_back(name);
+    }
+  }
+  const std::vector<uint8_t> bytes =
+      hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors);
+  const Out out = Dequant(bytes, o, 777);
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  for (const std::string& name : planted) {
+    EXPECT_EQ(testing::ReadAll(victims + "/" + name),
+              (std::vector<uint8_t>{'v', 'i', 'c'}))
+        << name << " was written through";
+  }
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].expected.empty()) continue;
+    EXPECT_TRUE(testing::ReadAll(o.out_dir + "/" + out.records[i].output) ==
+                tensors[i].expected)
+        << tensors[i].name;
+  }
+}
+
+// Issue 13: a user's OUT/tensor_0.f32 survives a .hrry ingest (whose
+// tensors all have index names), and no temporary file is left.
+TEST(DequantSink, PreExistingFileSurvivesAHrryIngest) {
+  const std::vector<IngestTensor> tensors = testing::MixedTensors(13);
+  DequantSinkOptions o;
+  o.out_dir = testing::FreshDir("preexisting");
+  const std::vector<uint8_t> mine = {'m', 'i', 'n', 'e'};
+  testing::WriteAll(o.out_dir + "/tensor_0.f32", mine);
+  const Out out = Dequant(testing::HrryBytes(tensors), o);
+  ASSERT_TRUE(out.status.ok()) << out.status;
+  EXPECT_EQ(testing::ReadAll(o.out_dir + "/tensor_0.f32"), mine);
+  std::vector<std::string> want = {"tensor_0.f32"};
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].expected.empty()) continue;
+    want.push_back(SafeFileName(tensors[i].name, i) + ".f32");
+    EXPECT_EQ(out.records[i].output, want.back());
+  }
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(testing::ListDir(o.out_dir), want);
+}
+
+// Issue 13: a .hrry rejected at its end (a damaged index, a damaged
+// trailer) leaves no output and no temporary file; the records still say
+// which tensors were complete and valid before the rejection.
+TEST(DequantSink, RejectedHrryLeavesNoOutputs) {
+  const std::vector<IngestTensor> tensors = testing::MixedTensors(14);
+  const std::vector<uint8_t> good = testing::HrryBytes(tensors);
+  // The last byte before the 40-byte trailer (the index, CRC-checked), and
+  // the trailer's last byte (its magic).
+  for (size_t at : {good.size() - 41, good.size() - 1}) {
+    SCOPED_TRACE(::testing::Message() << "damaged byte " << at);
+    std::vector<uint8_t> bytes = good;
+    bytes[at] ^= 0x20;
+    DequantSinkOptions o;
+    o.out_dir = testing::FreshDir("rejected_hrry");
+    testing::WriteAll(o.out_dir + "/keep.f32", {1, 2, 3, 4});
+    for (uint64_t spool : {uint64_t{0}, uint64_t{4} << 20}) {
+      o.spool_memory_bytes = spool;
+      const Out out = Dequant(bytes, o, 1000);
+      ASSERT_TRUE(RuleIdOf(out.status).has_value()) << out.status;
+      EXPECT_EQ(testing::ListDir(o.out_dir),
+                std::vector<std::string>{"keep.f32"});
+      ASSERT_EQ(out.records.size(), tensors.size());
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        EXPECT_TRUE(out.records[i].complete) << i;
+        EXPECT_EQ(out.records[i].output, "") << i;
+        if (!tensors[i].expected.empty()) {
+          EXPECT_TRUE(absl::StrContains(out.records[i].verdict, "not written"))
+              << out.records[i].verdict;
+        }
+      }
+    }
   }
 }
 

@@ -17,6 +17,7 @@
 #include "parser/element_type.h"
 #include "parser/rules.h"
 #include "parser/wire.h"
+#include "stream/safe_output_dir.h"
 #include "tools/command_util.h"
 #include "tools/json_writer.h"
 
@@ -139,9 +140,13 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
     return dq.status();
   }
 
-  // The data buffer, streamed through the dequantizer into OUT.
-  std::ofstream out(output, std::ios::binary | std::ios::trunc);
-  if (!out) return absl::PermissionDeniedError("cannot create the output");
+  // The data buffer, streamed through the dequantizer into a hidden temp of
+  // OUT's directory, published as OUT only once complete
+  // (stream/safe_output_dir.h): a rejection or failure leaves OUT as it
+  // was, and a symlink at OUT is replaced, never written through.
+  absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> out =
+      stream::SafeOutputFile::Create(output);
+  if (!out.ok()) return out.status();
   in.clear();
   in.seekg(static_cast<std::streamoff>(offsets[0]));
   std::vector<uint8_t> data(kChunkBytes);
@@ -191,11 +196,11 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
       for (size_t i = 0; i < count; ++i) {
         wire::StoreF32(&le[4 * i], floats[at + i]);
       }
-      out.write(reinterpret_cast<const char*>(le.data()),
-                static_cast<std::streamsize>(4 * count));
+      absl::Status s = (*out)->Write(absl::MakeConstSpan(le.data(), 4 * count));
+      if (!s.ok()) return s;
     }
-    out.close();
-    if (!out) return absl::DataLossError("cannot write the output");
+    s = (*out)->Commit();
+    if (!s.ok()) return s;
     *exit_code = kExitOk;
     return dq->elements_written();
   }
@@ -217,16 +222,16 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
     }
     le.resize(written * 4);
     for (size_t i = 0; i < written; ++i) wire::StoreF32(&le[4 * i], floats[i]);
-    out.write(reinterpret_cast<const char*>(le.data()),
-              static_cast<std::streamsize>(le.size()));
+    s = (*out)->Write(le);
+    if (!s.ok()) return s;
   }
   absl::Status s = dq->Finish();
   if (!s.ok()) {
     if (RuleIdOf(s).has_value()) *exit_code = kExitRejected;
     return s;
   }
-  out.close();
-  if (!out) return absl::DataLossError("cannot write the output");
+  s = (*out)->Commit();
+  if (!s.ok()) return s;
   *exit_code = kExitOk;
   return dq->elements_written();
 }

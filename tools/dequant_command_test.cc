@@ -3,6 +3,10 @@
 // with the rule id; what this build cannot dequantize exits 2.
 #include "tools/dequant_command.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -191,6 +195,27 @@ TEST(DequantCommandTest, InvalidInputExitsOneWithTheRule) {
   r = Dequant({path, "-o", TempPath("z")});
   EXPECT_EQ(r.exit_code, kExitRejected);
   EXPECT_NE(r.out.find("DESC-HDR-02"), std::string::npos) << r.out;
+}
+
+// Issue 13: OUT is published by rename once complete; a symlink planted at
+// OUT is replaced, never written through.
+TEST(DequantCommandTest, ASymlinkAtTheOutputIsNotWrittenThrough) {
+  std::mt19937_64 rng(3);
+  const TestTensor t = dequant::testing::MakeTensor(
+      {Scheme::kPerTensorAffine, type_tag::kInt8, {4, 4}}, rng);
+  const std::string victim = TempPath("dequant_victim");
+  std::ofstream(victim) << "precious";
+  const std::string out = TempPath("dequant_link.f32");
+  std::remove(out.c_str());
+  ASSERT_EQ(::symlink(victim.c_str(), out.c_str()), 0);
+  const CommandRun r = Dequant({WriteStream(t, "link.hrs"), "-o", out});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.err;
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
+  struct stat st;
+  ASSERT_EQ(::lstat(out.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(ReadFloats(out).size(), 16u);
 }
 
 TEST(DequantCommandTest, UsageAndUnsupportedExitTwo) {

@@ -133,14 +133,28 @@ expect_rc 0 "--resume, complete run"
 run ingest cut.hrry --dequant out_c --resume cstate
 expect_rc 1 "--resume, rejected"
 first="${out}"
-[[ -e cstate ]] || fail "the state file of a rejected run stays"
+expect_contains "${out}" "not written: the input was rejected" "rejected .hrry: the summary"
+[[ ! -e cstate ]] || fail "the state file of a rejected run is removed"
+[[ -z "$(ls -A out_c)" ]] || fail "a rejected .hrry leaves nothing in OUT: $(ls -A out_c)"
 run ingest cut.hrry --dequant out_c --resume cstate
 expect_rc 1 "--resume, rerun"
-[[ "${out}" == "${first}" ]] || fail "resumed rerun differs:
+[[ "${out}" == "${first}" ]] || fail "rerun differs:
 ${out}
 ---
 ${first}"
-run ingest mixed.hrry --dequant out_c --resume cstate
+# An interrupted run (killed while its source, a FIFO, waits for more
+# bytes) leaves a state that belongs to that source only.
+mkfifo fifo
+{ head -c 20000 mixed.hrs; sleep 60; } >fifo &
+writer=$!
+"${hurray}" ingest fifo --dequant out_f --resume fstate >/dev/null 2>&1 &
+reader=$!
+for _ in $(seq 200); do [[ -s fstate ]] && break; sleep 0.1; done
+kill -KILL "${reader}" 2>/dev/null
+kill "${writer}" 2>/dev/null
+wait "${reader}" "${writer}" 2>/dev/null
+[[ -s fstate ]] || fail "the interrupted run wrote no state"
+run ingest mixed.hrs --dequant out_f --resume fstate
 expect_rc 2 "--resume with another source"
 
 # --- Network: `hurray serve` on a free port. ------------------------------------
@@ -173,6 +187,18 @@ else
   expect_rc 2 "tcp:// unknown name"
   expect_contains "${err}" "UNKNOWN_TENSOR" "tcp:// unknown name"
   [[ -e nstate ]] || fail "tcp:// --resume keeps the names left"
+  # Resumed: "bias" is fetched again and matches its record, then "nope"
+  # fails again.
+  run ingest "tcp://127.0.0.1:${port}/bias,nope" --resume nstate
+  expect_rc 2 "tcp:// resumed, unknown name"
+  expect_contains "${err}" "UNKNOWN_TENSOR" "tcp:// resumed, the check passed"
+  # A record whose data CRC-32C is not the server's: the server's tensor
+  # changed since the interrupted run.
+  awk '$1 == "record" { $NF = ($NF + 1) % 4294967296 } { print }' nstate >nstate.edit
+  mv nstate.edit nstate
+  run ingest "tcp://127.0.0.1:${port}/bias,nope" --resume nstate
+  expect_rc 2 "tcp:// resumed against changed data"
+  expect_contains "${err}" "refusing to resume" "tcp:// changed data"
 fi
 kill "${serve_pid}" 2>/dev/null
 wait "${serve_pid}" 2>/dev/null

@@ -21,6 +21,9 @@
 #include "stream/ingest_state.h"
 #include "stream/loader.h"
 #include "stream/net_client_session.h"
+#include "stream/resume_check_sink.h"
+#include "stream/resume_source.h"
+#include "stream/sink_checked_consumer.h"
 #include "tools/command_util.h"
 #include "tools/display_text.h"
 #include "tools/json_writer.h"
@@ -310,12 +313,23 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     stream::DequantSinkOptions o;
     o.out_dir = *a.out_dir;
     o.mode = a.options.mode;
+    // A resumable run keeps finished .hrry outputs that wait for the index
+    // when it is interrupted.
+    o.keep_unnamed_outputs = a.state_file.has_value();
     sink = std::make_unique<stream::DequantSink>(o);
   } else {
     sink = std::make_unique<stream::ValidateSink>();
   }
 
-  // Resume state.
+  // Resume state. A file source is bound to its state by its identity and
+  // the CRC-32C of the bytes consumed (stream/resume_source.h); both are
+  // checked before anything in OUT is touched, and a mismatch is exit 2.
+  const bool is_net = absl::StartsWith(a.source, "tcp://");
+  std::optional<stream::SourceIdentity> identity;
+  if (a.state_file.has_value() && !is_net) {
+    absl::StatusOr<stream::SourceIdentity> id = stream::IdentifyFile(a.source);
+    if (id.ok()) identity = *id;
+  }
   std::optional<IngestState> resumed;
   if (a.state_file.has_value()) {
     absl::StatusOr<IngestState> st = stream::LoadState(*a.state_file);
@@ -324,8 +338,20 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
         return fail(absl::FailedPreconditionError(
             "the resume state belongs to another SOURCE or --dequant"));
       }
+      if (!is_net) {
+        if (!st->identity.has_value()) {
+          return fail(absl::FailedPreconditionError(
+              "the resume state does not identify its source file: refusing "
+              "to resume; remove the state file to start over"));
+        }
+        absl::Status s = stream::CheckResumeSource(a.source, *st->identity,
+                                                   st->checkpoint.offset,
+                                                   st->checkpoint.crc32c);
+        if (!s.ok()) return fail(s);
+      }
       resumed = *std::move(st);
-      sink->Preload(resumed->records);
+      absl::Status s = sink->Preload(resumed->records);
+      if (!s.ok()) return fail(s);
     } else if (st.status().code() != absl::StatusCode::kNotFound) {
       return fail(st.status());
     }
@@ -341,6 +367,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
       IngestState st;
       st.source = a.source;
       st.out_dir = a.out_dir.value_or("");
+      st.identity = identity;
       st.checkpoint = c;
       st.records.assign(
           sink->records().begin(),
@@ -352,9 +379,15 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
 
   // The source and its consumer.
   stream::LoadSource source;
-  std::vector<std::string> net_names;  // tcp://: the keys requested
+  std::vector<std::string> net_names;              // tcp://: the keys requested
+  std::unique_ptr<stream::ResumeCheckSink> check;  // resumed tcp://
+  const stream::NetClientSession* net_session = nullptr;
+  size_t keys_before = 0;  // resumed tcp://: keys done before net_names[0]
+  // The CRC-32C of each tensor's data binds a network state to the server's
+  // tensors.
+  if (is_net && a.state_file.has_value()) sink->set_record_data_crc(true);
   std::unique_ptr<stream::ByteConsumer> consumer;
-  if (absl::StartsWith(a.source, "tcp://")) {
+  if (is_net) {
     const absl::string_view rest = absl::string_view(a.source).substr(6);
     const size_t slash = rest.find('/');
     const absl::string_view hostport = rest.substr(0, slash);
@@ -375,6 +408,17 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     }
     if (resumed.has_value()) {
       net_names = resumed->remaining_names;
+      // The last completed key is fetched again, first, and compared with
+      // its records before anything new is written (resume_check_sink.h).
+      const size_t from = stream::LastKeyStart(resumed->records);
+      if (from < resumed->records.size()) {
+        check = std::make_unique<stream::ResumeCheckSink>(
+            std::vector<TensorRecord>(resumed->records.begin() + from,
+                                      resumed->records.end()),
+            sink.get());
+        net_names.insert(net_names.begin(), resumed->records[from].name);
+        keys_before = stream::CountKeys(resumed->records) - 1;
+      }
     } else if (net_names.empty()) {
       stream::LoaderOptions lo;
       lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
@@ -386,9 +430,17 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     }
     if (!net_names.empty()) {
       absl::StatusOr<std::unique_ptr<stream::ByteConsumer>> net =
-          MakeNetConsumer(net_names, a.options, sink.get());
+          MakeNetConsumer(net_names, a.options,
+                          check != nullptr
+                              ? static_cast<stream::IngestSink*>(check.get())
+                              : sink.get());
       if (!net.ok()) return fail(net.status());
-      consumer = *std::move(net);
+      net_session = dynamic_cast<const stream::NetClientSession*>(net->get());
+      // A failing sink (or a refused resume check) stops the session.
+      consumer = std::make_unique<stream::SinkCheckedConsumer>(
+          *std::move(net), check != nullptr
+                               ? static_cast<stream::IngestSink*>(check.get())
+                               : sink.get());
     }
   } else {
     const Checkpoint* resume =
@@ -405,8 +457,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
   lo.connect_timeout_seconds = a.connect_timeout;
   ProgressLine progress(err);
-  const auto* net =
-      dynamic_cast<const stream::NetClientSession*>(consumer.get());
+  const stream::NetClientSession* net = net_session;
   const stream::ByteConsumer* c = consumer.get();
   lo.tensors_completed = [c, net] {
     return net != nullptr ? net->tensors_completed()
@@ -426,7 +477,12 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     st.source = a.source;
     st.out_dir = a.out_dir.value_or("");
     st.remaining_names.assign(net_names.begin() + keys_saved, net_names.end());
-    for (const TensorRecord& r : sink->records()) {
+    // The records of the completed keys only (a key's members may be
+    // complete while the key is not).
+    const size_t keep =
+        stream::RecordsOfKeys(sink->records(), keys_before + keys_saved);
+    for (size_t i = 0; i < keep; ++i) {
+      const TensorRecord& r = sink->records()[i];
       if (!r.complete) break;
       st.records.push_back(r);
     }
@@ -461,11 +517,14 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   if (!state_error.ok()) {
     err << "hurray ingest: " << TerminalSafe(state_error.message()) << "\n";
   }
-  if (status.ok() && a.state_file.has_value()) {
-    std::remove(a.state_file->c_str());  // finished: nothing to resume
+  const int code = ExitCodeOf(status);
+  // Finished, or rejected (the outputs waiting for a .hrry index were
+  // removed with the verdict, and a rerun reaches the same one): nothing to
+  // resume. unlink(2) removes a symlink, never its target.
+  if (a.state_file.has_value() && code != kExitError) {
+    ::unlink(a.state_file->c_str());
   }
   out.flush();
-  const int code = ExitCodeOf(status);
   return !state_error.ok() && code == kExitOk ? kExitError : code;
 }
 

@@ -1,7 +1,5 @@
 #include "tools/pack_command.h"
 
-#include <cstdio>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -13,6 +11,7 @@
 #include "parser/rules.h"
 #include "stream/byte_sink.h"
 #include "stream/hrry_writer.h"
+#include "stream/safe_output_dir.h"
 #include "stream/stream_reader.h"
 #include "tools/command_util.h"
 #include "tools/sample_model.h"
@@ -156,29 +155,28 @@ int RunPack(absl::Span<const std::string> args, std::ostream& out,
   absl::StatusOr<PackArgs> parsed = ParsePackArgs(args);
   if (!parsed.ok()) return UsageError("pack", parsed.status().message(), err);
 
-  const std::string partial = parsed->output + ".partial";
-  std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-  if (!file) {
-    err << "hurray pack: cannot create " << partial << "\n";
+  // Written to a hidden temp of the output's directory, published under
+  // its name only once complete (stream/safe_output_dir.h): a rejected input
+  // or a failed write leaves the old file, and a symlink at OUT is replaced,
+  // never written through.
+  absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> file =
+      stream::SafeOutputFile::Create(parsed->output);
+  if (!file.ok()) {
+    err << "hurray pack: " << file.status().message() << "\n";
     return kExitError;
   }
-  stream::OstreamSink sink(&file);
+  auto sink = [&file](absl::Span<const uint8_t> bytes) {
+    return (*file)->Write(bytes);
+  };
   std::string failed_input;
   absl::Status s = parsed->sample ? WriteSampleModel(sink)
                                   : Pack(*parsed, sink, &failed_input);
-  file.close();
-  if (s.ok() && !file) s = absl::DataLossError("cannot write the output");
+  if (s.ok()) s = (*file)->Commit();
   if (!s.ok()) {
-    std::remove(partial.c_str());
     const std::optional<absl::string_view> rule = RuleIdOf(s);
     err << "hurray pack: " << (failed_input.empty() ? "" : failed_input + ": ")
         << s.message() << "\n";
     return rule.has_value() ? kExitRejected : kExitError;
-  }
-  if (std::rename(partial.c_str(), parsed->output.c_str()) != 0) {
-    err << "hurray pack: cannot rename " << partial << "\n";
-    std::remove(partial.c_str());
-    return kExitError;
   }
   out << "wrote " << parsed->output << "\n";
   return kExitOk;

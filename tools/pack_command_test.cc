@@ -101,6 +101,24 @@ TEST_F(PackTest, ARejectedInputNamesItsRuleAndLeavesNoOutput) {
   EXPECT_FALSE(fs::exists(out + ".partial"));
 }
 
+// Issue 13: the output goes through a fresh hidden temp, never a fixed
+// name: a symlink planted at the old temp name OUT.partial (or at OUT) is
+// not written through.
+TEST_F(PackTest, PlantedSymlinksAreNotWrittenThrough) {
+  const fs::path victim = dir_ / "victim";
+  std::ofstream(victim) << "precious";
+  const std::string out = (dir_ / "linked.hrry").string();
+  fs::create_symlink(victim, out + ".partial");
+  ASSERT_EQ(Run({"--sample", "-o", out}), kExitOk) << err_.str();
+  fs::remove(out);
+  fs::create_symlink(victim, out);
+  ASSERT_EQ(Run({"--sample", "-o", out}), kExitOk) << err_.str();
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
+  EXPECT_FALSE(fs::is_symlink(out));
+  EXPECT_GT(fs::file_size(out), 100u);
+}
+
 TEST_F(PackTest, UsageErrors) {
   EXPECT_EQ(Run({"--sample"}), kExitError);                  // no -o
   EXPECT_EQ(Run({"-o", "x.hrry"}), kExitError);              // no input

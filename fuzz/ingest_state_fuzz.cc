@@ -1,0 +1,82 @@
+// Fuzz target: the resume state file of `hurray ingest --resume`
+// (stream/ingest_state.h), parsed as the hostile input it is (issue 13).
+//
+// Input: the bytes of a state file. Properties:
+//   * ParseState never crashes and refuses with InvalidArgument only;
+//   * an accepted state names only outputs our own mapping gives its
+//     records (tensor_<i>.f32 or SafeFileName(name, i).f32) or our temp
+//     names: plain names, never '/' or '..';
+//   * it serializes to a text that parses back to the same serialization
+//     (one spelling);
+//   * a consumer resumed from its checkpoint, with a sink preloaded with
+//     its records, finishes with OK or a rule id (never a crash): the
+//     readers' ResumeAt sees only checkpoints ParseState let through.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "fuzz/fuzz_util.h"
+#include "parser/rules.h"
+#include "stream/consumers.h"
+#include "stream/ingest_state.h"
+#include "stream/safe_output_dir.h"
+#include "stream/sinks.h"
+
+namespace hurray::fuzz {
+namespace {
+
+void CheckAccepted(const stream::IngestState& st) {
+  for (size_t i = 0; i < st.records.size(); ++i) {
+    const stream::TensorRecord& r = st.records[i];
+    HURRAY_FUZZ_CHECK(r.complete);
+    if (!r.output.empty()) {
+      HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(r.output));
+      HURRAY_FUZZ_CHECK(r.output.find('/') == std::string::npos);
+      HURRAY_FUZZ_CHECK(r.output != "..");
+      HURRAY_FUZZ_CHECK(r.output == absl::StrCat("tensor_", i, ".f32") ||
+                        r.output == stream::SafeFileName(r.name, i) + ".f32");
+      HURRAY_FUZZ_CHECK(r.pending_output.empty());
+    }
+    if (!r.pending_output.empty()) {
+      HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsTempName(r.pending_output));
+      HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(r.pending_output));
+    }
+  }
+  HURRAY_FUZZ_CHECK(st.records.size() == st.checkpoint.tensors);
+  HURRAY_FUZZ_CHECK(st.checkpoint.format != stream::SourceFormat::kUnknown);
+}
+
+}  // namespace
+}  // namespace hurray::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace hurray;
+  const absl::string_view text(reinterpret_cast<const char*>(data), size);
+  absl::StatusOr<stream::IngestState> st = stream::ParseState(text);
+  if (!st.ok()) {
+    HURRAY_FUZZ_CHECK(st.status().code() == absl::StatusCode::kInvalidArgument);
+    return 0;
+  }
+  fuzz::CheckAccepted(*st);
+
+  // One spelling: what we write parses back to itself.
+  const std::string again = stream::SerializeState(*st);
+  absl::StatusOr<stream::IngestState> back = stream::ParseState(again);
+  HURRAY_FUZZ_CHECK(back.ok());
+  HURRAY_FUZZ_CHECK(stream::SerializeState(*back) == again);
+
+  // Resume from the checkpoint: no file is touched (validation only).
+  stream::ValidateSink sink;
+  HURRAY_FUZZ_CHECK(sink.Preload(st->records).ok());
+  std::unique_ptr<stream::ByteConsumer> consumer = stream::MakeConsumer(
+      stream::SourceFormat::kUnknown, stream::FileOptions(), &sink,
+      &st->checkpoint, [](const stream::Checkpoint&) {});
+  const absl::Status s = consumer->Finish();
+  HURRAY_FUZZ_CHECK(s.ok() || RuleIdOf(s).has_value());
+  return 0;
+}
