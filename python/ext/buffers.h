@@ -3,9 +3,13 @@
 #ifndef HURRAY_PYTHON_EXT_BUFFERS_H_
 #define HURRAY_PYTHON_EXT_BUFFERS_H_
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -53,6 +57,17 @@ class ByteViews {
   std::vector<std::unique_ptr<ByteView>> views_;
   std::vector<absl::Span<const uint8_t>> spans_;
 };
+
+// A uint8 array that takes ownership of `bytes` (no copy): the buffers the
+// readers collect become numpy arrays as they are.
+inline py::array OwnedBytes(std::string bytes) {
+  auto* owned = new std::string(std::move(bytes));
+  py::capsule free_when_done(
+      owned, [](void* p) { delete static_cast<std::string*>(p); });
+  return py::array(py::dtype::of<uint8_t>(),
+                   {static_cast<py::ssize_t>(owned->size())},
+                   reinterpret_cast<uint8_t*>(owned->data()), free_when_done);
+}
 
 }  // namespace hurray::python
 

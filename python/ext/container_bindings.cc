@@ -39,16 +39,6 @@ py::array ReadOnlyBytes(absl::Span<const uint8_t> bytes, py::handle owner) {
   return a;
 }
 
-// A writable uint8 array that owns `bytes`, without copying them.
-py::array OwnedBytes(std::string bytes) {
-  auto* owned = new std::string(std::move(bytes));
-  py::capsule free_when_done(
-      owned, [](void* p) { delete static_cast<std::string*>(p); });
-  return py::array(py::dtype::of<uint8_t>(),
-                   {static_cast<py::ssize_t>(owned->size())},
-                   reinterpret_cast<uint8_t*>(owned->data()), free_when_done);
-}
-
 py::object KvScalar(const KvValue& v) {
   switch (v.type) {
     case KvType::kString:

@@ -12,4 +12,5 @@ PYBIND11_MODULE(_hurray, m) {
   m.def("_set_error_classes", &hurray::python::SetErrorClasses);
   hurray::python::BindCodec(m);
   hurray::python::BindContainers(m);
+  hurray::python::BindNet(m);
 }

@@ -262,16 +262,26 @@ def decode_descriptor(data, permissive=False):
 
 # -- ingest --------------------------------------------------------------------
 
-def ingest(source, dequantize=True, names=None, permissive=False):
-    """Yields ``(name, value)`` for every tensor of a .hrry file, a bare
-    stream file, a file object or a socket, validated as it arrives; the
-    value is a float32 numpy array (``dequantize=True``) or the Tensor.
-    Memory is one tensor at a time. Bare streams have no names: tensors are
-    named ``tensor_<i>``. ``names`` selects tensors of a .hrry file."""
+def ingest(source, dequantize=True, names=None, permissive=False,
+           idle_timeout=60.0, connect_timeout=10.0):
+    """Yields ``(name, value)`` for every tensor of a source, validated as
+    it arrives; the value is a float32 numpy array (``dequantize=True``) or
+    the Tensor. Sources:
+
+    - a path: a .hrry file (read over mmap) or a bare stream file;
+    - a file object or a socket carrying a bare stream;
+    - ``tcp://HOST:PORT[/a,b,...]``: a ``hurray serve`` peer (the framed
+      network protocol), every tensor it lists or the named ones, with the
+      CLI's deadlines (connect, and idle: no byte for ``idle_timeout`` s).
+
+    Memory: the tensor being yielded and, for tcp://, at most 64 MiB of
+    tensors received ahead. Bare streams have no names: ``tensor_<i>``.
+    ``names`` selects tensors (a .hrry file, or a tcp:// peer).
+    """
     if isinstance(source, str) and "://" in source:
-        raise NotImplementedError(
-            "network sources are read by `hurray ingest`; from Python, pass a "
-            "socket speaking the bare stream format")
+        yield from _ingest_tcp(source, dequantize, names, permissive,
+                               idle_timeout, connect_timeout)
+        return
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         with _open_input(path) as f:
@@ -283,6 +293,43 @@ def ingest(source, dequantize=True, names=None, permissive=False):
             yield from _ingest_stream(f, dequantize, permissive)
         return
     yield from _ingest_stream(source, dequantize, permissive)
+
+
+def _parse_tcp(url):
+    if not url.startswith("tcp://"):
+        raise ValueError(f"unsupported source {url!r}: paths, file objects, "
+                         "sockets and tcp://HOST:PORT")
+    rest = url[len("tcp://"):]
+    hostport, _, keys = rest.partition("/")
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not host or not port:
+        raise ValueError("tcp:// needs HOST:PORT")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host, port, [k for k in keys.split(",") if k]
+
+
+def _net_tensors(host, port, keys, permissive, idle, connect):
+    session = _hurray.NetIngest(host, port, keys, permissive, idle, connect)
+    while True:
+        item = session.next()
+        if item is None:
+            return
+        key, fields, buffers = item
+        yield key, Tensor._from_parts(fields, buffers)
+
+
+def _ingest_tcp(url, dequantize, names, permissive, idle, connect):
+    host, port, keys = _parse_tcp(url)
+    keys = list(names) if names is not None else keys
+    if not keys:  # every tensor the server lists (docs/network.md)
+        (_, listing), = _net_tensors(host, port, [_hurray.LIST_KEY],
+                                     permissive, idle, connect)
+        keys = _hurray.parse_tensor_list(listing.data)
+    if not keys:
+        return
+    for key, t in _net_tensors(host, port, keys, permissive, idle, connect):
+        yield key, (t.dequantize() if dequantize else t)
 
 
 def _open_input(path):
