@@ -5,6 +5,7 @@
 // like descriptor_chunked_fuzz's, so that corpus seeds this one too:
 //   byte 0   bit 0 HURRAY_PERMISSIVE, bit 1 HURRAY_NO_VALIDATE (decoder),
 //            bit 4 a stream callback cancels at the event numbered by byte 2
+//            bit 5 file mode: the rest is a .hrry image (below)
 //   byte 1   chunking: bits 0-2 maximum chunk length, one of
 //            1, 2, 3, 5, 8, 16, 64, 4096; bit 3 chunks may be empty;
 //            bits 4-7 seed, low bits
@@ -25,6 +26,12 @@
 // and without gaps, tensor end), and the same outcome, rule and offset as
 // the C++ one-shot ReadStream.
 //
+// File mode: hurray_file_open_memory on the rest must give the outcome, rule
+// and offset of the C++ HrryFile::FromBytes; when it opens, every index
+// entry is looked up by name, its fields and buffers checked against the C++
+// reader (buffers are views inside the image), and small quantized tensors
+// dequantized through hurray_tensor_dequantize.
+//
 // Every chunk is copied into a heap block of exactly its length, freed after
 // the call, so ASan sees a read past a chunk or a view kept after a call.
 #include <algorithm>
@@ -44,6 +51,8 @@
 #include "parser/descriptor.h"
 #include "parser/options.h"
 #include "parser/rules.h"
+#include "stream/file_format.h"
+#include "stream/hrry_mmap.h"
 #include "stream/stream_reader.h"
 
 namespace {
@@ -59,6 +68,7 @@ struct Header {
   uint32_t flags = 0;
   bool cancel = false;
   uint32_t cancel_at = 0;
+  bool file = false;
   uint32_t max_chunk = 1;
   bool allow_empty = false;
   uint64_t seed = 0;
@@ -72,6 +82,7 @@ Header ParseHeader(const uint8_t* data, size_t size) {
   if (h[0] & 2) out.flags |= HURRAY_NO_VALIDATE;
   out.cancel = (h[0] & 16) != 0;
   out.cancel_at = h[2];
+  out.file = (h[0] & 32) != 0;
   out.max_chunk = kMaxChunk[h[1] & 7];
   out.allow_empty = (h[1] & 8) != 0;
   out.seed = (h[1] >> 4) | (uint64_t{h[2]} << 4) | (uint64_t{h[3]} << 12);
@@ -388,6 +399,82 @@ void FuzzStream(const Header& h, absl::Span<const uint8_t> stream) {
   hurray_stream_free(s);
 }
 
+void FuzzFile(const Header& h, absl::Span<const uint8_t> image) {
+  // An exact-size copy: ASan catches a read past the image.
+  const Chunk copy(image);
+  const uint32_t flags = h.flags & HURRAY_PERMISSIVE;
+  hurray_file* f = nullptr;
+  hurray_error e;
+  const hurray_status s =
+      hurray_file_open_memory(copy.block.get(), copy.size, flags, &f, &e);
+  hurray::stream::FileOptions options;
+  options.parse = ParseOptionsFor(flags);
+  auto want = hurray::stream::HrryFile::FromBytes({copy.block.get(), copy.size},
+                                                  options);
+  HURRAY_FUZZ_CHECK(e.status == s);
+  if (!want.ok()) {
+    HURRAY_FUZZ_CHECK(f == nullptr && s != HURRAY_OK);
+    const auto rule = hurray::RuleIdOf(want.status());
+    HURRAY_FUZZ_CHECK((s == HURRAY_REJECTED) == rule.has_value());
+    if (rule.has_value()) {
+      HURRAY_FUZZ_CHECK(SameString(e.rule_id, *rule));
+      HURRAY_FUZZ_CHECK(e.offset == hurray::OffsetOf(want.status()));
+    }
+    return;
+  }
+  HURRAY_FUZZ_CHECK(s == HURRAY_OK && f != nullptr);
+  const hurray::stream::HrryFile& file = **want;
+  const size_t n = hurray_file_tensor_count(f);
+  HURRAY_FUZZ_CHECK(n == file.index().size());
+  const uint8_t* lo = copy.block.get();
+  const uint8_t* hi = lo + copy.size;
+  for (size_t i = 0; i < n && i < 64; ++i) {
+    const char* name = nullptr;
+    size_t name_size = 0;
+    HURRAY_FUZZ_CHECK(hurray_file_tensor_name(f, i, &name, &name_size) ==
+                      HURRAY_OK);
+    hurray_tensor* t = nullptr;
+    const hurray_status found = hurray_file_lookup(f, name, name_size, &t, &e);
+    const hurray::stream::IndexEntry* entry =
+        file.Find(absl::string_view(name, name_size));
+    HURRAY_FUZZ_CHECK(entry != nullptr);
+    hurray::TensorDescriptor d;
+    const absl::Status read = file.ReadDescriptor(*entry, &d);
+    HURRAY_FUZZ_CHECK((found == HURRAY_OK) == read.ok());
+    if (found != HURRAY_OK) continue;
+    CheckFields(hurray_tensor_descriptor(t), d);
+    for (uint32_t b = 0; b <= d.buffer_count; ++b) {
+      const uint8_t* data = nullptr;
+      uint64_t size = 0;
+      const hurray_status got = hurray_tensor_buffer(t, b, &data, &size);
+      const auto view = file.Buffer(*entry, d, b);
+      HURRAY_FUZZ_CHECK((got == HURRAY_OK) == view.ok());
+      if (got != HURRAY_OK) continue;
+      HURRAY_FUZZ_CHECK(size == view->size());
+      if (size > 0) HURRAY_FUZZ_CHECK(data >= lo && data + size <= hi);
+    }
+    uint64_t count = 0;
+    if (hurray_dequantized_count(hurray_tensor_descriptor(t), &count) ==
+            HURRAY_OK &&
+        count <= kMaxDequantElements) {
+      std::vector<float> out(count);
+      const hurray_status dq =
+          hurray_tensor_dequantize(t, out.data(), count, flags, &e);
+      HURRAY_FUZZ_CHECK(dq == e.status);
+      HURRAY_FUZZ_CHECK((dq == HURRAY_REJECTED) == (e.rule_id[0] != '\0'));
+    }
+    hurray_tensor_free(t);
+  }
+  hurray_tensor* none = nullptr;
+  const char missing[] = "\xff no such tensor \xff";
+  if (file.Find(missing) == nullptr) {
+    HURRAY_FUZZ_CHECK(hurray_file_lookup(f, missing, sizeof missing - 1, &none,
+                                         &e) == HURRAY_NOT_FOUND);
+    HURRAY_FUZZ_CHECK(none == nullptr);
+  }
+  hurray_file_close(f);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -396,6 +483,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       size > kHeaderSize
           ? absl::MakeConstSpan(data + kHeaderSize, size - kHeaderSize)
           : absl::Span<const uint8_t>();
+  if (h.file) {
+    FuzzFile(h, stream);
+    return 0;
+  }
   FuzzDecoder(h, stream);
   FuzzStream(h, stream);
   return 0;

@@ -479,9 +479,27 @@ static void TestFile(void) {
   CHECK_STR(e.rule_id, "");
   CHECK(e.message[0] != '\0');
 
-  /* A broken trailer magic: the rule and the absolute file offset. */
+  /* The same file from memory. */
   size_t file_size;
   uint8_t* bytes = ReadFile("corpus/golden/files/basic.hrry", &file_size);
+  if (bytes != NULL) {
+    CHECK_STATUS(hurray_file_open_memory(bytes, file_size, 0, &f, &e),
+                 HURRAY_OK);
+    CHECK(hurray_file_tensor_count(f) == 2);
+    CHECK_STATUS(hurray_file_lookup(f, "bias", 4, &t, &e), HURRAY_OK);
+    CHECK_STATUS(hurray_tensor_buffer(t, 0, &data, &size), HURRAY_OK);
+    CHECK(size == 3 && data != NULL && data >= bytes &&
+          data + size <= bytes + file_size); /* a view, no copy */
+    hurray_tensor_free(t);
+    hurray_file_close(f);
+    CHECK_STATUS(hurray_file_open_memory(bytes, 10, 0, &f, &e),
+                 HURRAY_REJECTED);
+    CHECK(f == NULL && e.rule_id[0] != '\0');
+    CHECK_STATUS(hurray_file_open_memory(NULL, 1, 0, &f, &e),
+                 HURRAY_INVALID_ARGUMENT);
+  }
+
+  /* A broken trailer magic: the rule and the absolute file offset. */
   const char* tmp = getenv("TEST_TMPDIR");
   char broken[1024];
   snprintf(broken, sizeof broken, "%s/broken.hrry", tmp != NULL ? tmp : "/tmp");
@@ -494,6 +512,10 @@ static void TestFile(void) {
       fclose(w);
       CHECK_STATUS(hurray_file_open(broken, 0, &f, &e), HURRAY_REJECTED);
       CHECK(f == NULL);
+      CHECK_STR(e.rule_id, "FILE-TRL-01");
+      CHECK(e.offset == file_size - 4);
+      CHECK_STATUS(hurray_file_open_memory(bytes, file_size, 0, &f, &e),
+                   HURRAY_REJECTED);
       CHECK_STR(e.rule_id, "FILE-TRL-01");
       CHECK(e.offset == file_size - 4);
     }

@@ -507,6 +507,28 @@ hurray_status hurray_file_open(const char* path, uint32_t flags,
   });
 }
 
+hurray_status hurray_file_open_memory(const uint8_t* data, size_t size,
+                                      uint32_t flags, hurray_file** file,
+                                      hurray_error* error) {
+  if (file != nullptr) *file = nullptr;
+  if ((data == nullptr && size != 0) || file == nullptr) {
+    return SetError(error, HURRAY_INVALID_ARGUMENT, "null argument");
+  }
+  return Guarded(error, [&]() -> hurray_status {
+    hurray::stream::FileOptions options;
+    options.parse = ParseOptionsFor(flags & HURRAY_PERMISSIVE);
+    absl::StatusOr<std::unique_ptr<hurray::stream::HrryFile>> f =
+        hurray::stream::HrryFile::FromBytes({data, size}, options);
+    if (!f.ok()) return SetStatus(error, f.status());
+    auto handle = std::make_unique<hurray_file>();
+    handle->file = *std::move(f);
+    handle->parse = options.parse;
+    *file = handle.release();
+    ClearError(error, HURRAY_OK);
+    return HURRAY_OK;
+  });
+}
+
 void hurray_file_close(hurray_file* file) { delete file; }
 
 size_t hurray_file_tensor_count(const hurray_file* file) {

@@ -207,11 +207,19 @@ typedef struct hurray_file hurray_file;
 typedef struct hurray_tensor hurray_tensor;
 
 /* Maps and validates the whole file (header, trailer, index, KV, every
- * descriptor). On failure *file is NULL and `error` (optional) says why:
- * REJECTED with the rule and the absolute file offset, IO_ERROR, ... */
+ * descriptor, the tensor region). On failure *file is NULL and `error`
+ * (optional) says why: REJECTED with the rule and the absolute file offset,
+ * IO_ERROR, ... flags: HURRAY_PERMISSIVE (HURRAY_NO_VALIDATE is ignored:
+ * a file is always validated). */
 HURRAY_API hurray_status hurray_file_open(const char* path, uint32_t flags,
                                           hurray_file** file,
                                           hurray_error* error);
+/* The same over a .hrry image in memory (no copy): the caller keeps
+ * data[0..size) alive and unchanged until hurray_file_close. */
+HURRAY_API hurray_status hurray_file_open_memory(const uint8_t* data,
+                                                 size_t size, uint32_t flags,
+                                                 hurray_file** file,
+                                                 hurray_error* error);
 HURRAY_API void hurray_file_close(hurray_file* file);
 HURRAY_API size_t hurray_file_tensor_count(const hurray_file* file);
 /* Name of the index entry `index` (index order), not NUL-terminated: a view

@@ -14,7 +14,8 @@ Seeds are the 4-byte harness header (see capi/capi_fuzz.cc) followed by
     sizes (a valid bare stream, and one cut short), and all of them back to
     back;
   - every vector of corpus/descriptors/ (valid ones and one-field-broken
-    ones), fed byte by byte.
+    ones), fed byte by byte;
+  - the golden .hrry file in file mode, whole and cut short.
 """
 import json
 import os
@@ -59,6 +60,15 @@ def main():
                 write("stream_%s_cut" % base, HEADERS["whole"] + tensor[:-1])
     write("stream_all_whole", HEADERS["whole"] + streams)
     write("stream_all_cancel", HEADERS["cancel"] + streams)
+    # File mode (byte 0 bit 5): the golden .hrry, strict and permissive, and
+    # cut short.
+    for entry in manifest["files"]:
+        base = os.path.splitext(os.path.basename(entry["file"]))[0]
+        with open(os.path.join(golden, entry["file"]), "rb") as f:
+            image = f.read()
+        write("file_%s" % base, bytes([0x20, 0, 0, 0]) + image)
+        write("file_%s_lax" % base, bytes([0x21, 0, 0, 0]) + image)
+        write("file_%s_cut" % base, bytes([0x20, 0, 0, 0]) + image[:-9])
     vectors = os.path.join(ROOT, "corpus", "descriptors")
     for name in sorted(os.listdir(vectors)):
         if not name.endswith(".bin"):
