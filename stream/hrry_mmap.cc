@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "parser/decoder.h"
+#include "parser/element_checks.h"
 #include "parser/wire.h"
 #include "stream/file_checks.h"
 
@@ -223,6 +224,15 @@ absl::StatusOr<absl::Span<const uint8_t>> HrryFile::Buffer(
                      "alignment"});
   }
   return bytes_.subspan(start, size);
+}
+
+absl::Status HrryFile::CheckElements(const IndexEntry& e,
+                                     const TensorDescriptor& d) const {
+  ElementDataChecker check(d, parse_.mode);
+  if (!check.active()) return absl::OkStatus();
+  absl::StatusOr<absl::Span<const uint8_t>> data = Buffer(e, d, 0);
+  if (!data.ok()) return data.status();
+  return ToStatus(check.Feed(0, 0, *data));
 }
 
 absl::StatusOr<std::vector<const IndexEntry*>> HrryFile::Members(

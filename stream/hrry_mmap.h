@@ -75,6 +75,13 @@ class HrryFile {
   absl::StatusOr<absl::Span<const uint8_t>> Buffer(const IndexEntry& e,
                                                    const TensorDescriptor& d,
                                                    uint32_t i) const;
+  // The data-level element rules TYPE-PACK-01…05 over the entry's data
+  // buffer (parser/element_checks.h), in the mode the file was opened in:
+  // OK, or the rule id with the element offset (OffsetUnit::kElement). Not
+  // run by Open(), which touches no tensor data; reads every element byte of
+  // a contiguous bool, sub-byte or float8_e8m0 tensor, nothing otherwise.
+  absl::Status CheckElements(const IndexEntry& e,
+                             const TensorDescriptor& d) const;
   // The direct members of a composite head: the tensors that follow it in
   // descriptor_offset order, a nested head standing for its own members
   // (file-format.md § Composite Tensors). CMP-CLS-03 when the file ends

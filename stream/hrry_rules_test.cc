@@ -644,6 +644,55 @@ TEST(HrryRulesTest, Buf19MappedViewMissesDeclaredAlignment) {
   }
 }
 
+// TYPE-PACK-01 and TYPE-PACK-05 over the data of a mapped file
+// (HrryFile::CheckElements): a bool [5] and a float8_e8m0 [4] tensor, valid,
+// then each broken in one element. Offsets are element indices.
+TEST(HrryRulesTest, TypePack01And05CheckedOverMappedData) {
+  std::vector<vectors::Named> tensors;
+  tensors.push_back({"flags", vectors::Dense(type_tag::kBool, {5})});
+  tensors.push_back({"scales", vectors::Dense(type_tag::kFloat8E8M0, {4})});
+  tensors.push_back({"a", vectors::Dense(type_tag::kFloat32, {3})});
+  std::vector<uint8_t> bytes = testing::WriteFile(tensors);
+  auto layout = HrryFile::CopyOf(bytes, Strict());
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  const uint64_t flags_at = (*layout)->Find("flags")->data_offset;
+  const uint64_t scales_at = (*layout)->Find("scales")->data_offset;
+  // Valid elements: {1, 0, 1, 1, 0} and 2^0, 2^-126, 2^127, 2^1.
+  bytes[flags_at] = 0x0D;
+  const uint8_t scales[] = {0x7F, 0x01, 0xFE, 0x80};
+  std::copy(std::begin(scales), std::end(scales), bytes.begin() + scales_at);
+
+  const auto check = [](const std::vector<uint8_t>& file, Mode mode,
+                        absl::string_view name) {
+    FileOptions options;
+    options.parse.mode = mode;
+    auto f = HrryFile::CopyOf(file, options);
+    EXPECT_TRUE(f.ok()) << f.status();
+    if (!f.ok()) return f.status();
+    const IndexEntry* e = (*f)->Find(name);
+    TensorDescriptor d;
+    EXPECT_TRUE((*f)->ReadDescriptor(*e, &d).ok());
+    return (*f)->CheckElements(*e, d);
+  };
+  for (const char* name : {"flags", "scales", "a"}) {
+    EXPECT_TRUE(check(bytes, Mode::kStrict, name).ok()) << name;
+  }
+  std::vector<uint8_t> broken = bytes;
+  broken[flags_at] = 0x4D;  // bit 6: an unused slot
+  absl::Status s = check(broken, Mode::kStrict, "flags");
+  EXPECT_EQ(RuleIdOf(s), std::optional<absl::string_view>("TYPE-PACK-01")) << s;
+  EXPECT_EQ(OffsetOf(s), std::optional<uint64_t>(6));
+  EXPECT_TRUE(check(broken, Mode::kPermissive, "flags").ok());  // strict-only
+  broken = bytes;
+  broken[scales_at + 2] = 0xFF;
+  for (const Mode mode : {Mode::kStrict, Mode::kPermissive}) {  // always
+    s = check(broken, mode, "scales");
+    EXPECT_EQ(RuleIdOf(s), std::optional<absl::string_view>("TYPE-PACK-05"))
+        << s;
+    EXPECT_EQ(OffsetOf(s), std::optional<uint64_t>(2));
+  }
+}
+
 std::vector<vectors::Named> HeadAndMember() {
   std::vector<vectors::Named> tensors;
   tensors.push_back({"head", testing::GroupHead(1)});
