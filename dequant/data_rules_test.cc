@@ -16,6 +16,7 @@
 #include "dequant/scalar.h"
 #include "dequant/testing.h"
 #include "gtest/gtest.h"
+#include "parser/element_checks.h"
 #include "parser/element_type.h"
 #include "parser/rules.h"
 
@@ -239,9 +240,14 @@ TEST_F(DataRulesTest, TypePack02And03UnusedBitsNotZero) {
     spec.shape = {c.count};
     TestTensor t = MakeTensor(spec, rng_);
     EXPECT_TRUE(Both(t, Mode::kStrict).ok());
+    EXPECT_TRUE(CheckElementData(*t.descriptor, t.data()).ok());
     SetCode(&t, c.slot, 1);
     ExpectRule(Both(t, Mode::kStrict), c.rule, c.slot);
     EXPECT_TRUE(Both(t, Mode::kPermissive).ok());
+    // The element check a validate-only reader runs (parser/element_checks.h)
+    // gives the dequantizer's rule and offset.
+    ExpectRule(ToStatus(CheckElementData(*t.descriptor, t.data())), c.rule,
+               c.slot);
   }
 }
 

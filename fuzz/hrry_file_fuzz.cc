@@ -1,5 +1,5 @@
 // Fuzz target: the .hrry forward reader (stream/hrry_file.h) against the
-// random-access reader (stream/hrry_mmap.h, HrryFile::FromBytes).
+// random-access reader (stream/hrry_mmap.h, HrryFile::CopyOf/FromBytes).
 //
 // Input format (bytes missing at the end read as 0):
 //   byte 0   bit 0 permissive mode (else strict)
@@ -154,6 +154,16 @@ void CompareContent(const stream::HrryForwardReader& forward,
     for (uint32_t b = 0; b < d->buffer_count; ++b) {
       const absl::StatusOr<absl::Span<const uint8_t>> bytes =
           file.Buffer(*e, *d, b);
+      // BUF-19: a view whose address misses the declared alignment. The
+      // files compared here sit at a 2 MiB boundary (HrryFile::CopyOf,
+      // Open), so only a buffer whose file offset misses its alignment
+      // (FILE-REG-02, strict-only) or an alignment above 2 MiB gets it.
+      if (!bytes.ok() && RuleIdOf(bytes.status()) == "BUF-19") {
+        const uint64_t align = d->buffers[b].alignment;
+        HURRAY_FUZZ_CHECK(align > stream::kMapAlignment ||
+                          *OffsetOf(bytes.status()) % align != 0);
+        continue;
+      }
       HURRAY_FUZZ_CHECK(bytes.ok());
       HURRAY_FUZZ_CHECK(bytes->size() == seen.buffers[b].size());
       HURRAY_FUZZ_CHECK(bytes->empty() ||
@@ -294,7 +304,7 @@ void CheckRewrite(absl::Span<const uint8_t> file,
                       forward.entry_of_tensor(i)->name);
   }
   const absl::StatusOr<std::unique_ptr<stream::HrryFile>> random =
-      stream::HrryFile::FromBytes(out, options);
+      stream::HrryFile::CopyOf(out, options);
   HURRAY_FUZZ_CHECK(random.ok());
   CompareContent(*reader, again.sink, **random);
 }
@@ -357,8 +367,10 @@ Verdict Check(absl::Span<const uint8_t> file, stream::FileOptions options,
   }
 
   options.verify_region = true;
+  // A copy at a 2 MiB boundary, like a mapped file: the fuzzer's bytes sit
+  // anywhere, and Buffer() checks the views' addresses (BUF-19).
   const absl::StatusOr<std::unique_ptr<stream::HrryFile>> random =
-      stream::HrryFile::FromBytes(file, options);
+      stream::HrryFile::CopyOf(file, options);
   if (!random.ok()) {
     HURRAY_FUZZ_CHECK(RuleIdOf(random.status()).has_value());
     HURRAY_FUZZ_CHECK(OffsetOf(random.status()).has_value());

@@ -487,7 +487,8 @@ bool LayoutRulesImplemented(uint8_t tag) {
 
 Rejection CheckLayoutFields(const TensorDescriptor& d, const ParseOptions& o) {
   const uint8_t tag = d.layout_tag;
-  if (!LayoutRulesImplemented(tag) && Applies(Rule::kLayTag03, o.mode)) {
+  if ((!LayoutRulesImplemented(tag) || o.disabled_layouts.test(tag)) &&
+      Applies(Rule::kLayTag03, o.mode)) {
     return {Rule::kLayTag03, 15, "this reader does not implement the layout"};
   }
   switch (tag) {

@@ -13,8 +13,9 @@ namespace hurray {
 
 // True when this library validates every descriptor-level rule of the
 // layout. Strict mode rejects any other layout with LAY-TAG-03; today every
-// assigned layout and the extension range are implemented, so LAY-TAG-03 is
-// kept for a future assigned tag only.
+// assigned layout and the extension range are implemented, so LAY-TAG-03
+// fires for a future assigned tag, or for a layout a reader is configured
+// without (ParseOptions::disabled_layouts).
 bool LayoutRulesImplemented(uint8_t layout_tag);
 
 // Layout fields, layout-specific rank rules, buffer counts and the flags a

@@ -4,6 +4,7 @@
 #define HURRAY_PARSER_OPTIONS_H_
 
 #include <array>
+#include <bitset>
 #include <cstdint>
 
 #include "parser/rules.h"
@@ -48,6 +49,12 @@ struct ParseOptions {
   // Run the validator when a descriptor is complete; a descriptor that fails
   // it is reported as rejected. Off: structure only (framing rules).
   bool validate = true;
+  // Assigned layouts this reader is configured without (bit t: layout tag
+  // t), e.g. a deployment without composite heads or without the Tier-2
+  // Hilbert layout (memory-layout.md § Named Layout Tags). Strict mode
+  // rejects them with LAY-TAG-03; permissive mode reads them as usual.
+  // Empty by default: every assigned layout is implemented.
+  std::bitset<256> disabled_layouts;
 };
 
 }  // namespace hurray

@@ -1,8 +1,10 @@
 #include "stream/hrry_mmap.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "parser/decoder.h"
+#include "parser/element_checks.h"
 #include "parser/wire.h"
 #include "stream/file_checks.h"
 
@@ -34,6 +36,16 @@ absl::StatusOr<std::unique_ptr<HrryFile>> HrryFile::FromBytes(
     absl::Span<const uint8_t> bytes, const FileOptions& options) {
   std::unique_ptr<HrryFile> file(new HrryFile());
   file->bytes_ = bytes;
+  return Load(std::move(file), options);
+}
+
+absl::StatusOr<std::unique_ptr<HrryFile>> HrryFile::CopyOf(
+    absl::Span<const uint8_t> bytes, const FileOptions& options) {
+  absl::StatusOr<std::unique_ptr<MappedFile>> map = MappedFile::Copy(bytes);
+  if (!map.ok()) return map.status();
+  std::unique_ptr<HrryFile> file(new HrryFile());
+  file->bytes_ = (*map)->bytes();
+  file->map_ = *std::move(map);
   return Load(std::move(file), options);
 }
 
@@ -201,7 +213,26 @@ absl::StatusOr<absl::Span<const uint8_t>> HrryFile::Buffer(
   if (start > bytes_.size() || size > bytes_.size() - start) {
     return absl::OutOfRangeError("the buffer lies outside the file");
   }
+  // buffer-protocol.md § Alignment (Minimum), BUF-19: the base address of a
+  // non-empty buffer handed out must be a multiple of its declared alignment
+  // (a power of two ≥ 64 once validated, BUF-05; `%` copes with any value).
+  const uint32_t align = d.buffers[i].alignment;
+  const uintptr_t address = reinterpret_cast<uintptr_t>(bytes_.data()) + start;
+  if (size != 0 && align != 0 && address % align != 0) {
+    return ToStatus({Rule::kBuf19, start,
+                     "the buffer's address is not a multiple of its declared "
+                     "alignment"});
+  }
   return bytes_.subspan(start, size);
+}
+
+absl::Status HrryFile::CheckElements(const IndexEntry& e,
+                                     const TensorDescriptor& d) const {
+  ElementDataChecker check(d, parse_.mode);
+  if (!check.active()) return absl::OkStatus();
+  absl::StatusOr<absl::Span<const uint8_t>> data = Buffer(e, d, 0);
+  if (!data.ok()) return data.status();
+  return ToStatus(check.Feed(0, 0, *data));
 }
 
 absl::StatusOr<std::vector<const IndexEntry*>> HrryFile::Members(

@@ -9,6 +9,14 @@
 // Rejections come back as absl::Status with the rule id and absolute file
 // offset (RuleIdOf, OffsetOf). A file with one fault gets the same rule as
 // from the forward reader.
+//
+// Buffer views honour the handle's declared alignment (buffer-protocol.md
+// § Alignment (Minimum), BUF-19): Buffer() refuses a non-empty buffer whose
+// address is not a multiple of its `alignment`. Open() and CopyOf() place the
+// file at a 2 MiB boundary (stream/mapped_file.h), so that happens only when
+// the buffer's file offset is not a multiple of its alignment (FILE-REG-02,
+// relaxed by a permissive open) or the alignment passes 2 MiB; FromBytes()
+// views the caller's bytes where they are, and their address counts.
 #ifndef HURRAY_STREAM_HRRY_MMAP_H_
 #define HURRAY_STREAM_HRRY_MMAP_H_
 
@@ -34,8 +42,12 @@ class HrryFile {
  public:
   static absl::StatusOr<std::unique_ptr<HrryFile>> Open(
       const std::string& path, const FileOptions& options = FileOptions());
-  // Over bytes the caller keeps alive and unchanged.
+  // Over bytes the caller keeps alive and unchanged, at their address.
   static absl::StatusOr<std::unique_ptr<HrryFile>> FromBytes(
+      absl::Span<const uint8_t> bytes,
+      const FileOptions& options = FileOptions());
+  // Over a copy of `bytes`, aligned like a mapped file.
+  static absl::StatusOr<std::unique_ptr<HrryFile>> CopyOf(
       absl::Span<const uint8_t> bytes,
       const FileOptions& options = FileOptions());
 
@@ -57,10 +69,19 @@ class HrryFile {
 
   // The entry's descriptor (checked at open).
   absl::Status ReadDescriptor(const IndexEntry& e, TensorDescriptor* out) const;
-  // Bytes of buffer `i` of the entry's tensor, a view into the file.
+  // Bytes of buffer `i` of the entry's tensor, a view into the file. BUF-19
+  // (offset: the buffer's file offset) when the view's address is not a
+  // multiple of the handle's declared alignment.
   absl::StatusOr<absl::Span<const uint8_t>> Buffer(const IndexEntry& e,
                                                    const TensorDescriptor& d,
                                                    uint32_t i) const;
+  // The data-level element rules TYPE-PACK-01…05 over the entry's data
+  // buffer (parser/element_checks.h), in the mode the file was opened in:
+  // OK, or the rule id with the element offset (OffsetUnit::kElement). Not
+  // run by Open(), which touches no tensor data; reads every element byte of
+  // a contiguous bool, sub-byte or float8_e8m0 tensor, nothing otherwise.
+  absl::Status CheckElements(const IndexEntry& e,
+                             const TensorDescriptor& d) const;
   // The direct members of a composite head: the tensors that follow it in
   // descriptor_offset order, a nested head standing for its own members
   // (file-format.md § Composite Tensors). CMP-CLS-03 when the file ends

@@ -162,7 +162,7 @@ TEST(HrryRoundTripTest, RandomAccessReaderReadsWhatWasWritten) {
       const Written w = WriteEverything(options);
       FileOptions read = Agreed();
       read.verify_region = walk;
-      auto file = HrryFile::FromBytes(w.bytes, read);
+      auto file = HrryFile::CopyOf(w.bytes, read);
       ASSERT_TRUE(file.ok()) << file.status();
       EXPECT_EQ((*file)->index().sorted(), sorted);
       std::vector<std::string> in_order;

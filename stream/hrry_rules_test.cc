@@ -3,9 +3,16 @@
 // offset, from the forward reader (any chunking) and the random-access
 // reader alike (file_test_util.h ExpectVerdict). Strict-only rules are also
 // read in permissive mode, where the file is accepted.
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "parser/element_type.h"
 #include "parser/encoder.h"
@@ -416,12 +423,12 @@ TEST(HrryRulesTest, FileIdx15DataOffsetNotAtTheBuffers) {
                 b.field_at(0, e, testing::kDataOffsetField));
   ExpectVerdict(b.bytes, Permissive(), Rule::kNone);
   // A permissive reader still serves the bytes where the buffer is.
-  auto file = HrryFile::FromBytes(b.bytes, Permissive());
+  auto file = HrryFile::CopyOf(b.bytes, Permissive());
   ASSERT_TRUE(file.ok());
   const IndexEntry* a = (*file)->Find("a");
   TensorDescriptor d;
   ASSERT_TRUE((*file)->ReadDescriptor(*a, &d).ok());
-  EXPECT_EQ((*file)->Buffer(*a, d, 0)->data(), b.bytes.data() + 4096);
+  EXPECT_EQ((*file)->Buffer(*a, d, 0)->data(), (*file)->bytes().data() + 4096);
 }
 
 // --- KV section (file-format.md § KV Section Encoding, § KV Value Types). --
@@ -557,6 +564,133 @@ TEST(HrryRulesTest, FileReg02BufferOwnAlignment) {
   const EditableFile::Built b = e.Build();
   ExpectVerdict(b.bytes, Strict(), Rule::kFileReg02, 4096, /*walk_only=*/true);
   ExpectVerdict(b.bytes, Permissive(), Rule::kNone);
+}
+
+// --- Buffer views (buffer-protocol.md § Alignment (Minimum)). -------------
+
+// The status of Buffer() for tensor `name`'s buffer 0.
+absl::Status BufferStatus(const HrryFile& file, absl::string_view name) {
+  const IndexEntry* e = file.Find(name);
+  if (e == nullptr) return absl::NotFoundError(name);
+  TensorDescriptor d;
+  absl::Status s = file.ReadDescriptor(*e, &d);
+  if (!s.ok()) return s;
+  return file.Buffer(*e, d, 0).status();
+}
+
+void ExpectBuf19(const absl::Status& s, uint64_t offset) {
+  EXPECT_EQ(RuleIdOf(s), std::optional<absl::string_view>("BUF-19")) << s;
+  EXPECT_EQ(OffsetOf(s), std::optional<uint64_t>(offset)) << s;
+}
+
+// BUF-19, in-process hand-off: the same valid file viewed where it lies. At
+// a 4096 boundary every view keeps its declared 64-byte alignment; 32 bytes
+// further on, a's buffer (file offset 4096) is refused at that offset.
+TEST(HrryRulesTest, Buf19ViewAddressMissesDeclaredAlignment) {
+  const std::vector<uint8_t> bytes = testing::SmallFile(true);
+  std::vector<uint8_t> storage(bytes.size() + 2 * 4096);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(storage.data());
+  uint8_t* aligned = storage.data() + ((4096 - base % 4096) % 4096);
+  for (const size_t shift : {size_t{0}, size_t{32}}) {
+    SCOPED_TRACE(shift);
+    std::copy(bytes.begin(), bytes.end(), aligned + shift);
+    auto file = HrryFile::FromBytes(
+        absl::MakeConstSpan(aligned + shift, bytes.size()), Strict());
+    ASSERT_TRUE(file.ok()) << file.status();  // the file itself is valid
+    const IndexEntry* a = (*file)->Find("a");
+    ASSERT_NE(a, nullptr);
+    ASSERT_EQ(a->data_offset, 4096u);
+    if (shift == 0) {
+      EXPECT_TRUE(BufferStatus(**file, "a").ok());
+      EXPECT_TRUE(BufferStatus(**file, "b").ok());
+    } else {
+      ExpectBuf19(BufferStatus(**file, "a"), 4096);
+      ExpectBuf19(BufferStatus(**file, "b"), (*file)->Find("b")->data_offset);
+    }
+  }
+}
+
+// BUF-19, mmap hand-off: a mapped file sits at a 2 MiB boundary, so a view
+// is misaligned exactly when its file offset misses the declared alignment.
+// A permissive open accepts a's handle declaring 8192 for a buffer at 4096
+// (FILE-REG-02 is strict-only); handing the buffer out is refused. b is
+// served as before.
+TEST(HrryRulesTest, Buf19MappedViewMissesDeclaredAlignment) {
+  EditableFile e = Small();
+  auto a = vectors::Dense(type_tag::kFloat32, {3, 4});
+  const PartOffsets offsets = *ComputeOffsets(*a);
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  for (const uint32_t alignment : {4096u, 8192u}) {
+    SCOPED_TRACE(alignment);
+    PatchU32(&e.region, 64 + offsets.handle(0) + 8, alignment);
+    const std::vector<uint8_t> bytes = e.Build().bytes;
+    const std::string path = absl::StrCat(dir, "/buf19_", alignment, ".hrry");
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(bytes.data()),
+                static_cast<std::streamsize>(bytes.size()));
+    }
+    auto file = HrryFile::Open(path, Permissive());
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_EQ(
+        reinterpret_cast<uintptr_t>((*file)->bytes().data()) % kMapAlignment,
+        0u);
+    EXPECT_TRUE(BufferStatus(**file, "b").ok());
+    if (alignment == 4096) {
+      EXPECT_TRUE(BufferStatus(**file, "a").ok());
+    } else {
+      ExpectBuf19(BufferStatus(**file, "a"), 4096);
+    }
+  }
+}
+
+// TYPE-PACK-01 and TYPE-PACK-05 over the data of a mapped file
+// (HrryFile::CheckElements): a bool [5] and a float8_e8m0 [4] tensor, valid,
+// then each broken in one element. Offsets are element indices.
+TEST(HrryRulesTest, TypePack01And05CheckedOverMappedData) {
+  std::vector<vectors::Named> tensors;
+  tensors.push_back({"flags", vectors::Dense(type_tag::kBool, {5})});
+  tensors.push_back({"scales", vectors::Dense(type_tag::kFloat8E8M0, {4})});
+  tensors.push_back({"a", vectors::Dense(type_tag::kFloat32, {3})});
+  std::vector<uint8_t> bytes = testing::WriteFile(tensors);
+  auto layout = HrryFile::CopyOf(bytes, Strict());
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  const uint64_t flags_at = (*layout)->Find("flags")->data_offset;
+  const uint64_t scales_at = (*layout)->Find("scales")->data_offset;
+  // Valid elements: {1, 0, 1, 1, 0} and 2^0, 2^-126, 2^127, 2^1.
+  bytes[flags_at] = 0x0D;
+  const uint8_t scales[] = {0x7F, 0x01, 0xFE, 0x80};
+  std::copy(std::begin(scales), std::end(scales), bytes.begin() + scales_at);
+
+  const auto check = [](const std::vector<uint8_t>& file, Mode mode,
+                        absl::string_view name) {
+    FileOptions options;
+    options.parse.mode = mode;
+    auto f = HrryFile::CopyOf(file, options);
+    EXPECT_TRUE(f.ok()) << f.status();
+    if (!f.ok()) return f.status();
+    const IndexEntry* e = (*f)->Find(name);
+    TensorDescriptor d;
+    EXPECT_TRUE((*f)->ReadDescriptor(*e, &d).ok());
+    return (*f)->CheckElements(*e, d);
+  };
+  for (const char* name : {"flags", "scales", "a"}) {
+    EXPECT_TRUE(check(bytes, Mode::kStrict, name).ok()) << name;
+  }
+  std::vector<uint8_t> broken = bytes;
+  broken[flags_at] = 0x4D;  // bit 6: an unused slot
+  absl::Status s = check(broken, Mode::kStrict, "flags");
+  EXPECT_EQ(RuleIdOf(s), std::optional<absl::string_view>("TYPE-PACK-01")) << s;
+  EXPECT_EQ(OffsetOf(s), std::optional<uint64_t>(6));
+  EXPECT_TRUE(check(broken, Mode::kPermissive, "flags").ok());  // strict-only
+  broken = bytes;
+  broken[scales_at + 2] = 0xFF;
+  for (const Mode mode : {Mode::kStrict, Mode::kPermissive}) {  // always
+    s = check(broken, mode, "scales");
+    EXPECT_EQ(RuleIdOf(s), std::optional<absl::string_view>("TYPE-PACK-05"))
+        << s;
+    EXPECT_EQ(OffsetOf(s), std::optional<uint64_t>(2));
+  }
 }
 
 std::vector<vectors::Named> HeadAndMember() {
