@@ -446,7 +446,8 @@ void FuzzFile(const Header& h, absl::Span<const uint8_t> image) {
     for (uint32_t b = 0; b <= d.buffer_count; ++b) {
       const uint8_t* data = nullptr;
       uint64_t size = 0;
-      const hurray_status got = hurray_tensor_buffer(t, b, &data, &size);
+      const hurray_status got =
+          hurray_tensor_buffer(t, b, &data, &size, nullptr);
       const auto view = file.Buffer(*entry, d, b);
       HURRAY_FUZZ_CHECK((got == HURRAY_OK) == view.ok());
       if (got != HURRAY_OK) continue;

@@ -579,18 +579,20 @@ const hurray_descriptor* hurray_tensor_descriptor(const hurray_tensor* tensor) {
 }
 
 hurray_status hurray_tensor_buffer(const hurray_tensor* tensor, uint32_t index,
-                                   const uint8_t** data, uint64_t* size) {
+                                   const uint8_t** data, uint64_t* size,
+                                   hurray_error* error) {
   if (tensor == nullptr || data == nullptr || size == nullptr) {
-    return HURRAY_INVALID_ARGUMENT;
+    return SetError(error, HURRAY_INVALID_ARGUMENT, "null argument");
   }
   *data = nullptr;
   *size = 0;
-  return Guarded(nullptr, [&]() -> hurray_status {
+  return Guarded(error, [&]() -> hurray_status {
     absl::StatusOr<absl::Span<const uint8_t>> b =
         tensor->file->file->Buffer(*tensor->entry, tensor->descriptor, index);
-    if (!b.ok()) return StatusCodeOf(b.status());
+    if (!b.ok()) return SetStatus(error, b.status());
     *data = b->data();
     *size = b->size();
+    ClearError(error, HURRAY_OK);
     return HURRAY_OK;
   });
 }
@@ -688,8 +690,8 @@ hurray_status hurray_tensor_dequantize(const hurray_tensor* tensor, float* out,
   uint64_t sizes[hurray::kMaxBuffers];
   for (uint32_t i = 0; i < n && i < hurray::kMaxBuffers; ++i) {
     const hurray_status s =
-        hurray_tensor_buffer(tensor, i, &data[i], &sizes[i]);
-    if (s != HURRAY_OK) return SetError(error, s, "buffer out of the file");
+        hurray_tensor_buffer(tensor, i, &data[i], &sizes[i], error);
+    if (s != HURRAY_OK) return s;
   }
   return hurray_dequantize(hurray_tensor_descriptor(tensor), data, sizes, n,
                            out, out_count, flags, error);

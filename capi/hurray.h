@@ -238,11 +238,16 @@ HURRAY_API void hurray_tensor_free(hurray_tensor* tensor);
 /* Valid until hurray_tensor_free. */
 HURRAY_API const hurray_descriptor* hurray_tensor_descriptor(
     const hurray_tensor* tensor);
-/* Bytes of buffer `index`, a read-only view into the mapped file. */
+/* Bytes of buffer `index`, a read-only view into the mapped file.
+ * REJECTED (BUF-19, with the buffer's file offset) when the view would miss
+ * the alignment its handle declares: a permissive open of a misaligned file,
+ * or an image in memory not aligned like a mapped file (64 bytes, or the
+ * largest alignment the file declares). `error` is optional. */
 HURRAY_API hurray_status hurray_tensor_buffer(const hurray_tensor* tensor,
                                               uint32_t index,
                                               const uint8_t** data,
-                                              uint64_t* size);
+                                              uint64_t* size,
+                                              hurray_error* error);
 
 /* ---- Dequantization ------------------------------------------------------ */
 

@@ -8,6 +8,7 @@
 # timeout, out of memory) or could not start. The committed corpus is never
 # written. Crash inputs are kept in fuzz/findings/TARGET/ (git-ignored).
 # FUZZ_CORPUS=DIR starts from DIR instead of corpus/TARGET/.
+# FUZZ_PACKAGE=PKG builds //PKG:TARGET (default fuzz; e.g. capi).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +18,7 @@ if [[ $# -ne 2 ]]; then
 fi
 target="$1"
 seconds="$2"
+pkg="${FUZZ_PACKAGE:-fuzz}"
 corpus="${FUZZ_CORPUS:-corpus/${target}}"
 if [[ ! -d "${corpus}" ]]; then
   echo "run_smoke: no ${corpus}/" >&2
@@ -26,7 +28,7 @@ fi
 # The dictionary: fuzz/<target>.dict, fuzz/<thing>.dict (target without
 # _fuzz) or fuzz/<first word>.dict (descriptor_*_fuzz -> descriptor.dict).
 dict_args=()
-for d in "fuzz/${target}.dict" "fuzz/${target%_fuzz}.dict" \
+for d in "${pkg}/${target}.dict" "fuzz/${target}.dict" "fuzz/${target%_fuzz}.dict" \
   "fuzz/${target%%_*}.dict"; do
   if [[ -f "${d}" ]]; then
     dict_args=("-dict=${d}")
@@ -34,8 +36,8 @@ for d in "fuzz/${target}.dict" "fuzz/${target%_fuzz}.dict" \
   fi
 done
 
-bazel build --config=fuzz "//fuzz:${target}" || exit 1
-bin="$(bazel info --config=fuzz bazel-bin)/fuzz/${target}"
+bazel build --config=fuzz "//${pkg}:${target}" || exit 1
+bin="$(bazel info --config=fuzz bazel-bin)/${pkg}/${target}"
 
 work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT

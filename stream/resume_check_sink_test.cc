@@ -109,7 +109,9 @@ TEST(ResumeCheckSink, AChangedServerIsRefused) {
     absl::StatusOr<absl::Span<const uint8_t>> data = file->Buffer(*e, *d, 0);
     ASSERT_TRUE(data.ok()) << data.status();
     ASSERT_FALSE(data->empty());
-    other[data->data() - bytes.data()] ^= 0x40;
+    // The file holds an aligned copy of `bytes` (OpenTestFile): offsets count
+    // from its first byte.
+    other[data->data() - file->bytes().data()] ^= 0x40;
     const std::unique_ptr<HrryFile> changed = testing::OpenTestFile(other);
     ASSERT_NE(changed, nullptr);
 

@@ -164,21 +164,33 @@ void RecordingIngestSink::OnDescriptor(const TensorDescriptor& d) {
   }
   records_.push_back(std::move(r));
   in_tensor_ = true;
+  elements_.emplace(d, element_mode_);
 }
 
-void RecordingIngestSink::OnBufferPiece(uint32_t /*buffer_index*/,
-                                        uint64_t /*offset_in_buffer*/,
+void RecordingIngestSink::OnBufferPiece(uint32_t buffer_index,
+                                        uint64_t offset_in_buffer,
                                         absl::Span<const uint8_t> piece) {
-  NoteData(piece);
+  NoteData(buffer_index, offset_in_buffer, piece);
 }
 
-void RecordingIngestSink::NoteData(absl::Span<const uint8_t> piece) {
-  if (!record_data_crc_ || !in_tensor_ || !status_.ok()) return;
+void RecordingIngestSink::NoteData(uint32_t buffer_index,
+                                   uint64_t offset_in_buffer,
+                                   absl::Span<const uint8_t> piece) {
+  if (!in_tensor_ || !status_.ok()) return;
+  if (elements_.has_value()) {
+    const Rejection r = elements_->Feed(buffer_index, offset_in_buffer, piece);
+    if (!r.ok()) {
+      Fail(ToStatus(r));
+      return;
+    }
+  }
+  if (!record_data_crc_) return;
   TensorRecord& r = records_.back();
   r.data_crc32c = Crc32cExtend(r.data_crc32c, piece);
 }
 
 void RecordingIngestSink::OnTensorEnd() {
+  elements_.reset();
   if (!in_tensor_ || !status_.ok()) return;
   TensorRecord& r = records_.back();
   r.complete = true;
@@ -668,10 +680,15 @@ void DequantSink::OnDescriptor(const TensorDescriptor& d) {
 }
 
 void DequantSink::OnBufferPiece(uint32_t buffer_index,
-                                uint64_t /*offset_in_buffer*/,
+                                uint64_t offset_in_buffer,
                                 absl::Span<const uint8_t> piece) {
   if (!status_.ok()) return;
-  NoteData(piece);
+  NoteData(buffer_index, offset_in_buffer, piece);
+  if (!status_.ok()) {  // an element rule rejected the data
+    tensor_->Abandon();
+    DropPending("not written: the input was rejected after it");
+    return;
+  }
   absl::Status s = tensor_->Piece(buffer_index, piece);
   if (!s.ok()) FailTensor(s);
 }

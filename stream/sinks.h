@@ -58,6 +58,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "parser/descriptor.h"
+#include "parser/element_checks.h"
 #include "parser/options.h"
 #include "stream/safe_output_dir.h"
 #include "stream/tensor_sink.h"
@@ -134,18 +136,29 @@ class RecordingIngestSink : public IngestSink {
  protected:
   TensorRecord* current() { return in_tensor_ ? &records_.back() : nullptr; }
   void Fail(absl::Status s);
-  // Every override of OnBufferPiece calls it (TensorRecord::data_crc32c).
-  void NoteData(absl::Span<const uint8_t> piece);
+  // Every override of OnBufferPiece calls it: the data-level element rules
+  // (TYPE-PACK-01…05, parser/element_checks.h) over the bytes as they pass,
+  // and TensorRecord::data_crc32c. A violation fails the sink.
+  void NoteData(uint32_t buffer_index, uint64_t offset_in_buffer,
+                absl::Span<const uint8_t> piece);
+  // The mode of the element rules (strict-only ones are off in permissive).
+  void set_element_mode(Mode mode) { element_mode_ = mode; }
 
   std::vector<TensorRecord> records_;
   bool in_tensor_ = false;
   std::string pending_key_;
   absl::Status status_;
   bool record_data_crc_ = false;
+  Mode element_mode_ = Mode::kStrict;
+  std::optional<ElementDataChecker> elements_;  // the tensor being read
 };
 
-// Validate only: the verdict of a complete tensor is "valid".
-class ValidateSink : public RecordingIngestSink {};
+// Validate only: the verdict of a complete tensor is "valid" (its data
+// passed the element rules).
+class ValidateSink : public RecordingIngestSink {
+ public:
+  explicit ValidateSink(Mode mode = Mode::kStrict) { set_element_mode(mode); }
+};
 
 struct DequantSinkOptions {
   std::string out_dir;

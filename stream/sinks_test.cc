@@ -11,10 +11,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "parser/element_type.h"
 #include "parser/rules.h"
 #include "stream/consumers.h"
 #include "stream/loader.h"
 #include "stream/loader_test_util.h"
+#include "stream/stream_writer.h"
 
 namespace hurray::stream {
 namespace {
@@ -261,6 +263,72 @@ TEST(DequantSink, WithoutFilesStillChecksTheData) {
   dequant::testing::SetScaleF32(&tensors[1].tensor, 0, NAN);
   out = Dequant(testing::HrryBytes(tensors), o);
   EXPECT_TRUE(RuleIdOf(out.status).has_value()) << out.status;
+}
+
+// A bare stream of one plain row-major tensor whose data is `data`.
+std::vector<uint8_t> OnePlainTensor(uint8_t type, uint64_t count,
+                                    std::vector<uint8_t> data) {
+  TensorDescriptor d;
+  d.type_tag = type;
+  d.layout_tag = layout_tag::kRowMajor;
+  d.rank = 1;
+  d.shape[0] = count;
+  d.buffer_count = 1;
+  d.buffers[0].byte_size = data.size();
+  std::vector<uint8_t> out;
+  StreamWriter w;
+  const absl::Span<const uint8_t> buffers[] = {data};
+  const absl::Status s = w.Write(d, buffers, [&](absl::Span<const uint8_t> b) {
+    out.insert(out.end(), b.begin(), b.end());
+    return absl::OkStatus();
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  return out;
+}
+
+absl::Status ValidateAll(absl::Span<const uint8_t> bytes, Mode mode) {
+  ValidateSink sink(mode);
+  std::unique_ptr<ByteConsumer> c = MakeConsumer(
+      SourceFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+  Loader loader;
+  return loader.Run(LoadSource::Memory(bytes), c.get()).status;
+}
+
+// Issue 13: the element rules are enforced where the data passes, by the
+// validate-only and the dequantizing sinks alike (parser/element_checks.h).
+TEST(Sinks, ElementRulesOfPlainTensors) {
+  struct Case {
+    uint8_t type;
+    uint64_t count;
+    std::vector<uint8_t> good, bad;
+    const char* rule;
+    bool strict_only;
+  };
+  const Case cases[] = {
+      // bool [3]: one byte, bits 3..7 are padding (TYPE-PACK-01).
+      {type_tag::kBool, 3, {0x05}, {0x0D}, "TYPE-PACK-01", true},
+      // float8_e8m0 [2]: 0xFF (NaN) is not an element value (TYPE-PACK-05).
+      {type_tag::kFloat8E8M0,
+       2,
+       {0x7F, 0x80},
+       {0x7F, 0xFF},
+       "TYPE-PACK-05",
+       false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.rule);
+    const std::vector<uint8_t> good = OnePlainTensor(c.type, c.count, c.good);
+    const std::vector<uint8_t> bad = OnePlainTensor(c.type, c.count, c.bad);
+    EXPECT_TRUE(ValidateAll(good, Mode::kStrict).ok());
+    const absl::Status strict = ValidateAll(bad, Mode::kStrict);
+    EXPECT_EQ(RuleIdOf(strict), c.rule) << strict;
+    EXPECT_EQ(ValidateAll(bad, Mode::kPermissive).ok(), c.strict_only);
+    DequantSinkOptions o;
+    o.out_dir = testing::FreshDir(absl::StrCat("elements_", c.type));
+    const Out out = Dequant(bad, o);
+    EXPECT_EQ(RuleIdOf(out.status), c.rule) << out.status;
+    EXPECT_TRUE(testing::ListDir(o.out_dir).empty());
+  }
 }
 
 TEST(ValidateSink, RecordsEveryTensor) {

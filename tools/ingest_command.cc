@@ -318,7 +318,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     o.keep_unnamed_outputs = a.state_file.has_value();
     sink = std::make_unique<stream::DequantSink>(o);
   } else {
-    sink = std::make_unique<stream::ValidateSink>();
+    sink = std::make_unique<stream::ValidateSink>(a.options.mode);
   }
 
   // Resume state. A file source is bound to its state by its identity and

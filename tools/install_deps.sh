@@ -20,6 +20,8 @@ packages=(
   clang-14
   libclang-rt-14-dev
   pkg-config
+  # libhurray.so (capi/) links with lld: it honours the version script.
+  lld
   # The Python module (python/) and its tests.
   pybind11-dev
   python3-dev

@@ -27,13 +27,15 @@ run bazel test --config=sanitize //...
 
 fuzz_seconds="${FUZZ_SECONDS:-30}"
 if [[ "${fuzz_seconds}" != 0 ]]; then
-  for target in $(bazel query 'attr(tags, "fuzz_target", //fuzz:all)' 2>/dev/null); do
+  for target in $(bazel query 'attr(tags, "fuzz_target", //fuzz:all + //capi:all)' 2>/dev/null); do
     name="${target##*:}"
-    echo "== fuzz smoke: ${name} (${fuzz_seconds}s)"
-    if bash fuzz/run_smoke.sh "${name}" "${fuzz_seconds}"; then
-      echo "//fuzz:${name}_smoke PASSED" | tee -a "${log}"
+    pkg="${target%%:*}"
+    pkg="${pkg#//}"
+    echo "== fuzz smoke: //${pkg}:${name} (${fuzz_seconds}s)"
+    if FUZZ_PACKAGE="${pkg}" bash fuzz/run_smoke.sh "${name}" "${fuzz_seconds}"; then
+      echo "//${pkg}:${name}_smoke PASSED" | tee -a "${log}"
     else
-      echo "//fuzz:${name}_smoke FAILED" | tee -a "${log}"
+      echo "//${pkg}:${name}_smoke FAILED" | tee -a "${log}"
       status=1
     fi
   done
