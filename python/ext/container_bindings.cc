@@ -20,6 +20,7 @@
 #include "stream/file_kv.h"
 #include "stream/hrry_mmap.h"
 #include "stream/hrry_writer.h"
+#include "stream/safe_output_dir.h"
 #include "stream/stream_reader.h"
 #include "stream/stream_writer.h"
 #include "stream/tensor_sink.h"
@@ -353,9 +354,43 @@ class PyStreamDecoder : public stream::TensorSink {
   std::deque<Pending> ready_;
 };
 
+// A whole file written through the library's one way of creating files
+// (stream/safe_output_dir.h): a hidden temp beside `path` created with
+// O_EXCL | O_NOFOLLOW, published by renameat at commit(), removed otherwise.
+class PySafeOutputFile {
+ public:
+  explicit PySafeOutputFile(const std::string& path) {
+    absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> f =
+        stream::SafeOutputFile::Create(path);
+    ThrowIfError(f.status());
+    file_ = std::move(*f);
+  }
+  void Write(py::handle bytes) {
+    if (file_ == nullptr) throw py::value_error("the file is closed");
+    ByteView view(bytes);
+    ThrowIfError(file_->Write(view.span()));
+  }
+  void Commit(bool durable) {
+    if (file_ == nullptr) throw py::value_error("the file is closed");
+    const absl::Status s = file_->Commit(durable);
+    file_.reset();
+    ThrowIfError(s);
+  }
+  // Without commit: the temp is removed, whatever was at `path` stays.
+  void Discard() { file_.reset(); }
+
+ private:
+  std::unique_ptr<stream::SafeOutputFile> file_;
+};
+
 }  // namespace
 
 void BindContainers(py::module_& m) {
+  py::class_<PySafeOutputFile>(m, "SafeOutputFile")
+      .def(py::init<const std::string&>(), py::arg("path"))
+      .def("write", &PySafeOutputFile::Write)
+      .def("commit", &PySafeOutputFile::Commit, py::arg("durable") = true)
+      .def("discard", &PySafeOutputFile::Discard);
   py::class_<PyHrryFile>(m, "HrryFile")
       .def_static("open", &PyHrryFile::Open, py::arg("path"),
                   py::arg("permissive") = false)

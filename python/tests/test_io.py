@@ -95,6 +95,11 @@ def test_save_fails_cleanly_and_keeps_the_old_file(tmp_path):
     assert os.listdir(tmp_path) == ["m.hrry"]
 
 
+def test_save_into_a_missing_directory_is_a_file_error(tmp_path):
+    with pytest.raises(hurray.FileError):
+        hurray.save(tmp_path / "no" / "m.hrry", {"a": _tensor(0.0)})
+
+
 def test_save_never_writes_through_a_planted_link(tmp_path):
     victim = tmp_path / "victim"
     victim.write_bytes(b"keep")

@@ -3,7 +3,6 @@ descriptor decoder, and ingest."""
 
 import io
 import os
-import secrets
 
 from . import _hurray
 from ._errors import FileError, StreamError
@@ -20,57 +19,28 @@ _CHUNK = 1 << 20
 
 # -- .hrry files -------------------------------------------------------------
 
-def _create_exclusive(directory_fd, name):
-    """A new file in the directory open as ``directory_fd``: never follows a
-    link, never opens what exists."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-    flags |= getattr(os, "O_NOFOLLOW", 0)
-    return os.open(name, flags, 0o644, dir_fd=directory_fd)
-
-
 def save(path, tensors, kv=None):
     """Writes ``{name: Tensor}`` as a .hrry file (sorted index, CRC-32C,
     optional KV metadata: str, int, float, bool, bytes or lists of them).
 
     Every tensor is validated strictly first, as a reader would. The file is
-    written under a hidden unique name in the same directory (created with
-    O_EXCL|O_NOFOLLOW) and renamed over ``path`` only when complete, so a
-    failure leaves nothing behind and never a half-written file.
+    created the one way the library creates files (a hidden temp beside
+    ``path``, O_EXCL | O_NOFOLLOW, renamed over ``path`` once complete and
+    synced), so a failure leaves nothing behind and never a half-written
+    file, and a symlink at ``path`` is replaced, not written through.
     """
-    path = os.fspath(path)
-    directory, name = os.path.split(os.path.abspath(path))
+    out = _hurray.SafeOutputFile(os.fspath(path))
     try:
-        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as e:
-        raise FileError(f"cannot open directory {directory}: {e}") from e
-    temp = f".{name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
-    try:
-        try:
-            fd = _create_exclusive(dir_fd, temp)
-        except OSError as e:
-            raise FileError(f"cannot create {temp} in {directory}: {e}") from e
-        published = False
-        try:
-            with os.fdopen(fd, "wb", closefd=True) as out:
-                builder = _hurray.HrryBuilder(out.write, with_kv=kv is not None)
-                builder.begin()
-                for tensor_name, tensor in tensors.items():
-                    builder.add(tensor_name, tensor._fields, tensor._buffers)
-                for key, value in (kv or {}).items():
-                    builder.add_kv(key, value)
-                builder.finish()
-                out.flush()
-                os.fsync(out.fileno())
-            os.rename(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-            published = True
-        finally:
-            if not published:
-                try:
-                    os.unlink(temp, dir_fd=dir_fd)
-                except OSError:
-                    pass
+        builder = _hurray.HrryBuilder(out.write, with_kv=kv is not None)
+        builder.begin()
+        for tensor_name, tensor in tensors.items():
+            builder.add(tensor_name, tensor._fields, tensor._buffers)
+        for key, value in (kv or {}).items():
+            builder.add_kv(key, value)
+        builder.finish()
+        out.commit()
     finally:
-        os.close(dir_fd)
+        out.discard()
 
 
 class HrryFile:
