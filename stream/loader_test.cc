@@ -30,6 +30,7 @@
 #include "stream/loader_test_util.h"
 #include "stream/sinks.h"
 #include "stream/stream_reader.h"
+#include "stream/testing/full_listener.h"
 
 namespace hurray::stream {
 namespace {
@@ -487,33 +488,16 @@ TEST(Loader, FifoPathDeliversEveryByte) {
 // A peer whose accept queue is full drops the SYN: connect waits until the
 // connect timeout (it had no deadline without an idle timeout).
 TEST(Loader, TcpConnectTimeout) {
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
-  ASSERT_EQ(::listen(listener, 0), 0);
-  socklen_t len = sizeof(a);
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len);
-  // Fill the accept queue (never accepted).
-  std::vector<int> fillers;
-  for (int i = 0; i < 4; ++i) {
-    const int f = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-    (void)::connect(f, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-    fillers.push_back(f);
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  testing::FullListener full;
+  ASSERT_TRUE(full.ok());
   ValidateSink sink;
   AskingConsumer c(StreamOptions(), &sink);
   LoaderOptions o;
   o.connect_timeout_seconds = 0.5;  // and no idle timeout
   Loader loader(o);
   const Bounded b = RunBounded(
-      &loader, LoadSource::Tcp("127.0.0.1", std::to_string(ntohs(a.sin_port))),
-      &c, [&] { loader.Cancel(); });
-  for (int f : fillers) ::close(f);
-  ::close(listener);
+      &loader, LoadSource::Tcp("127.0.0.1", std::to_string(full.port())), &c,
+      [&] { loader.Cancel(); });
   EXPECT_TRUE(b.finished_in_time);
   EXPECT_TRUE(b.result.timed_out);
   EXPECT_TRUE(absl::StrContains(b.result.status.message(), "connect timeout"))
