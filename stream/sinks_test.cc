@@ -280,6 +280,29 @@ TEST(ValidateSink, RecordsEveryTensor) {
   EXPECT_EQ(sink.records()[1].verdict, "valid");
 }
 
+// An empty span may carry no data pointer (absl::Span's default): neither
+// SniffFormat nor the consumers may pass it to memcmp/memcpy (UBSan, found by
+// //fuzz:ingest_fuzz; corpus/ingest_fuzz/regression_empty_span.bin).
+TEST(Consumers, EmptySpansWithoutData) {
+  const absl::Span<const uint8_t> none;
+  EXPECT_EQ(SniffFormat(none), SourceFormat::kUnknown);
+  const std::vector<IngestTensor> tensors = testing::MixedTensors(6);
+  const std::vector<uint8_t> bytes = testing::StreamBytes(tensors);
+  for (SourceFormat f :
+       {SourceFormat::kUnknown, SourceFormat::kStream, SourceFormat::kHrry}) {
+    ValidateSink sink;
+    std::unique_ptr<ByteConsumer> c =
+        MakeConsumer(f, FileOptions(), &sink, nullptr, nullptr);
+    EXPECT_TRUE(c->Feed(none).ok());
+    EXPECT_EQ(c->position(), 0u);
+    if (f == SourceFormat::kHrry) continue;
+    EXPECT_TRUE(c->Feed(bytes).ok());
+    EXPECT_TRUE(c->Feed(none).ok());
+    EXPECT_TRUE(c->Finish().ok());
+    EXPECT_EQ(sink.records().size(), tensors.size());
+  }
+}
+
 TEST(SafeFileName, Mapping) {
   EXPECT_EQ(SafeFileName("layers.0.w", 3), "layers.0.w");
   EXPECT_EQ(SafeFileName("a/b", 0), "a%2Fb");
