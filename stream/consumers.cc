@@ -40,14 +40,19 @@ absl::Status WithDetail(const absl::Status& status, absl::string_view why) {
 // --- ReaderConsumer. ---------------------------------------------------------
 
 absl::Status ReaderConsumer::Latch(absl::Status s) {
-  if (status_.ok() && !s.ok()) {
+  if (!status_.ok()) return status_;
+  // The sink fails on events for bytes before anything the reader rejects
+  // later in the same chunk: its failure wins, so the verdict does not
+  // depend on where the chunks end.
+  if (sink_ != nullptr && !sink_->status().ok()) {
+    status_ = sink_->status();
+    return status_;
+  }
+  if (!s.ok()) {
     status_ = std::move(s);
     // The reader's verdict (not the source failing, which says nothing
-    // about the input, and not the sink's own failure).
+    // about the input).
     if (!source_failed_ && sink_ != nullptr) sink_->OnInputRejected();
-  }
-  if (status_.ok() && sink_ != nullptr && !sink_->status().ok()) {
-    status_ = sink_->status();
   }
   return status_;
 }
