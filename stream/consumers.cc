@@ -19,11 +19,12 @@ constexpr uint8_t kFileMagicBytes[8] = {'H', 'R', 'R', 'Y', 'F', 'I', 'L', 'E'};
 
 SourceFormat SniffFormat(absl::Span<const uint8_t> first) {
   const size_t n = std::min<size_t>(first.size(), 8);
+  // An empty span may have no data pointer: memcmp must not see it.
+  if (n == 0) return SourceFormat::kUnknown;
   if (std::memcmp(first.data(), kFileMagicBytes, n) != 0) {
     return SourceFormat::kStream;
   }
-  if (n == 8) return SourceFormat::kHrry;
-  return n == 0 ? SourceFormat::kUnknown : SourceFormat::kUnknown;
+  return n == 8 ? SourceFormat::kHrry : SourceFormat::kUnknown;
 }
 
 absl::Status WithDetail(const absl::Status& status, absl::string_view why) {
@@ -39,14 +40,19 @@ absl::Status WithDetail(const absl::Status& status, absl::string_view why) {
 // --- ReaderConsumer. ---------------------------------------------------------
 
 absl::Status ReaderConsumer::Latch(absl::Status s) {
-  if (status_.ok() && !s.ok()) {
+  if (!status_.ok()) return status_;
+  // The sink fails on events for bytes before anything the reader rejects
+  // later in the same chunk: its failure wins, so the verdict does not
+  // depend on where the chunks end.
+  if (sink_ != nullptr && !sink_->status().ok()) {
+    status_ = sink_->status();
+    return status_;
+  }
+  if (!s.ok()) {
     status_ = std::move(s);
     // The reader's verdict (not the source failing, which says nothing
-    // about the input, and not the sink's own failure).
+    // about the input).
     if (!source_failed_ && sink_ != nullptr) sink_->OnInputRejected();
-  }
-  if (status_.ok() && sink_ != nullptr && !sink_->status().ok()) {
-    status_ = sink_->status();
   }
   return status_;
 }
@@ -161,7 +167,9 @@ HrryConsumer::HrryConsumer(const FileOptions& options, IngestSink* sink,
 
 absl::Status HrryConsumer::DoFeed(absl::Span<const uint8_t> chunk) {
   reader_.Feed(chunk);
-  // Keep the 40 bytes before the next chunk.
+  // Keep the 40 bytes before the next chunk (an empty chunk's data() may be
+  // null: no memcpy from it).
+  if (chunk.empty()) return reader_.status();
   if (chunk.size() >= kTrailerSize) {
     std::memcpy(before_chunk_, chunk.data() + chunk.size() - kTrailerSize,
                 kTrailerSize);
@@ -243,6 +251,7 @@ absl::Status SniffingConsumer::Start(SourceFormat f) {
 absl::Status SniffingConsumer::Feed(absl::Span<const uint8_t> chunk) {
   if (inner_ != nullptr) return inner_->Feed(chunk);
   const size_t take = std::min(chunk.size(), sizeof(head_) - head_n_);
+  if (take == 0) return absl::OkStatus();  // chunk.data() may be null
   std::memcpy(head_ + head_n_, chunk.data(), take);
   head_n_ += take;
   const SourceFormat f = SniffFormat(absl::MakeConstSpan(head_, head_n_));

@@ -8,7 +8,9 @@
 // Each adapter reports to an IngestSink (stream/sinks.h): TensorSink events
 // plus, for .hrry, the index names once the file passed. A sink failure
 // (sinks.h IngestSink::status, e.g. a data-level rule of the dequantizer or
-// a full disk) stops the input: Feed returns it from then on.
+// a full disk) stops the input: Feed returns it from then on, also when the
+// reader rejects a later byte of the same chunk (the verdict does not depend
+// on where the chunks end).
 //
 // Checkpoints (stream/ingest_state.h, `hurray ingest --resume`): after each
 // tensor whose bytes all arrived, the sink saw it whole, and that ends

@@ -157,6 +157,26 @@ TEST(DequantSink, DataLevelRejectionLeavesNoOutput) {
   }
 }
 
+// A data-level failure of the sink and a later rejection by the reader in
+// the same chunk: the sink's (earlier) verdict, whatever the chunking (found
+// by //fuzz:ingest_fuzz, corpus/ingest_fuzz/regression_sink_before_reader.bin).
+TEST(DequantSink, FailureBeforeALaterRejectionWinsInAnyChunking) {
+  std::vector<IngestTensor> tensors = testing::MixedTensors(4);
+  dequant::testing::SetScaleF32(&tensors[1].tensor, 2, NAN);
+  std::vector<uint8_t> bytes = testing::StreamBytes(tensors);
+  bytes.insert(bytes.end(), {'J', 'U', 'N', 'K'});  // DESC-HDR-02 at the end
+  for (size_t chunk : {bytes.size(), size_t{7}}) {
+    DequantSinkOptions o;
+    o.out_dir = testing::FreshDir(absl::StrCat("sink_first_", chunk));
+    const Out out = Dequant(bytes, o, chunk);
+    ASSERT_TRUE(RuleIdOf(out.status).has_value()) << out.status;
+    EXPECT_TRUE(absl::StartsWith(*RuleIdOf(out.status), "QNT-PCA"))
+        << chunk << ": " << out.status;
+    EXPECT_EQ(testing::ListDir(o.out_dir),
+              std::vector<std::string>{"tensor_0.f32"});
+  }
+}
+
 // Issue 13: symlinks planted at the names the sink used to write through
 // (OUT/tensor_<i>.f32.partial, the spool OUT/.tensor_<i>.f32.spool) are
 // never followed: the victims keep their bytes, the outputs are right.
@@ -346,6 +366,29 @@ TEST(ValidateSink, RecordsEveryTensor) {
   EXPECT_EQ(sink.records()[1].scheme, "per_channel_affine");
   EXPECT_EQ(sink.records()[2].scheme, "none");
   EXPECT_EQ(sink.records()[1].verdict, "valid");
+}
+
+// An empty span may carry no data pointer (absl::Span's default): neither
+// SniffFormat nor the consumers may pass it to memcmp/memcpy (UBSan, found by
+// //fuzz:ingest_fuzz; corpus/ingest_fuzz/regression_empty_span.bin).
+TEST(Consumers, EmptySpansWithoutData) {
+  const absl::Span<const uint8_t> none;
+  EXPECT_EQ(SniffFormat(none), SourceFormat::kUnknown);
+  const std::vector<IngestTensor> tensors = testing::MixedTensors(6);
+  const std::vector<uint8_t> bytes = testing::StreamBytes(tensors);
+  for (SourceFormat f :
+       {SourceFormat::kUnknown, SourceFormat::kStream, SourceFormat::kHrry}) {
+    ValidateSink sink;
+    std::unique_ptr<ByteConsumer> c =
+        MakeConsumer(f, FileOptions(), &sink, nullptr, nullptr);
+    EXPECT_TRUE(c->Feed(none).ok());
+    EXPECT_EQ(c->position(), 0u);
+    if (f == SourceFormat::kHrry) continue;
+    EXPECT_TRUE(c->Feed(bytes).ok());
+    EXPECT_TRUE(c->Feed(none).ok());
+    EXPECT_TRUE(c->Finish().ok());
+    EXPECT_EQ(sink.records().size(), tensors.size());
+  }
 }
 
 TEST(SafeFileName, Mapping) {
