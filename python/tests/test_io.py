@@ -142,6 +142,18 @@ def test_stream_over_a_socket():
     assert got == [0.0, 10.0, 20.0, 30.0]
 
 
+def test_a_silent_socket_hits_the_idle_timeout():
+    mine, theirs = socket.socketpair()
+    try:
+        mine.sendall(b"HRRY")  # then nothing, and the peer stays open
+        with pytest.raises(hurray.StreamError) as e:
+            list(hurray.StreamReader(theirs, idle_timeout=0.2))
+        assert e.value.rule == "STREAM-IO"
+    finally:
+        mine.close()
+        theirs.close()
+
+
 def test_sparse_tensor_travels_whole():
     csr = hurray.Tensor(struct.pack("2f", 5.0, 7.0), hurray.float32, [2, 2],
                         aux_buffers=[struct.pack("2Q", 0, 1),

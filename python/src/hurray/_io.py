@@ -152,13 +152,26 @@ class StreamWriter:
         return False
 
 
-def _reader_of(source, chunk_size):
-    """A function returning the next chunk of ``source`` (b"" at the end)."""
+def _reader_of(source, chunk_size, idle_timeout):
+    """A function returning the next chunk of ``source`` (b"" at the end).
+    A socket is waited on for at most ``idle_timeout`` seconds per chunk
+    (None: no deadline), whatever its own timeout is."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         chunks = iter([memoryview(source)])
         return lambda: next(chunks, b"")
     if hasattr(source, "recv"):
-        return lambda: source.recv(chunk_size)
+        import select
+
+        def recv():
+            if idle_timeout is not None:
+                ready, _, _ = select.select([source], [], [], idle_timeout)
+                if not ready:
+                    raise StreamError(
+                        f"no byte for {idle_timeout} s (idle timeout)",
+                        "STREAM-IO", None)
+            return source.recv(chunk_size)
+
+        return recv
     if hasattr(source, "read"):
         return lambda: source.read(chunk_size)
     raise TypeError("StreamReader reads bytes, a file object or a socket")
@@ -170,11 +183,13 @@ class StreamReader:
     last byte is in; memory grows with the bytes received, never with a
     declared size, and a buffer may declare at most ``max_buffer_bytes``.
     A stream cut inside a tensor raises StreamError; a malformed one
-    InvalidDescriptorError, with the rule id and stream offset."""
+    InvalidDescriptorError, with the rule id and stream offset. A socket
+    that sends nothing for ``idle_timeout`` seconds raises StreamError
+    (STREAM-IO); None waits forever."""
 
     def __init__(self, source, chunk_size=_CHUNK, permissive=False,
-                 max_buffer_bytes=0):
-        self._read = _reader_of(source, chunk_size)
+                 max_buffer_bytes=0, idle_timeout=60.0):
+        self._read = _reader_of(source, chunk_size, idle_timeout)
         self._decoder = _hurray.StreamDecoder(permissive, max_buffer_bytes)
         self._ended = False
 
