@@ -5,6 +5,11 @@
 // each fed three ways:
 //   BM_Decode/<vector>/oneshot  DecodeWith() on a reused decoder: Reset,
 //                               one Feed of the whole descriptor, Finish
+//                               (the fast path of parser/fast_path.h)
+//   BM_Decode/<vector>/oneshot_general
+//                               the same with ParseOptions::fast_path off:
+//                               the general state machine and validator,
+//                               the baseline of the fast path
 //   BM_Decode/<vector>/chunk4k  a stream of 1000 copies fed in 4 KiB chunks;
 //                               after each kDone the decoder is Reset() and
 //                               goes on with the rest of the chunk (one
@@ -54,8 +59,10 @@ const std::vector<Vector>& Vectors() {
   return *v;
 }
 
-std::unique_ptr<DescriptorDecoder> NewDecoder() {
-  return std::make_unique<DescriptorDecoder>(vectors::AgreedOptions());
+std::unique_ptr<DescriptorDecoder> NewDecoder(bool fast_path = true) {
+  ParseOptions options = vectors::AgreedOptions();
+  options.fast_path = fast_path;
+  return std::make_unique<DescriptorDecoder>(options);
 }
 
 // Feeds `stream` in chunks of `chunk` bytes; returns the descriptors done,
@@ -81,8 +88,8 @@ size_t FeedStream(absl::Span<const uint8_t> stream, size_t chunk,
   return done;
 }
 
-void BM_OneShot(benchmark::State& state, const Vector* v) {
-  auto decoder = NewDecoder();
+void BM_OneShot(benchmark::State& state, const Vector* v, bool fast_path) {
+  auto decoder = NewDecoder(fast_path);
   if (!DecodeWith(v->bytes, decoder.get()).ok()) {
     state.SkipWithError("vector rejected");
     return;
@@ -153,12 +160,16 @@ void BM_Memcpy(benchmark::State& state, const Vector* v) {
   state.SetBytesProcessed(state.iterations() * v->bytes.size());
 }
 
-// Registered in this order: per vector, decode one-shot / 4 KiB / byte, then
-// the memcpy baseline.
+// Registered in this order: per vector, decode one-shot / one-shot on the
+// general path / 4 KiB / byte, then the memcpy baseline.
 [[maybe_unused]] const bool kRegistered = [] {
   for (const Vector& v : Vectors()) {
     const std::string base = std::string("BM_Decode/") + v.name;
-    benchmark::RegisterBenchmark((base + "/oneshot").c_str(), BM_OneShot, &v)
+    benchmark::RegisterBenchmark((base + "/oneshot").c_str(), BM_OneShot, &v,
+                                 true)
+        ->Unit(benchmark::kNanosecond);
+    benchmark::RegisterBenchmark((base + "/oneshot_general").c_str(),
+                                 BM_OneShot, &v, false)
         ->Unit(benchmark::kNanosecond);
     benchmark::RegisterBenchmark((base + "/chunk4k").c_str(), BM_Chunk4k, &v)
         ->Unit(benchmark::kMicrosecond);

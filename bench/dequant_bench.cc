@@ -7,13 +7,20 @@
 //       axis 0 (one scale per row); per_block along axis 1, K = 32, f16
 //       scales, asymmetric; nf4 along axis 1, K = 64; mxfp along axis 1,
 //       K = 32.
-// and two baselines:
+// and three baselines:
+//   BM_StoreOnly/<elements>     the store bound: Highway vector stores of a
+//                               constant over the float32 output, on the
+//                               kernels' target and store policy
+//                               (bench/store_only.h); the ratio to it is the
+//                               figure of merit (issue 18)
 //   BM_Memcpy/<elements>        memcpy of the float32 output size
 //   BM_ConvertInt8/<elements>   a plain int8 → float32 loop, compiled with
 //                               -O3 for this CPU's best of AVX-512 / AVX2
-// and, at 64 Mi elements, the parallel whole-buffer path:
+// and, at both sizes, the parallel whole-buffer path:
 //   BM_DequantThreads/<scheme>/<storage>/<elements>/threads:<1|2>
 //       Dequantizer::ConsumeWhole (wall time; threads:1 is the serial path)
+//   BM_StoreOnlyThreads/<elements>/threads:<1|2>
+//       BM_StoreOnly split the same way over std::threads
 // and other layouts at 64 Ki elements (ConsumeScattered):
 //   BM_DequantLayout/<column_major|tiled>/<scheme>/<storage>/<elements>
 //
@@ -24,11 +31,13 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "bench/store_only.h"
 #include "benchmark/benchmark.h"
 #include "dequant/dequantizer.h"
 #include "dequant/kernels.h"
@@ -214,6 +223,45 @@ void BM_DequantLayout(benchmark::State& state, uint8_t layout, Scheme scheme,
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
 }
 
+// The store bound, with the dequantizer's store policy (non-temporal from
+// kStreamOutputBytes on).
+void BM_StoreOnly(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  std::vector<float> dst(n);
+  const bool stream = n * sizeof(float) >= kStreamOutputBytes;
+  for (auto _ : state) {
+    bench::StoreConstant(dst.data(), n, 1.5f, stream);
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.SetLabel(bench::StoreOnlyTargetName());
+}
+
+// The same over range(1) threads, parts cut at 64-float boundaries as
+// ConsumeWhole cuts them, one std::thread per extra part per iteration.
+void BM_StoreOnlyThreads(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  const size_t threads = static_cast<size_t>(state.range(1));
+  std::vector<float> dst(n);
+  const bool stream = n * sizeof(float) >= kStreamOutputBytes;
+  for (auto _ : state) {
+    auto part = [&](size_t i) {
+      const size_t from = (n * i / threads) / 64 * 64;
+      const size_t to =
+          i + 1 == threads ? n : (n * (i + 1) / threads) / 64 * 64;
+      bench::StoreConstant(dst.data() + from, to - from, 1.5f, stream);
+    };
+    std::vector<std::thread> pool;
+    for (size_t i = 1; i < threads; ++i) pool.emplace_back(part, i);
+    part(0);
+    for (std::thread& t : pool) t.join();
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+
 void BM_Memcpy(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   std::vector<float> src(n, 1.0f), dst(n);
@@ -249,6 +297,12 @@ void BM_ConvertInt8(benchmark::State& state) {
 struct Registrar {
   Registrar() {
     for (int64_t n : kSizes) {
+      benchmark::RegisterBenchmark("BM_StoreOnly", BM_StoreOnly)->Arg(n);
+      benchmark::RegisterBenchmark("BM_StoreOnlyThreads", BM_StoreOnlyThreads)
+          ->Args({n, 1})
+          ->Args({n, 2})
+          ->ArgNames({"", "threads"})
+          ->UseRealTime();
       benchmark::RegisterBenchmark("BM_Memcpy", BM_Memcpy)->Arg(n);
       benchmark::RegisterBenchmark("BM_ConvertInt8", BM_ConvertInt8)->Arg(n);
     }
@@ -269,6 +323,8 @@ struct Registrar {
                                          std::string(ElementTypeName(type));
         benchmark::RegisterBenchmark(threads_name.c_str(), BM_DequantThreads,
                                      scheme, type)
+            ->Args({kSizes[0], 1})
+            ->Args({kSizes[0], 2})
             ->Args({kSizes[1], 1})
             ->Args({kSizes[1], 2})
             ->ArgNames({"", "threads"})

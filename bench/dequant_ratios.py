@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Prints bench/dequant_bench's JSON output as a Markdown table of ratios.
 
-Every figure is divided by BM_ConvertInt8 of the same run and size, so runs
-on machines (or days) of different speed compare. The "L2 target" column is
-issue 3's absolute target scaled to the convert loop's 34 el/ns on the
-reference machine (25/34 for 8-bit affine, 20/34 for 4-bit affine and NF4,
-15/34 for MXFP minifloats); "—" where the issue sets none.
+Every figure is divided by BM_StoreOnly of the same run and size (Highway
+stores of a constant over the same float32 output, bench/store_only.h): the
+store bound, which no kernel can beat (issue 18: ≥ 0.9 × in L2, ≥ 0.95 × at
+DRAM size). The thread columns divide the 2-thread wall time rate by the
+1-thread one (target ≥ 1.8). With repetitions, the medians are used and the
+noise column gives the largest coefficient of variation of the row's runs.
 
   bazel build -c opt //bench:dequant_bench
-  bazel-bin/bench/dequant_bench \
-      --benchmark_filter='^(BM_Memcpy|BM_ConvertInt8|BM_Dequant|BM_DequantThreads)/' \
+  bazel-bin/bench/dequant_bench \\
+      --benchmark_filter='^(BM_StoreOnly|BM_StoreOnlyThreads|BM_Memcpy|BM_ConvertInt8|BM_Dequant|BM_DequantThreads)/' \\
+      --benchmark_min_time=0.1 --benchmark_repetitions=5 \\
+      --benchmark_report_aggregates_only=true \\
       --benchmark_out=/tmp/dequant.json --benchmark_out_format=json
   python3 bench/dequant_ratios.py /tmp/dequant.json
 """
@@ -18,52 +21,79 @@ import re
 import sys
 
 L2, DRAM = 65536, 67108864
-REFERENCE_CONVERT_L2 = 34.0  # el/ns, issue 3's orientation figure
 
 
-def l2_target(scheme, storage):
-    if scheme == "mxfp" and storage.startswith("float"):
-        return 15.0
-    if scheme == "nf4" or storage in ("int4", "uint4"):
-        return 20.0
-    if storage in ("int8", "uint8"):
-        return 25.0
-    return None
+def load(path):
+    """Returns {name: el/ns} (medians when aggregated) and {name: cv}."""
+    runs = json.load(open(path))["benchmarks"]
+    rate, cv = {}, {}
+    aggregated = any(r.get("run_type") == "aggregate" for r in runs)
+    for r in runs:
+        name = r.get("run_name", r["name"])
+        if aggregated:
+            if r.get("run_type") != "aggregate":
+                continue
+            if r.get("aggregate_name") == "median" and "items_per_second" in r:
+                rate[name] = r["items_per_second"] / 1e9
+            elif r.get("aggregate_name") == "cv":
+                cv[name] = r.get("items_per_second", 0.0)
+        elif "items_per_second" in r:
+            rate[name] = r["items_per_second"] / 1e9
+    return rate, cv
 
 
 def main(path):
-    runs = json.load(open(path))["benchmarks"]
-    rate = {r["name"]: r["items_per_second"] / 1e9 for r in runs
-            if "items_per_second" in r}
+    rate, cv = load(path)
     get = rate.get
+    store_l2, store_dram = get(f"BM_StoreOnly/{L2}"), get(f"BM_StoreOnly/{DRAM}")
+    if not store_l2 or not store_dram:
+        sys.exit("dequant_ratios: the run lacks BM_StoreOnly at both sizes")
 
-    conv_l2, conv_dram = get(f"BM_ConvertInt8/{L2}"), get(f"BM_ConvertInt8/{DRAM}")
-    if not conv_l2 or not conv_dram:
-        sys.exit("dequant_ratios: the run lacks BM_ConvertInt8 at both sizes")
-    print(f"Baselines (el/ns): BM_ConvertInt8 L2 {conv_l2:.2f}, DRAM "
-          f"{conv_dram:.2f}; BM_Memcpy L2 {get(f'BM_Memcpy/{L2}') or 0:.2f}, "
-          f"DRAM {get(f'BM_Memcpy/{DRAM}') or 0:.2f}\n")
-    print("| scheme/storage | L2 el/ns | L2 × convert | L2 target × convert "
-          "| DRAM el/ns | DRAM × convert | 2 threads / 1 (DRAM) |")
-    print("|---|---|---|---|---|---|---|")
+    def thr(prefix, n, t):
+        return get(f"{prefix}/{n}/threads:{t}/real_time")
+
+    def pct(name):
+        return cv.get(name, 0.0) * 100
+
+    print(f"Baselines (el/ns, medians): BM_StoreOnly L2 {store_l2:.2f}, DRAM "
+          f"{store_dram:.2f}; BM_ConvertInt8 L2 "
+          f"{get(f'BM_ConvertInt8/{L2}') or 0:.2f}, DRAM "
+          f"{get(f'BM_ConvertInt8/{DRAM}') or 0:.2f}; BM_Memcpy L2 "
+          f"{get(f'BM_Memcpy/{L2}') or 0:.2f}, DRAM "
+          f"{get(f'BM_Memcpy/{DRAM}') or 0:.2f}.")
+    s1, s2 = thr("BM_StoreOnlyThreads", L2, 1), thr("BM_StoreOnlyThreads", L2, 2)
+    d1, d2 = thr("BM_StoreOnlyThreads", DRAM, 1), thr("BM_StoreOnlyThreads", DRAM, 2)
+    for label, one, two in (("L2", s1, s2), ("DRAM", d1, d2)):
+        if one and two:
+            print(f"BM_StoreOnlyThreads {label}: 2 threads / 1 = "
+                  f"{two / one:.2f} (1 thread {one:.2f} el/ns, wall time).")
+    print()
+    print("| scheme/storage | L2 el/ns | L2 × store | DRAM el/ns | DRAM × store "
+          "| 2 thr / 1, L2 | 2 thr / 1, DRAM | noise (max cv) |")
+    print("|---|---|---|---|---|---|---|---|")
     for name in rate:
         m = re.fullmatch(rf"BM_Dequant/([^/]+)/([^/]+)/{L2}", name)
         if not m:
             continue
         scheme, storage = m.groups()
+        key = f"{scheme}/{storage}"
         l2 = rate[name]
-        dram = get(f"BM_Dequant/{scheme}/{storage}/{DRAM}")
-        one = get(f"BM_DequantThreads/{scheme}/{storage}/{DRAM}/threads:1/real_time")
-        two = get(f"BM_DequantThreads/{scheme}/{storage}/{DRAM}/threads:2/real_time")
-        target = l2_target(scheme, storage)
+        dram = get(f"BM_Dequant/{key}/{DRAM}")
+        t = [thr(f"BM_DequantThreads/{key}", n, k) for n in (L2, DRAM)
+             for k in (1, 2)]
+        names = [name, f"BM_Dequant/{key}/{DRAM}"] + [
+            f"BM_DequantThreads/{key}/{n}/threads:{k}/real_time"
+            for n in (L2, DRAM) for k in (1, 2)]
+        noise = max(pct(n) for n in names)
         cells = [
-            f"{scheme}/{storage}",
+            key,
             f"{l2:.2f}",
-            f"{l2 / conv_l2:.2f}",
-            f"{target / REFERENCE_CONVERT_L2:.2f}" if target else "—",
+            f"{l2 / store_l2:.2f}",
             f"{dram:.2f}" if dram else "",
-            f"{dram / conv_dram:.2f}" if dram else "",
-            f"{two / one:.2f}" if one and two else "",
+            f"{dram / store_dram:.2f}" if dram else "",
+            f"{t[1] / t[0]:.2f}" if t[0] and t[1] else "",
+            f"{t[3] / t[2]:.2f}" if t[2] and t[3] else "",
+            f"{noise:.0f} %" if cv else "",
         ]
         print("| " + " | ".join(cells) + " |")
 

@@ -39,18 +39,21 @@
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
-#include "dequant/testing.h"
+#include "dequant/testing/test_tensor.h"
 #include "parser/element_type.h"
-#include "stream/byte_sink.h"
-#include "stream/consumers.h"
-#include "stream/hrry_file.h"
-#include "stream/hrry_mmap.h"
-#include "stream/hrry_writer.h"
-#include "stream/loader.h"
-#include "stream/mapped_file.h"
-#include "stream/net_client_session.h"
-#include "stream/net_server.h"
-#include "stream/sinks.h"
+#include "stream/container/byte_sink.h"
+#include "stream/container/hrry_file.h"
+#include "stream/container/hrry_mmap.h"
+#include "stream/container/hrry_writer.h"
+#include "stream/container/mapped_file.h"
+#include "stream/ingest/consumers.h"
+#include "stream/ingest/http_body.h"
+#include "stream/ingest/http_url.h"
+#include "stream/ingest/loader.h"
+#include "stream/ingest/sinks.h"
+#include "stream/ingest/testing/loader_test_peer.h"
+#include "stream/net/client_session.h"
+#include "stream/net/server.h"
 
 namespace hurray::stream {
 namespace {
@@ -67,17 +70,19 @@ double Seconds(Clock::time_point t0) {
 }
 
 void Generate() {
-  if (!g_file.empty()) return;
+  if (!g_file.empty() && std::filesystem::exists(g_file)) return;
   uint64_t want = uint64_t{1} << 30;
   if (const char* env = std::getenv("HURRAY_INGEST_BENCH_BYTES")) {
     want = std::strtoull(env, nullptr, 10);
   }
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ =
-      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/ingest_bench_XXXXXX");
-  if (::mkdtemp(templ.data()) == nullptr) std::abort();
-  g_dir = templ;
-  g_file = g_dir + "/bench.hrry";
+  if (g_file.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string templ =
+        absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/ingest_bench_XXXXXX");
+    if (::mkdtemp(templ.data()) == nullptr) std::abort();
+    g_dir = templ;
+    g_file = g_dir + "/bench.hrry";
+  }
   std::mt19937_64 rng(1);
   std::vector<dequant::testing::TestTensor> tensors;
   dequant::testing::TensorSpec s;
@@ -134,7 +139,6 @@ double RunLoader(const std::string& kind, double throttle = 0) {
   std::unique_ptr<ByteConsumer> c = MakeConsumer(
       SourceFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
   LoaderOptions o;
-  o.throttle_bytes_per_second = throttle;
   // HURRAY_INGEST_BENCH_CHUNK / _SLOTS: the ring (default 4 x 1 MiB).
   if (const char* env = std::getenv("HURRAY_INGEST_BENCH_CHUNK")) {
     o.chunk_size = std::strtoull(env, nullptr, 10);
@@ -143,6 +147,7 @@ double RunLoader(const std::string& kind, double throttle = 0) {
     o.ring_slots = std::strtoull(env, nullptr, 10);
   }
   Loader loader(o);
+  LoaderTestPeer::SetThrottle(loader, throttle);
   const auto t0 = Clock::now();
   const LoadResult r = loader.Run(LoadSource::File(g_file), c.get());
   const double t = Seconds(t0);
@@ -343,12 +348,80 @@ int Child(const std::string& kind, const std::string& file,
   return 0;
 }
 
+// The HTTPS case (issue 15), driven by bench/http_ingest_bench.sh:
+//   --generate FILE         writes the benchmark file
+//   (HURRAY_INGEST_BENCH_BYTES)
+//   --cpu KIND FILE         decode (+ dequant) from memory: prints seconds
+//   --http KIND URL CAFILE  the loader over an HTTPS source (HttpBody):
+//                           prints "seconds peak_rss_KiB"
+int HttpModes(int argc, char** argv) {
+  const std::string mode = argv[1];
+  if (mode == "--generate" && argc == 3) {
+    g_file = argv[2];
+    Generate();
+    std::printf("%llu\n", static_cast<unsigned long long>(g_size));
+    return 0;
+  }
+  if (mode == "--cpu" && argc == 4) {
+    g_file = argv[3];
+    auto map = MappedFile::Open(g_file);
+    if (!map.ok()) return 1;
+    const absl::Span<const uint8_t> bytes = (*map)->bytes();
+    uint64_t sum = 0;
+    for (size_t i = 0; i < bytes.size(); i += 4096) sum += bytes[i];
+    benchmark::DoNotOptimize(sum);
+    std::unique_ptr<RecordingIngestSink> sink = MakeSink(argv[2], "/tmp");
+    HrryConsumer c(FileOptions(), sink.get());
+    const auto t0 = Clock::now();
+    for (size_t at = 0; at < bytes.size(); at += 1 << 20) {
+      if (!c.Feed(bytes.subspan(at, 1 << 20)).ok()) return 1;
+    }
+    if (!c.Finish().ok()) return 1;
+    std::printf("%.3f\n", Seconds(t0));
+    return 0;
+  }
+  if (mode == "--http" && argc == 5) {
+    absl::StatusOr<Url> url = ParseUrl(argv[3]);
+    if (!url.ok()) return 1;
+    HttpOptions ho;
+    ho.ca_file = argv[4];
+    const auto t0 = Clock::now();
+    absl::StatusOr<std::unique_ptr<HttpBody>> body = HttpBody::Open(*url, ho);
+    if (!body.ok()) {
+      std::fprintf(stderr, "%s\n",
+                   std::string(body.status().message()).c_str());
+      return 1;
+    }
+    std::unique_ptr<RecordingIngestSink> sink = MakeSink(argv[2], "/tmp");
+    std::unique_ptr<ByteConsumer> c = MakeConsumer(
+        SourceFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
+    Loader loader{LoaderOptions()};
+    const LoadResult r = loader.Run(LoadSource::Reader(body->get()), c.get());
+    const double t = Seconds(t0);
+    if (!r.status.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(r.status.message()).c_str());
+      return 1;
+    }
+    struct rusage ru;
+    ::getrusage(RUSAGE_SELF, &ru);
+    std::printf("%.3f %ld\n", t, ru.ru_maxrss);
+    return 0;
+  }
+  std::fprintf(stderr, "ingest_bench: bad arguments\n");
+  return 2;
+}
+
 }  // namespace
 }  // namespace hurray::stream
 
 int main(int argc, char** argv) {
   if (argc == 5 && std::string(argv[1]) == "--child") {
     return hurray::stream::Child(argv[2], argv[3], argv[4]);
+  }
+  if (argc >= 3 && std::string(argv[1]).rfind("--", 0) == 0 &&
+      std::string(argv[1]) != "--child" &&
+      std::string(argv[1]).rfind("--benchmark", 0) != 0) {
+    return hurray::stream::HttpModes(argc, argv);
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -20,11 +20,11 @@
 #include <thread>
 #include <vector>
 
-#include "stream/net_message.h"
-#include "stream/net_server.h"
-#include "stream/net_test_util.h"
-#include "stream/test_util.h"
-#include "stream/testing/slow_crowd.h"
+#include "stream/container/testing/test_util.h"
+#include "stream/net/message.h"
+#include "stream/net/server.h"
+#include "stream/net/testing/net_test_util.h"
+#include "stream/net/testing/slow_crowd.h"
 
 namespace hurray::stream {
 namespace {

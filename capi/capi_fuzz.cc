@@ -51,9 +51,9 @@
 #include "parser/descriptor.h"
 #include "parser/options.h"
 #include "parser/rules.h"
-#include "stream/file_format.h"
-#include "stream/hrry_mmap.h"
-#include "stream/stream_reader.h"
+#include "stream/container/file_format.h"
+#include "stream/container/hrry_mmap.h"
+#include "stream/container/stream_reader.h"
 
 namespace {
 

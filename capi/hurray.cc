@@ -24,9 +24,9 @@
 #include "parser/quantization.h"
 #include "parser/rules.h"
 #include "parser/validator.h"
-#include "stream/hrry_mmap.h"
-#include "stream/stream_reader.h"
-#include "stream/tensor_sink.h"
+#include "stream/container/hrry_mmap.h"
+#include "stream/container/stream_reader.h"
+#include "stream/container/tensor_sink.h"
 
 // Opaque handles. hurray_descriptor is never defined: it is a
 // hurray::TensorDescriptor seen through an incomplete C type.
@@ -186,27 +186,31 @@ class CallbackSink final : public hurray::stream::TensorSink {
  public:
   explicit CallbackSink(const hurray_stream_callbacks& cb) : cb_(cb) {}
 
-  void OnDescriptor(const TensorDescriptor& d) override {
+  absl::Status OnDescriptor(const TensorDescriptor& d) override {
     if (!cancelled_ && cb_.on_descriptor != nullptr) {
       Stop(cb_.on_descriptor(cb_.user, Wrap(&d)));
     }
+    return absl::OkStatus();
   }
-  void OnBufferPiece(uint32_t buffer_index, uint64_t offset,
-                     absl::Span<const uint8_t> piece) override {
+  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset,
+                             absl::Span<const uint8_t> piece) override {
     if (!cancelled_ && cb_.on_buffer_piece != nullptr) {
       Stop(cb_.on_buffer_piece(cb_.user, buffer_index, offset, piece.data(),
                                piece.size()));
     }
+    return absl::OkStatus();
   }
-  void OnTensorEnd() override {
+  absl::Status OnTensorEnd() override {
     if (!cancelled_ && cb_.on_tensor_end != nullptr) {
       Stop(cb_.on_tensor_end(cb_.user));
     }
+    return absl::OkStatus();
   }
-  void OnEndOfStream() override {
+  absl::Status OnEndOfStream() override {
     if (!cancelled_ && cb_.on_end_of_stream != nullptr) {
       cb_.on_end_of_stream(cb_.user);
     }
+    return absl::OkStatus();
   }
   bool cancelled() const { return cancelled_; }
   void Cancel() { cancelled_ = true; }

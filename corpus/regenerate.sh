@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the generated parts of corpus/:
-#   corpus/descriptors/              //tools:corpus_gen output (checked by
+#   corpus/descriptors/              //tools/testing:corpus_gen output (checked by
 #                                    //corpus:corpus_fresh_test)
 #   corpus/descriptor_decode_fuzz/   golden_*.bin, gen_*.bin: the golden and
 #                                    generated descriptors as they are
@@ -13,8 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bazel build //tools:corpus_gen
-gen="$(bazel info bazel-bin)/tools/corpus_gen"
+bazel build //tools/testing:corpus_gen
+gen="$(bazel info bazel-bin)/tools/testing/corpus_gen"
 "${gen}" --check
 
 rm -f corpus/descriptors/*.bin corpus/descriptors/MANIFEST.tsv
@@ -63,6 +63,33 @@ stream after_rejection '\x00\x3c\x10\x20' \
   "${d}/broken_pca_zp_size.bin" "${d}/dense_f32_3x4.bin"
 stream tail_truncated '\x00\x2a\x00\x00' \
   "${d}/statistics_f32_16.bin" "${d}/broken_truncated_half_everything.bin"
+
+# corpus/fast_path_fuzz/ (fuzz/fast_path_fuzz.cc): the same descriptors
+# behind a 2-byte header (options, split point), headers used in turn, and
+# each of the 36 valid vectors in mutation mode, unedited.
+fast=corpus/fast_path_fuzz
+mkdir -p "${fast}"
+rm -f "${fast}"/golden_*.bin "${fast}"/gen_*.bin "${fast}"/mut_*.bin
+fast_headers=(
+  '\x00\x00' # strict, whole
+  '\x01\x00' # permissive, whole
+  '\x00\x1d' # strict, split
+  '\x02\x00' # strict, no validation
+  '\x04\x00' # default options
+  '\x08\x07' # tight limits, split
+  '\x20\x00' # strict, column-major disabled
+)
+i=0
+fast_seed() {  # fast_seed SOURCE NAME
+  { printf "${fast_headers[$((i % ${#fast_headers[@]}))]}"; cat "$1"; } \
+    >"${fast}/$2"
+  i=$((i + 1))
+}
+for f in corpus/golden/descriptors/*.bin; do fast_seed "${f}" "golden_${f##*/}"; done
+for f in corpus/descriptors/*.bin; do fast_seed "${f}" "gen_${f##*/}"; done
+for v in $(seq 0 35); do
+  printf '\x10\x00'"$(printf '\\x%02x' "${v}")" >"${fast}/mut_$(printf %02d "${v}").bin"
+done
 
 echo "corpus: $(ls corpus/descriptors | wc -l) files in corpus/descriptors," \
   "$(ls "${decode}" | wc -l) decode seeds, $(ls "${chunked}" | wc -l) chunked seeds"

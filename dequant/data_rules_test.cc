@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "dequant/dequantizer.h"
 #include "dequant/scalar.h"
-#include "dequant/testing.h"
+#include "dequant/testing/test_tensor.h"
 #include "gtest/gtest.h"
 #include "parser/element_checks.h"
 #include "parser/element_type.h"

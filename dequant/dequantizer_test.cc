@@ -14,7 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "dequant/scalar.h"
-#include "dequant/testing.h"
+#include "dequant/testing/test_tensor.h"
 #include "gtest/gtest.h"
 #include "parser/element_type.h"
 #include "parser/quantization.h"

@@ -20,7 +20,7 @@
 #include "dequant/plan.h"
 #include "dequant/scalar.h"
 #include "dequant/storage_walk.h"
-#include "dequant/testing.h"
+#include "dequant/testing/test_tensor.h"
 #include "gtest/gtest.h"
 #include "parser/addressing.h"
 #include "parser/element_type.h"

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "dequant/dequantizer.h"
 #include "dequant/scalar.h"
-#include "dequant/testing.h"
+#include "dequant/testing/test_tensor.h"
 #include "gtest/gtest.h"
 #include "parser/element_type.h"
 

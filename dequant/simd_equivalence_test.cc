@@ -15,7 +15,7 @@
 #include "dequant/dequantizer.h"
 #include "dequant/kernels.h"
 #include "dequant/scalar.h"
-#include "dequant/testing.h"
+#include "dequant/testing/test_tensor.h"
 #include "gtest/gtest.h"
 #include "hwy/targets.h"
 #include "parser/element_type.h"

@@ -21,7 +21,7 @@
 #include "absl/types/span.h"
 #include "fuzz/fuzz_util.h"
 #include "parser/descriptor.h"
-#include "stream/tensor_sink.h"
+#include "stream/container/tensor_sink.h"
 
 namespace hurray::fuzz {
 
@@ -42,7 +42,7 @@ class CheckingSink : public stream::TensorSink {
     chunk_at_ = at;
   }
 
-  void OnDescriptor(const TensorDescriptor& d) override {
+  absl::Status OnDescriptor(const TensorDescriptor& d) override {
     HURRAY_FUZZ_CHECK(!ended_);
     HURRAY_FUZZ_CHECK(tensors_.empty() || tensors_.back().complete);
     Tensor t;
@@ -54,10 +54,11 @@ class CheckingSink : public stream::TensorSink {
       next_start_ += d.buffers[i].byte_size;
     }
     tensors_.push_back(std::move(t));
+    return absl::OkStatus();
   }
 
-  void OnBufferPiece(uint32_t index, uint64_t offset,
-                     absl::Span<const uint8_t> piece) override {
+  absl::Status OnBufferPiece(uint32_t index, uint64_t offset,
+                             absl::Span<const uint8_t> piece) override {
     HURRAY_FUZZ_CHECK(!ended_);
     HURRAY_FUZZ_CHECK(!tensors_.empty() && !tensors_.back().complete);
     Tensor& t = tensors_.back();
@@ -82,9 +83,10 @@ class CheckingSink : public stream::TensorSink {
     }
     t.buffers[index].insert(t.buffers[index].end(), piece.begin(), piece.end());
     ++pieces_;
+    return absl::OkStatus();
   }
 
-  void OnTensorEnd() override {
+  absl::Status OnTensorEnd() override {
     HURRAY_FUZZ_CHECK(!ended_);
     HURRAY_FUZZ_CHECK(!tensors_.empty() && !tensors_.back().complete);
     Tensor& t = tensors_.back();
@@ -94,12 +96,14 @@ class CheckingSink : public stream::TensorSink {
     }
     t.complete = true;
     ++completed_;
+    return absl::OkStatus();
   }
 
-  void OnEndOfStream() override {
+  absl::Status OnEndOfStream() override {
     HURRAY_FUZZ_CHECK(!ended_);
     HURRAY_FUZZ_CHECK(tensors_.empty() || tensors_.back().complete);
     ended_ = true;
+    return absl::OkStatus();
   }
 
   const std::vector<Tensor>& tensors() const { return tensors_; }

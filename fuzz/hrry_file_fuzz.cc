@@ -68,12 +68,12 @@
 #include "fuzz/fuzz_util.h"
 #include "parser/options.h"
 #include "parser/rules.h"
-#include "stream/file_format.h"
-#include "stream/file_index.h"
-#include "stream/hrry_file.h"
-#include "stream/hrry_mmap.h"
-#include "stream/hrry_writer.h"
-#include "stream/kv_builder.h"
+#include "stream/container/file_format.h"
+#include "stream/container/file_index.h"
+#include "stream/container/hrry_file.h"
+#include "stream/container/hrry_mmap.h"
+#include "stream/container/hrry_writer.h"
+#include "stream/container/kv_builder.h"
 #include "tests/vectors.h"
 
 namespace hurray::fuzz {

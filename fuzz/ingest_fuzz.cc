@@ -9,6 +9,7 @@
 //            bit 3 resume path (below)
 //            bit 4 spool in a file (spool_memory_bytes 0, else 4 KiB)
 //            bit 5 DequantSink::rename_to_names off
+//            bit 6 .npy outputs (else .f32); bit 7 .npy as float16
 //   byte 1   low 4 bits: largest chunk is 2^n bytes; high 4 bits: which
 //            checkpoint the interrupted run stops after
 //   byte 2-3 seed of the chunk sizes
@@ -55,10 +56,10 @@
 #include "fuzz/fuzz_util.h"
 #include "parser/options.h"
 #include "parser/rules.h"
-#include "stream/consumers.h"
-#include "stream/crc32c.h"
-#include "stream/safe_output_dir.h"
-#include "stream/sinks.h"
+#include "stream/container/crc32c.h"
+#include "stream/ingest/consumers.h"
+#include "stream/ingest/safe_output_dir.h"
+#include "stream/ingest/sinks.h"
 
 namespace hurray::fuzz {
 namespace {
@@ -75,6 +76,8 @@ struct Config {
   bool resume = false;
   bool spool_to_file = false;
   bool rename_to_names = true;
+  stream::OutputFormat output = stream::OutputFormat::kF32;
+  stream::OutputDtype dtype = stream::OutputDtype::kAuto;
   uint32_t max_chunk = 1;
   uint32_t stop_after = 0;  // checkpoint index (from 0)
   uint32_t seed = 0;
@@ -90,6 +93,8 @@ Config ParseHeader(absl::Span<const uint8_t> h) {
   c.resume = (h[0] & 8) != 0;
   c.spool_to_file = (h[0] & 16) != 0;
   c.rename_to_names = (h[0] & 32) == 0;
+  if ((h[0] & 192) != 0) c.output = stream::OutputFormat::kNpy;
+  if ((h[0] & 128) != 0) c.dtype = stream::OutputDtype::kFloat16;
   c.max_chunk = uint32_t{1} << (h[1] & 15);
   c.stop_after = h[1] >> 4;
   c.seed = h[2] | (uint32_t{h[3]} << 8);
@@ -110,9 +115,11 @@ stream::DequantSinkOptions SinkOptions(const Config& c, const std::string& dir,
   o.mode = c.options.parse.mode;
   o.spool_memory_bytes = c.spool_to_file ? 0 : 4096;
   o.max_parameter_bytes = uint64_t{64} << 10;
-  o.max_scattered_elements = uint64_t{64} << 10;
   o.rename_to_names = c.rename_to_names;
   o.keep_unnamed_outputs = keep_unnamed;
+  o.format = c.output;
+  o.dtype = c.dtype;
+  o.max_dense_bytes = uint64_t{1} << 20;
   return o;
 }
 

@@ -22,10 +22,10 @@
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_util.h"
 #include "parser/rules.h"
-#include "stream/consumers.h"
-#include "stream/ingest_state.h"
-#include "stream/safe_output_dir.h"
-#include "stream/sinks.h"
+#include "stream/ingest/consumers.h"
+#include "stream/ingest/ingest_state.h"
+#include "stream/ingest/safe_output_dir.h"
+#include "stream/ingest/sinks.h"
 
 namespace hurray::fuzz {
 namespace {
@@ -45,6 +45,14 @@ void CheckAccepted(const stream::IngestState& st) {
     if (!r.pending_output.empty()) {
       HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsTempName(r.pending_output));
       HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(r.pending_output));
+    }
+  }
+  if (st.http.has_value()) {
+    // Sent as an If-Range header: printable ASCII only, bounded.
+    HURRAY_FUZZ_CHECK(!st.http->validator.empty() &&
+                      st.http->validator.size() <= stream::kMaxValidatorBytes);
+    for (char c : st.http->validator) {
+      HURRAY_FUZZ_CHECK(c >= 0x20 && c <= 0x7e);
     }
   }
   HURRAY_FUZZ_CHECK(st.records.size() == st.checkpoint.tensors);

@@ -45,12 +45,12 @@
 #include "absl/types/span.h"
 #include "fuzz/fuzz_util.h"
 #include "parser/rules.h"
-#include "stream/hrry_mmap.h"
-#include "stream/net_client_session.h"
-#include "stream/net_message.h"
-#include "stream/net_server_session.h"
-#include "stream/net_test_util.h"
-#include "stream/test_util.h"
+#include "stream/container/hrry_mmap.h"
+#include "stream/container/testing/test_util.h"
+#include "stream/net/client_session.h"
+#include "stream/net/message.h"
+#include "stream/net/server_session.h"
+#include "stream/net/testing/net_test_util.h"
 
 namespace {
 

@@ -41,10 +41,10 @@
 #include "parser/element_type.h"
 #include "parser/quantization.h"
 #include "parser/wire.h"
-#include "stream/file_test_util.h"
-#include "stream/hrry_writer.h"
-#include "stream/kv_builder.h"
-#include "stream/test_util.h"
+#include "stream/container/hrry_writer.h"
+#include "stream/container/kv_builder.h"
+#include "stream/container/testing/file_test_util.h"
+#include "stream/container/testing/test_util.h"
 #include "tests/vectors.h"
 
 namespace hurray::fuzz {

@@ -49,8 +49,8 @@
 #include "fuzz/fuzz_util.h"
 #include "parser/options.h"
 #include "parser/rules.h"
-#include "stream/stream_reader.h"
-#include "stream/stream_writer.h"
+#include "stream/container/stream_reader.h"
+#include "stream/container/stream_writer.h"
 #include "tests/vectors.h"
 
 namespace hurray::fuzz {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "parser/fast_path.h"
 #include "parser/validator.h"
 #include "parser/wire.h"
 
@@ -61,9 +62,10 @@ DescriptorDecoder::DescriptorDecoder(const ParseOptions& options)
 
 void DescriptorDecoder::Reset() {
   state_ = DecodeState::kNeedMore;
+  fast_path_taken_ = false;
   stage_ = Stage::kMagic;
   rejection_ = kAccepted;
-  pos_ = staged_ = index_ = skip_left_ = 0;
+  pos_ = staged_ = want_ = index_ = skip_left_ = 0;
   ResetDescriptor(&desc_);
 }
 
@@ -78,11 +80,18 @@ DescriptorDecoder::Step DescriptorDecoder::Reject(Rule rule, uint64_t offset,
 bool DescriptorDecoder::TakeSlow(uint32_t n, const uint8_t** out) {
   const uint32_t want = n - staged_;
   const uint32_t got = static_cast<uint32_t>(std::min<size_t>(want, avail_));
-  if (got > 0) std::memcpy(staging_ + staged_, in_, got);  // in_ may be null
+  if (got == 1) {
+    staging_[staged_] = *in_;  // the byte-by-byte feed: no memcpy call
+  } else if (got > 0) {
+    std::memcpy(staging_ + staged_, in_, got);  // in_ may be null
+  }
   in_ += got;
   avail_ -= got;
   staged_ += got;
-  if (staged_ < n) return false;
+  if (staged_ < n) {
+    want_ = n;  // Feed() may append to the group without resuming Run()
+    return false;
+  }
   *out = staging_;
   staged_ = 0;
   pos_ += n;
@@ -110,10 +119,38 @@ bool DescriptorDecoder::Skip() {
   return skip_left_ == 0;
 }
 
-FeedResult DescriptorDecoder::Feed(absl::Span<const uint8_t> chunk) {
+bool DescriptorDecoder::TryFastPath(absl::Span<const uint8_t> chunk) {
+  if (!FastDecodeFields(chunk.data(), chunk.size(), options_, &desc_) ||
+      (options_.validate && !FastAccepts(desc_, options_))) {
+    // Not sure: the general path starts over from the first byte.
+    ResetDescriptor(&desc_);
+    return false;
+  }
+  pos_ = desc_.descriptor_length;
+  stage_ = Stage::kDone;
+  state_ = DecodeState::kDone;
+  fast_path_taken_ = true;
+  return true;
+}
+
+FeedResult DescriptorDecoder::FeedSlow(absl::Span<const uint8_t> chunk) {
   if (state_ != DecodeState::kNeedMore) return {0, state_};
+  const size_t size = chunk.size();
+  // (A chunk that only continues a stalled field group is Feed()'s case.)
+  if (pos_ == 0 && staged_ == 0) {
+    // A whole descriptor at the start of this chunk: try the fast path.
+    // Split input (a descriptor already under way) takes the state machine.
+    if (options_.fast_path && size >= kFixedHeaderSize && TryFastPath(chunk)) {
+      return {desc_.descriptor_length, state_};
+    }
+  } else if (stage_ == Stage::kSkip && size < skip_left_) {
+    pos_ += static_cast<uint32_t>(size);  // what Skip() would do
+    skip_left_ -= static_cast<uint32_t>(size);
+    return {size, state_};
+  }
   in_ = chunk.data();
   avail_ = chunk.size();
+  want_ = 0;  // set again if Run() stalls on a field group (TakeSlow)
   while (Run() == Step::kContinue) {
   }
   const size_t consumed = chunk.size() - avail_;
@@ -614,7 +651,10 @@ DescriptorDecoder::Step DescriptorDecoder::AfterSection(uint32_t done_flag) {
 }
 
 DescriptorDecoder::Step DescriptorDecoder::Complete() {
-  if (options_.validate) {
+  // The fast validator answers "accepted" or "not sure" for the common
+  // shapes (parser/fast_path.h); the general validator decides the rest.
+  if (options_.validate &&
+      !(options_.fast_path && FastAccepts(desc_, options_))) {
     const Rejection r = ValidateDescriptor(desc_, options_);
     if (!r.ok()) {
       rejection_ = r;

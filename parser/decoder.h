@@ -10,6 +10,15 @@
 // uninterpreted quantization payloads, trailing bytes of a newer minor
 // version) are skipped, never copied; their position is recorded.
 //
+// A chunk that holds a whole descriptor of a common shape (row- or
+// column-major, rank ≤ 8, one to three buffers, at most a quantization
+// section) goes through a fast path instead (parser/fast_path.h): fields read
+// at fixed offsets and validated in straight-line code, with any doubt sent
+// back to the state machine, so results, rule ids and offsets are those of
+// the general path (fuzz/fast_path_fuzz.cc checks it; ParseOptions::fast_path
+// turns it off). A small chunk that only continues a field group is copied
+// inline without resuming the state machine.
+//
 // The decoder enforces what locating the fields needs (magic, versions,
 // lengths, flag bits, layout tags, tiled structure, limits: the "framing"
 // rules). When the descriptor is complete it runs the validator
@@ -18,13 +27,14 @@
 // byte); nothing allocates, even on rejection, until status() is called.
 //
 // Modeled on Boost.Beast's basic_parser::put and Wuffs' suspendable decoders.
-// sizeof(DescriptorDecoder) = sizeof(TensorDescriptor) + 264 bytes on x86-64
-// (19 576 bytes; tests/decoder_test.cc prints both).
+// sizeof(DescriptorDecoder) = sizeof(TensorDescriptor) + 320 bytes on x86-64
+// (19 632 bytes; tests/decoder_test.cc prints both).
 #ifndef HURRAY_PARSER_DECODER_H_
 #define HURRAY_PARSER_DECODER_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -35,7 +45,7 @@
 
 namespace hurray {
 
-enum class DecodeState : uint8_t { kNeedMore, kDone, kRejected };
+using DecodeState = Progress;
 
 struct FeedResult {
   size_t consumed;
@@ -52,7 +62,26 @@ class DescriptorDecoder {
   // byte past the end of the descriptor: after kDone, the rest of the chunk
   // (buffers, the next descriptor) belongs to the caller. After kDone or
   // kRejected, Feed consumes nothing until Reset().
-  FeedResult Feed(absl::Span<const uint8_t> chunk);
+  FeedResult Feed(absl::Span<const uint8_t> chunk) {
+    // Inline: a small chunk that continues the field group being gathered
+    // without completing it is only copied (what the state machine would do
+    // with it), without resuming the state machine. The byte-by-byte feed
+    // spends most calls here.
+    // (Fields are read into locals before the byte store, which may alias
+    // them as far as the compiler knows.)
+    const size_t size = chunk.size();
+    const uint32_t staged = staged_;
+    if (size < want_ - staged && state_ == DecodeState::kNeedMore) {
+      staged_ = staged + static_cast<uint32_t>(size);
+      if (size == 1) {
+        staging_[staged] = chunk[0];
+      } else if (size > 1) {
+        std::memcpy(staging_ + staged, chunk.data(), size);
+      }
+      return {size, DecodeState::kNeedMore};
+    }
+    return FeedSlow(chunk);
+  }
 
   // Declares the end of the input. A descriptor in progress is rejected with
   // DESC-HDR-01 at the offset where the bytes ran out.
@@ -73,12 +102,20 @@ class DescriptorDecoder {
   // OK, or the rejection as an absl::Status (allocates).
   absl::Status status() const { return ToStatus(rejection_); }
   const ParseOptions& options() const { return options_; }
+  // True when the current descriptor was decoded and accepted by the
+  // whole-descriptor fast path (parser/fast_path.h) rather than the state
+  // machine. Same result either way; for tests and benchmarks.
+  bool fast_path_taken() const { return fast_path_taken_; }
 
  private:
   enum class Stage : uint8_t;
   enum class Step : uint8_t { kContinue, kStall, kStop };
 
+  FeedResult FeedSlow(absl::Span<const uint8_t> chunk);
   Step Run();
+  // The whole-descriptor fast path over the start of `chunk`; false (and
+  // nothing consumed, desc_ reset) when the general path must decide.
+  bool TryFastPath(absl::Span<const uint8_t> chunk);
   // Makes the next `n` bytes available as one contiguous run: straight from
   // the input when the whole group is there (inline), else gathered in
   // staging_ (TakeSlow). False when the input ran out first.
@@ -115,6 +152,7 @@ class DescriptorDecoder {
 
   ParseOptions options_;
   DecodeState state_ = DecodeState::kNeedMore;
+  bool fast_path_taken_ = false;
   Stage stage_;
   Rejection rejection_;
 
@@ -124,7 +162,10 @@ class DescriptorDecoder {
 
   uint32_t pos_ = 0;     // offset of the current field group
   uint32_t staged_ = 0;  // bytes of the current group gathered so far
-  uint32_t index_ = 0;   // element index inside an array stage
+  // Size of the group the state machine stalled on (it resumes by taking
+  // it), or 0; staged_ < want_ while it is set.
+  uint32_t want_ = 0;
+  uint32_t index_ = 0;  // element index inside an array stage
   uint32_t skip_left_ = 0;
   Stage after_skip_;
   uint32_t quant_length_ = 0;   // quantization_length being read

@@ -80,22 +80,7 @@ absl::string_view ElementTypeName(uint8_t tag) {
 
 bool StorageBytes(uint8_t tag, uint64_t count, uint64_t* bytes) {
   const ElementTypeInfo* info = FindElementType(tag);
-  if (info == nullptr) return false;
-  switch (info->bits) {
-    case 1:
-      *bytes = count / 8 + (count % 8 != 0);
-      return true;
-    case 2:
-      *bytes = count / 4 + (count % 4 != 0);
-      return true;
-    case 4:
-      *bytes = count / 2 + (count % 2 != 0);
-      return true;
-    case 6:  // 4 elements in 3 bytes.
-      return wire::CheckedMul(count / 4 + (count % 4 != 0), 3, bytes);
-    default:
-      return wire::CheckedMul(count, info->bits / 8, bytes);
-  }
+  return info != nullptr && StorageBytesOfBits(info->bits, count, bytes);
 }
 
 bool ExtensionStorageBytes(uint32_t bit_width, uint8_t packing_factor,

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
+#include "parser/wire.h"
 
 namespace hurray {
 
@@ -55,6 +56,26 @@ absl::string_view ElementTypeName(uint8_t tag);
 // ceil(N/4)·3, REJECT-RULES.md §4 item 11). Returns false on overflow or for a
 // tag that is not assigned.
 bool StorageBytes(uint8_t tag, uint64_t count, uint64_t* bytes);
+
+// The same for an element width of `bits` (1, 2, 4, 6 or a multiple of 8),
+// for callers that already hold the type's ElementTypeInfo.
+inline bool StorageBytesOfBits(uint32_t bits, uint64_t count, uint64_t* bytes) {
+  switch (bits) {
+    case 1:
+      *bytes = count / 8 + (count % 8 != 0);
+      return true;
+    case 2:
+      *bytes = count / 4 + (count % 4 != 0);
+      return true;
+    case 4:
+      *bytes = count / 2 + (count % 2 != 0);
+      return true;
+    case 6:  // 4 elements in 3 bytes.
+      return wire::CheckedMul(count / 4 + (count % 4 != 0), 3, bytes);
+    default:
+      return wire::CheckedMul(count, bits / 8, bytes);
+  }
+}
 
 // Same for an extension type (metadata.md § Extension Type Section):
 // ceil(N / packing_factor) below 8 bits, N·bit_width/8 otherwise.

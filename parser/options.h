@@ -55,6 +55,13 @@ struct ParseOptions {
   // rejects them with LAY-TAG-03; permissive mode reads them as usual.
   // Empty by default: every assigned layout is implemented.
   std::bitset<256> disabled_layouts;
+  // Decode and validate the common shapes (row- or column-major, rank ≤ 8,
+  // one to three buffers, at most a quantization section) in one
+  // straight-line pass when a whole descriptor is in one chunk
+  // (parser/fast_path.h). Results, rule ids and offsets are the same either
+  // way; off forces the general state machine and validator, for
+  // differential tests and benchmarks.
+  bool fast_path = true;
 };
 
 }  // namespace hurray

@@ -151,7 +151,8 @@ std::vector<uint8_t> QuantizationDescriptor::EncodeToVector() const {
 
 void ParseQuantizationFields(const uint8_t* p, uint32_t length,
                              QuantizationDescriptor* q) {
-  *q = QuantizationDescriptor();
+  static constexpr QuantizationDescriptor kNone{};  // see ResetDescriptor()
+  *q = kNone;
   q->scheme_tag = p[0];
   q->scheme_version = p[1];
   q->flags = LoadU16(p + 2);

@@ -57,6 +57,13 @@ absl::string_view OffsetUnitName(OffsetUnit unit);  // "byte", "element", ...
 // One rejection: which rule, where (by default a byte offset from the start
 // of the descriptor, or of the structure the caller names), and a static
 // message.
+// Where an incremental reader stands after a step: it wants more input, it
+// finished, or it rejected its input (see rejection()). The one result type
+// of every incremental reader: the descriptor decoder (DecodeState), the
+// tensor walker (WalkState), the bare stream reader (StreamState) and the
+// .hrry forward reader (FileState) name it for their callers.
+enum class Progress : uint8_t { kNeedMore, kDone, kRejected };
+
 struct Rejection {
   Rule rule = Rule::kNone;
   uint64_t offset = 0;
@@ -76,6 +83,13 @@ inline constexpr Rejection kAccepted{};
   do {                                            \
     const ::hurray::Rejection hurray_r_ = (expr); \
     if (!hurray_r_.ok()) return hurray_r_;        \
+  } while (0)
+
+// Returns the status from the enclosing function when `expr` is not OK.
+#define HURRAY_RETURN_IF_ERROR(expr)       \
+  do {                                     \
+    ::absl::Status hurray_s_ = (expr);     \
+    if (!hurray_s_.ok()) return hurray_s_; \
   } while (0)
 
 // Builds the absl::Status for a rejection: InvalidArgument with message

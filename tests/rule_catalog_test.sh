@@ -7,7 +7,7 @@
 # A rule has a test when a test source names it as an expected outcome: its
 # id as a string literal ("QNT-MX-07") or its enumerator (Rule::kQntMx07).
 # Test sources: the *_test*.cc and *_test.sh files of dequant/, stream/,
-# tests/ and tools/, and stream/net_rule_cases.cc (the network rule table
+# tests/ and tools/, and stream/net/testing/net_rule_cases.cc (the network rule table
 # net_rules_test runs). Prints where each rule's test lives.
 #
 # Usage: rule_catalog_test.sh RULE_LIST EXCEPTIONS TEST_SOURCE...

@@ -3,7 +3,7 @@
 #
 # Usage: cli_test.sh HURRAY_BINARY TESTDATA_GEN_BINARY
 # (paths relative to the runfiles directory, as `bazel test` passes them).
-# The test inputs are written by testdata_gen (see tools/testdata_gen.cc).
+# The test inputs are written by testdata_gen (see tools/testing/testdata_gen.cc).
 set -uo pipefail
 
 hurray="$(pwd)/$1"
@@ -348,6 +348,37 @@ head -c 200 sample.hrry >cut.hrry
 run validate cut.hrry
 expect_rc 1 "validate cut.hrry"
 expect_contains "${out}" "cut.hrry: FILE-" "validate cut.hrry"
+
+# --- convert: safetensors to .hrry (told apart by content, not name). --------
+
+hdr='{"__metadata__":{"k":"v"},"w":{"dtype":"U8","shape":[2,1],"data_offsets":[0,2]}}'
+{
+  printf "\\x$(printf %02x ${#hdr})\\0\\0\\0\\0\\0\\0\\0"
+  printf '%s' "${hdr}"
+  printf '\x07\x09'
+} >model.bin
+run convert model.bin -o converted.hrry
+expect_rc 0 "convert model.bin"
+expect_contains "${out}" "U8 -> uint8" "convert model.bin"
+run validate converted.hrry
+expect_eq "${out}" "converted.hrry: OK (1 tensors)" "validate converted.hrry"
+run inspect converted.hrry
+expect_contains "${out}" 'kv k = "v"' "inspect converted.hrry"
+# A lying offset: refused (exit 1) naming the tensor, nothing written.
+printf '%s' "${hdr}" | sed 's/0,2/0,3/' >hdr.txt
+{
+  printf "\\x$(printf %02x ${#hdr})\\0\\0\\0\\0\\0\\0\\0"
+  cat hdr.txt
+  printf '\x07\x09'
+} >bad.bin
+run convert bad.bin -o bad.hrry
+expect_rc 1 "convert bad.bin"
+expect_contains "${err}" "tensor 'w'" "convert bad.bin"
+[[ -e bad.hrry ]] && fail "convert bad.bin left bad.hrry"
+run convert sample.hrry -o x.hrry
+expect_rc 1 "convert sample.hrry"
+run convert model.bin
+expect_rc 2 "convert without -o"
 
 if ((failures > 0)); then
   echo "${failures} check(s) failed" >&2

@@ -34,30 +34,52 @@ Commands:
       Print one line per FILE: "FILE: OK" or
       "FILE: <RULE-ID> at byte <offset>: <message>".
   dequant [--json] [--permissive] [--agree KIND=VALUE]... FILE -o OUT
+          [--format npy|f32] [--dtype T]
       FILE holds one quantized tensor in the streaming format (descriptor,
-      then its buffers back to back); write it dequantized to OUT as
-      little-endian float32 in logical row-major order.
+      then its buffers back to back); write it dequantized to OUT in logical
+      row-major order (a .npy file by default; see "Outputs" below).
   pack -o OUT.hrry [--unsorted] [--no-crc] [--kv KEY=VALUE]... NAME=STREAM...
   pack -o OUT.hrry --sample
       Write a .hrry file from tensors in the streaming format (one tensor
       per STREAM is named NAME; several are NAME.0, NAME.1, ...), or the
       built-in sample model (all five quantization schemes).
+  convert SRC -o OUT.hrry [--kv KEY=VALUE]... [--quantize SCHEME]
+          [--skip PATTERN]... [--requantize SCHEME]
+      Convert a safetensors or GGUF file (told apart by its magic) to
+      .hrry, losslessly: every tensor keeps its element type and values
+      (GGUF Q8_0, Q4_0 and MXFP4 become per-block affine and MXFP tensors
+      that dequantize to ggml's values; other GGUF types are refused);
+      metadata goes to the KV section, --kv adds or replaces entries.
+      --quantize SCHEME quantizes float tensors of rank >= 2 (not matching
+      a --skip glob), round to nearest; --requantize SCHEME re-quantizes
+      GGUF Q4_1/Q5_0/Q5_1/Q8_1. SCHEME: per_tensor:int8|uint8,
+      per_channel:int8|uint8, per_block:int8|uint8|int4|uint4[:BLOCK],
+      nf4[:BLOCK], mxfp:e2m1|e4m3|e5m2[:BLOCK]. Prints max abs/RMS errors.
   serve FILE.hrry [--port P] [--bind ADDR] [--permissive] [--idle-timeout S]
         [--max-message-size N] [--hello-timeout S] [--message-timeout S]
         [--max-connections N] [--max-connections-per-peer N]
       Serve the tensors of FILE.hrry over the Hurray network protocol, to
       many clients at once (127.0.0.1:7420 by default; --port 0 picks a free
       port). Prints "listening on ADDR:PORT"; SIGINT/SIGTERM stop it.
-  ingest SOURCE [--dequant OUT_DIR] [--resume STATE_FILE] [--permissive]
+  ingest SOURCE [--dequant OUT_DIR [--format npy|safetensors|f32]
+         [--dtype T] [--max-dense-bytes N]]
+         [--resume STATE_FILE] [--permissive]
          [--agree KIND=VALUE]... [--json] [--chunk-size N] [--idle-timeout S]
-         [--connect-timeout S]
-      Read SOURCE (a .hrry file or bare stream, - for stdin, or
-      tcp://HOST:PORT[/name1,name2,...]) validating as bytes arrive; with
-      --dequant write each tensor to OUT_DIR/<name>.f32; with --resume
-      continue an interrupted run. Prints a summary table. --idle-timeout S:
-      fail when no byte arrives for S seconds (any source that can stall:
-      pipes, FIFOs, devices, sockets; default 60 for tcp://, none for the
-      others); --connect-timeout S (default 10).
+         [--connect-timeout S] [--total-timeout S] [--ca-file PEM]
+         [--header 'Name: value']... [--insecure]
+      Read SOURCE (a .hrry file or bare stream, - for stdin,
+      tcp://HOST:PORT[/name1,name2,...], or https://HOST[:PORT]/PATH and,
+      only when the URL says so, http://) validating as bytes arrive; with
+      --dequant write each tensor, in logical row-major order whatever its
+      layout, to OUT_DIR/<name>.npy (see "Outputs" below); with --resume
+      continue an interrupted run (over HTTP with Range and If-Range: an
+      object that changed is refused). Prints a summary table.
+      --idle-timeout S: fail when no byte arrives for S seconds (any source
+      that can stall: pipes, FIFOs, devices, sockets; default 60 for tcp://
+      and http(s)://, none for the others); --connect-timeout S (default
+      10); --total-timeout S (http(s)://, default none). HTTPS verifies the
+      server's certificate and name against the system store; --ca-file
+      adds a trust anchor; --insecure turns verification off (warned).
   help
       Print this help.
 
@@ -70,6 +92,37 @@ Options:
                  a tag 0xF0-0xFE, or layout-id with an extension layout id
   --             treat every following argument as a FILE
   -h, --help     print this help
+
+Outputs (ingest --dequant, dequant):
+  --format npy   (default) a NumPy .npy file per tensor (format 1.0/2.0,
+                 numpy.load reads it as it is), with the tensor's shape and
+                 its own type where numpy has it (float16/32/64, int8..uint64,
+                 bool, complex64/128); float128 as float64; bfloat16, float8,
+                 float6, float4, e8m0, the sub-byte integers and every
+                 quantized tensor as float32.
+  --format safetensors
+                 ingest only: every tensor in OUT_DIR/model.safetensors
+                 (written at the end, through a temp: bounded memory), under
+                 its name (tensor_<i> when it has none), its own type where
+                 safetensors has it (as npy, plus bfloat16 and float8
+                 e4m3/e5m2; complex as real pairs), the .hrry KV section as
+                 __metadata__ (values as text, arrays as JSON). Not with
+                 --resume.
+  --format f32   raw little-endian float32 <name>.f32 files, no header.
+  --dtype float32|float16|bfloat16
+                 write every tensor as that type (rounded to nearest even);
+                 npy has no bfloat16 (refused), f32 is float32 only. A
+                 complex tensor written as a real type gets a trailing
+                 dimension of 2 (real, imaginary).
+  Every dense layout (row-major, column-major, strided, tiled, Morton,
+  Hilbert) is written in logical row-major order; a layout other than
+  row-major spools its data buffer (in OUT_DIR above 24 MiB) and reads it
+  back in that order, in bounded memory. Sparse tensors (COO, CSR, CSC,
+  CSF) are written dense (zeros where nothing is stored) when the dense form
+  takes at most --max-dense-bytes N bytes (default 1073741824); larger ones
+  get no output. A composite head has no output of its own (its members
+  have theirs); block-paged tensors get none yet. The summary's verdict
+  says "no output: <why>" for each of those.
 
 For inspect and validate, a FILE starting with "HRRYFILE" is a whole .hrry
 file: header, tensors, KV section, index and trailer are checked and its

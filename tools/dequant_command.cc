@@ -17,7 +17,9 @@
 #include "parser/element_type.h"
 #include "parser/rules.h"
 #include "parser/wire.h"
-#include "stream/safe_output_dir.h"
+#include "stream/ingest/output/element_convert.h"
+#include "stream/ingest/output/npy.h"
+#include "stream/ingest/safe_output_dir.h"
 #include "tools/command_util.h"
 #include "tools/json_writer.h"
 
@@ -54,6 +56,8 @@ absl::StatusOr<std::vector<uint8_t>> ReadAt(std::ifstream& in, uint64_t offset,
 absl::StatusOr<uint64_t> Dequantize(const std::string& file,
                                     const std::string& output,
                                     const ParseOptions& options,
+                                    stream::OutputFormat format,
+                                    stream::OutputDtype dtype,
                                     TensorDescriptor* desc, int* exit_code) {
   *exit_code = kExitError;
   // The input is read with seeks (parameter buffers first): only a regular
@@ -147,6 +151,24 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
   absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> out =
       stream::SafeOutputFile::Create(output);
   if (!out.ok()) return out.status();
+  // The output type (float32 unless --dtype), and the .npy header.
+  absl::StatusOr<stream::OutputType> type =
+      stream::ChooseOutput(d.type_tag, /*quantized=*/true, format, dtype);
+  if (!type.ok()) return type.status();
+  if (format == stream::OutputFormat::kNpy) {
+    const std::string h = stream::NpyHeader(type->npy_descr(), d.dims());
+    absl::Status s = (*out)->Write(absl::MakeConstSpan(
+        reinterpret_cast<const uint8_t*>(h.data()), h.size()));
+    if (!s.ok()) return s;
+  }
+  stream::ElementConverter conv(type_tag::kFloat32, *type,
+                                dq->plan().logical_elements);
+  std::vector<uint8_t> converted;
+  auto write_le = [&](absl::Span<const uint8_t> le_floats) {
+    converted.clear();
+    conv.Feed(le_floats, &converted);
+    return (*out)->Write(converted);
+  };
   in.clear();
   in.seekg(static_cast<std::streamoff>(offsets[0]));
   std::vector<uint8_t> data(kChunkBytes);
@@ -196,7 +218,7 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
       for (size_t i = 0; i < count; ++i) {
         wire::StoreF32(&le[4 * i], floats[at + i]);
       }
-      absl::Status s = (*out)->Write(absl::MakeConstSpan(le.data(), 4 * count));
+      absl::Status s = write_le(absl::MakeConstSpan(le.data(), 4 * count));
       if (!s.ok()) return s;
     }
     s = (*out)->Commit();
@@ -222,7 +244,7 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
     }
     le.resize(written * 4);
     for (size_t i = 0; i < written; ++i) wire::StoreF32(&le[4 * i], floats[i]);
-    s = (*out)->Write(le);
+    s = write_le(le);
     if (!s.ok()) return s;
   }
   absl::Status s = dq->Finish();
@@ -242,10 +264,22 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
                std::ostream& err) {
   // -o OUT / --output OUT, then the common options.
   std::optional<std::string> output;
+  stream::OutputFormat format = stream::OutputFormat::kNpy;
+  stream::OutputDtype dtype = stream::OutputDtype::kAuto;
   std::vector<std::string> rest;
   for (size_t i = 0; i < args.size(); ++i) {
     if ((args[i] == "-o" || args[i] == "--output") && i + 1 < args.size()) {
       output = args[++i];
+    } else if (args[i] == "--format" && i + 1 < args.size()) {
+      absl::StatusOr<stream::OutputFormat> f =
+          stream::ParseOutputFormat(args[++i]);
+      if (!f.ok()) return UsageError("dequant", f.status().message(), err);
+      format = *f;
+    } else if (args[i] == "--dtype" && i + 1 < args.size()) {
+      absl::StatusOr<stream::OutputDtype> d =
+          stream::ParseOutputDtype(args[++i]);
+      if (!d.ok()) return UsageError("dequant", d.status().message(), err);
+      dtype = *d;
     } else {
       rest.push_back(args[i]);
     }
@@ -262,11 +296,17 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
   if (!output.has_value() || parsed->files.size() != 1) {
     return UsageError("dequant", "needs one FILE and -o OUT", err);
   }
+  if (format == stream::OutputFormat::kSafetensors) {
+    return UsageError("dequant", "--format safetensors: not for one tensor",
+                      err);
+  }
+  absl::Status fd = stream::CheckFormatAndDtype(format, dtype);
+  if (!fd.ok()) return UsageError("dequant", fd.message(), err);
   const std::string& file = parsed->files[0];
   auto desc = std::make_unique<TensorDescriptor>();
   int exit_code = kExitError;
-  absl::StatusOr<uint64_t> elements =
-      Dequantize(file, *output, parsed->options, desc.get(), &exit_code);
+  absl::StatusOr<uint64_t> elements = Dequantize(
+      file, *output, parsed->options, format, dtype, desc.get(), &exit_code);
 
   const std::optional<absl::string_view> rule =
       elements.ok() ? std::nullopt : RuleIdOf(elements.status());
@@ -296,7 +336,10 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
     w.EndObject();
     out << line << "\n";
   } else if (elements.ok()) {
-    out << file << ": " << *elements << " float32 values ("
+    const char* type = dtype == stream::OutputDtype::kAuto
+                           ? "float32"
+                           : stream::OutputDtypeName(dtype).data();
+    out << file << ": " << *elements << " " << type << " values ("
         << SchemeName(desc->quantization.scheme_tag) << ", "
         << ElementTypeName(desc->type_tag) << ") written to " << *output
         << "\n";

@@ -18,11 +18,12 @@
 #include <vector>
 
 #include "dequant/scalar.h"
-#include "dequant/testing.h"
+#include "dequant/testing/test_tensor.h"
 #include "gtest/gtest.h"
 #include "parser/element_type.h"
 #include "parser/encoder.h"
 #include "parser/wire.h"
+#include "stream/ingest/output/npy.h"
 #include "tests/vectors.h"
 #include "tools/command_util.h"
 
@@ -91,14 +92,21 @@ TEST(DequantCommandTest, EverySchemeMatchesTheReference) {
   for (const TensorSpec& spec : specs) {
     const TestTensor t = dequant::testing::MakeTensor(spec, rng);
     const std::string in = WriteStream(t, "in" + std::to_string(i) + ".hrs");
-    const std::string out = TempPath("out" + std::to_string(i++) + ".f32");
+    // The default: a .npy file, its header then the floats.
+    const std::string out = TempPath("out" + std::to_string(i++) + ".npy");
     const CommandRun r = Dequant({in, "-o", out});
     ASSERT_EQ(r.exit_code, kExitOk) << spec.Name() << r.out << r.err;
     std::vector<float> want;
     ASSERT_TRUE(
         dequant::ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want)
             .ok());
-    const std::vector<float> got = ReadFloats(out);
+    std::vector<float> got = ReadFloats(out);
+    const std::string header = stream::NpyHeader("<f4", t.descriptor->dims());
+    ASSERT_GE(got.size(), header.size() / 4);
+    std::string head(header.size(), '\0');
+    std::memcpy(head.data(), got.data(), header.size());
+    EXPECT_EQ(head, header);
+    got.erase(got.begin(), got.begin() + header.size() / 4);
     ASSERT_EQ(got.size(), want.size()) << spec.Name();
     EXPECT_EQ(std::memcmp(got.data(), want.data(), 4 * got.size()), 0)
         << spec.Name();
@@ -139,7 +147,7 @@ TEST(DequantCommandTest, EveryDenseLayoutMatchesTheReference) {
     const TestTensor t = dequant::testing::MakeTensor(c.spec, rng);
     const std::string in = WriteStream(t, "l" + std::to_string(i) + ".hrs");
     const std::string out = TempPath("l" + std::to_string(i++) + ".f32");
-    const CommandRun r = Dequant({in, "-o", out});
+    const CommandRun r = Dequant({in, "-o", out, "--format", "f32"});
     ASSERT_EQ(r.exit_code, kExitOk) << c.spec.Name() << r.out << r.err;
     std::vector<float> want;
     ASSERT_TRUE(
@@ -208,7 +216,8 @@ TEST(DequantCommandTest, ASymlinkAtTheOutputIsNotWrittenThrough) {
   const std::string out = TempPath("dequant_link.f32");
   std::remove(out.c_str());
   ASSERT_EQ(::symlink(victim.c_str(), out.c_str()), 0);
-  const CommandRun r = Dequant({WriteStream(t, "link.hrs"), "-o", out});
+  const CommandRun r =
+      Dequant({WriteStream(t, "link.hrs"), "-o", out, "--format", "f32"});
   ASSERT_EQ(r.exit_code, kExitOk) << r.err;
   std::ifstream in(victim);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
@@ -219,6 +228,12 @@ TEST(DequantCommandTest, ASymlinkAtTheOutputIsNotWrittenThrough) {
 }
 
 TEST(DequantCommandTest, UsageAndUnsupportedExitTwo) {
+  EXPECT_EQ(
+      Dequant({"a.hrs", "-o", "x", "--format", "npy", "--dtype", "bfloat16"})
+          .exit_code,
+      kExitError);  // numpy has no bfloat16
+  EXPECT_EQ(Dequant({"a.hrs", "-o", "x", "--format", "csv"}).exit_code,
+            kExitError);
   EXPECT_EQ(Dequant({"a.hrs"}).exit_code, kExitError);    // no -o
   EXPECT_EQ(Dequant({"-o", "x"}).exit_code, kExitError);  // no FILE
   EXPECT_EQ(Dequant({TempPath("missing.hrs"), "-o", TempPath("m")}).exit_code,

@@ -4,6 +4,7 @@
 //   hurray validate [--permissive] [--agree KIND=VALUE]... FILE...
 //   hurray dequant [--json] [--permissive] FILE -o OUT.f32
 //   hurray ingest SOURCE [--dequant OUT_DIR] [--resume STATE] [--json] ...
+//   hurray convert SRC -o OUT.hrry [--kv KEY=VALUE]...
 //   hurray serve FILE.hrry [--port P] [--bind ADDR]
 //   hurray help | --help | -h
 //
@@ -16,6 +17,7 @@
 
 #include "absl/types/span.h"
 #include "tools/command_util.h"
+#include "tools/convert_command.h"
 #include "tools/dequant_command.h"
 #include "tools/ingest_command.h"
 #include "tools/inspect_command.h"
@@ -52,6 +54,8 @@ int main(int argc, char** argv) {
     exit_code = hurray::tools::RunIngest(rest, std::cout, std::cerr);
   } else if (command == "pack") {
     exit_code = hurray::tools::RunPack(rest, std::cout, std::cerr);
+  } else if (command == "convert") {
+    exit_code = hurray::tools::RunConvert(rest, std::cout, std::cerr);
   } else if (command == "serve") {
     exit_code = hurray::tools::RunServe(rest, std::cout, std::cerr);
   } else {

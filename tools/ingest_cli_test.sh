@@ -75,26 +75,38 @@ expect_contains "${out}" '"rule":"FILE-' "truncated file --json"
 
 run ingest mixed.hrry --dequant out_hrry
 expect_rc 0 "--dequant .hrry"
-for f in "embed%2Ftokens.f32" "layers.0.q_proj.f32" "norm.weight.f32" \
-  "%2E.%2Fevil%2Fname.f32" "bias.f32"; do
+for f in "embed%2Ftokens.npy" "layers.0.q_proj.npy" "norm.weight.npy" \
+  "%2E.%2Fevil%2Fname.npy" "bias.npy" "counts.npy"; do
   [[ -f "out_hrry/${f}" ]] || fail "--dequant .hrry: no out_hrry/${f} ($(ls out_hrry))"
 done
 [[ -z "$(ls out_hrry | grep -E 'partial|spool|tensor_')" ]] ||
   fail "--dequant .hrry: leftovers: $(ls out_hrry)"
-expect_contains "${out}" "skipped" "int32 tensor skipped"
+expect_contains "${out}" "converted (5 values)" "int32 tensor converted"
+[[ "${out}" != *skipped* ]] || fail "--dequant .hrry: a tensor skipped: ${out}"
+
+run ingest mixed.hrry --dequant out_f32 --format f32
+expect_rc 0 "--format f32"
+[[ -f out_f32/counts.f32 && -f out_f32/norm.weight.f32 ]] ||
+  fail "--format f32: $(ls out_f32)"
+run ingest mixed.hrry --dequant out_bf --format npy --dtype bfloat16
+expect_rc 2 "--format npy --dtype bfloat16"
+expect_contains "${err}" "bfloat16" "npy has no bfloat16"
 
 cat mixed.hrs | "${hurray}" ingest - --dequant out_stdin >/dev/null 2>&1
 rc=$?
 [[ "${rc}" == 0 ]] || fail "stdin: exit ${rc}"
-cmp -s out_stdin/tensor_1.f32 out_hrry/layers.0.q_proj.f32 ||
+cmp -s out_stdin/tensor_1.npy out_hrry/layers.0.q_proj.npy ||
   fail "stdin stream and .hrry outputs differ"
 
 # Same bytes as `hurray dequant`.
-run dequant one.hrs -o ref.f32
+run dequant one.hrs -o ref.npy
 expect_rc 0 "hurray dequant"
 run ingest one.hrs --dequant out_one
 expect_rc 0 "ingest one tensor"
-cmp -s ref.f32 out_one/tensor_0.f32 || fail "ingest --dequant differs from hurray dequant"
+cmp -s ref.npy out_one/tensor_0.npy || fail "ingest --dequant differs from hurray dequant"
+run dequant one.hrs -o ref.f32 --format f32
+run ingest one.hrs --dequant out_one_f32 --format f32
+cmp -s ref.f32 out_one_f32/tensor_0.f32 || fail "f32: ingest --dequant differs from hurray dequant"
 
 run ingest bad_scale.hrs --dequant out_bad
 expect_rc 1 "NaN scale"
@@ -120,8 +132,8 @@ expect_rc 0 "inspect hostile names"
 raw_controls "${out}" && fail "inspect table: raw control bytes: $(printf '%q' "${out}")"
 expect_contains "${out}" '\x1b[31mred\x1b[0m' "inspect table: ESC escaped"
 # Output names: UTF-8 kept, only what a file name cannot hold escaped.
-for f in "层.0.f32" "stats+shard.f32" "%1B[31mred%1B[0m.f32" \
-  "line%0Abreak.f32" "nul%00byte.f32" "$(printf 'x%.0s' $(seq 180))~5.f32"; do
+for f in "层.0.npy" "stats+shard.npy" "%1B[31mred%1B[0m.npy" \
+  "line%0Abreak.npy" "nul%00byte.npy" "$(printf 'x%.0s' $(seq 180))~5.npy"; do
   [[ -f "out_names/${f}" ]] || fail "hostile names: no out_names/${f} ($(ls out_names))"
 done
 
@@ -156,6 +168,10 @@ wait "${reader}" "${writer}" 2>/dev/null
 [[ -s fstate ]] || fail "the interrupted run wrote no state"
 run ingest mixed.hrs --dequant out_f --resume fstate
 expect_rc 2 "--resume with another source"
+cp fstate fstate2
+run ingest fifo --dequant out_f --resume fstate2 --format f32
+expect_rc 2 "--resume with another --format"
+expect_contains "${err}" "npy/auto" "--resume with another --format: says which"
 
 # --- Network: `hurray serve` on a free port. ------------------------------------
 

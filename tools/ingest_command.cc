@@ -16,14 +16,16 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "parser/rules.h"
-#include "stream/consumers.h"
-#include "stream/file_format.h"
-#include "stream/ingest_state.h"
-#include "stream/loader.h"
-#include "stream/net_client_session.h"
-#include "stream/resume_check_sink.h"
-#include "stream/resume_source.h"
-#include "stream/sink_checked_consumer.h"
+#include "stream/container/file_format.h"
+#include "stream/ingest/consumers.h"
+#include "stream/ingest/http_body.h"
+#include "stream/ingest/http_url.h"
+#include "stream/ingest/ingest_state.h"
+#include "stream/ingest/loader.h"
+#include "stream/ingest/output/element_convert.h"
+#include "stream/ingest/resume_check_sink.h"
+#include "stream/ingest/resume_source.h"
+#include "stream/net/client_session.h"
 #include "tools/command_util.h"
 #include "tools/display_text.h"
 #include "tools/json_writer.h"
@@ -42,8 +44,16 @@ struct IngestArgs {
   size_t chunk_size = size_t{1} << 20;
   std::optional<double> idle_timeout;  // --idle-timeout
   double connect_timeout = kConnectTimeoutSeconds;
+  double total_timeout = 0;  // --total-timeout (HTTP(S)); 0: none
+  // HTTP(S): --ca-file, --header, --insecure.
+  std::string ca_file;
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool insecure = false;
   bool json = false;
   ParseOptions options;
+  stream::OutputFormat format = stream::OutputFormat::kNpy;
+  stream::OutputDtype dtype = stream::OutputDtype::kAuto;
+  uint64_t max_dense_bytes = uint64_t{1} << 30;
 };
 
 absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
@@ -65,6 +75,21 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
       a.out_dir = args[++i];
     } else if (arg == "--resume" && has_value) {
       a.state_file = args[++i];
+    } else if (arg == "--format" && has_value) {
+      absl::StatusOr<stream::OutputFormat> f =
+          stream::ParseOutputFormat(args[++i]);
+      if (!f.ok()) return f.status();
+      a.format = *f;
+    } else if (arg == "--max-dense-bytes" && has_value) {
+      if (!absl::SimpleAtoi(args[++i], &a.max_dense_bytes)) {
+        return absl::InvalidArgumentError(
+            "--max-dense-bytes needs a byte count");
+      }
+    } else if (arg == "--dtype" && has_value) {
+      absl::StatusOr<stream::OutputDtype> d =
+          stream::ParseOutputDtype(args[++i]);
+      if (!d.ok()) return d.status();
+      a.dtype = *d;
     } else if (arg == "--chunk-size" && has_value) {
       uint64_t n = 0;
       if (!absl::SimpleAtoi(args[++i], &n) || n == 0 || n > (1u << 30)) {
@@ -72,7 +97,20 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
             "--chunk-size needs a byte count from 1 to 1073741824");
       }
       a.chunk_size = static_cast<size_t>(n);
-    } else if ((arg == "--idle-timeout" || arg == "--connect-timeout") &&
+    } else if (arg == "--ca-file" && has_value) {
+      a.ca_file = args[++i];
+    } else if (arg == "--header" && has_value) {
+      absl::StatusOr<std::pair<std::string, std::string>> h =
+          stream::ParseHeaderFlag(args[++i]);
+      if (!h.ok()) return h.status();
+      if (a.headers.size() >= stream::kMaxExtraHeaders) {
+        return absl::InvalidArgumentError("too many --header options");
+      }
+      a.headers.push_back(*std::move(h));
+    } else if (arg == "--insecure") {
+      a.insecure = true;
+    } else if ((arg == "--idle-timeout" || arg == "--connect-timeout" ||
+                arg == "--total-timeout") &&
                has_value) {
       double seconds = 0;
       if (!absl::SimpleAtod(args[++i], &seconds) || !(seconds >= 0) ||
@@ -82,15 +120,19 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
       }
       if (arg == "--idle-timeout") {
         a.idle_timeout = seconds;
+      } else if (arg == "--total-timeout") {
+        a.total_timeout = seconds;
       } else {
         a.connect_timeout = seconds;
       }
     } else if (arg == "--agree" && has_value) {
       rest.push_back(arg);
       rest.push_back(args[++i]);
-    } else if (arg == "--dequant" || arg == "--resume" ||
+    } else if (arg == "--dequant" || arg == "--resume" || arg == "--format" ||
+               arg == "--dtype" || arg == "--max-dense-bytes" ||
                arg == "--chunk-size" || arg == "--idle-timeout" ||
-               arg == "--connect-timeout") {
+               arg == "--connect-timeout" || arg == "--total-timeout" ||
+               arg == "--ca-file" || arg == "--header") {
       return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
     } else {
       rest.push_back(arg);
@@ -114,8 +156,23 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
     return absl::InvalidArgumentError("needs exactly one SOURCE");
   }
   a.source = sources[0];
+  absl::Status fd = stream::CheckFormatAndDtype(a.format, a.dtype);
+  if (!fd.ok()) return fd;
+  if (a.format == stream::OutputFormat::kSafetensors &&
+      a.state_file.has_value()) {
+    return absl::InvalidArgumentError(
+        "--format safetensors cannot be resumed (model.safetensors is "
+        "written whole at the end): use --format npy with --resume");
+  }
   if (a.source == "-" && a.state_file.has_value()) {
     return absl::InvalidArgumentError("standard input cannot be resumed");
+  }
+  if (!stream::IsHttpUrl(a.source) &&
+      (!a.ca_file.empty() || !a.headers.empty() || a.insecure ||
+       a.total_timeout > 0)) {
+    return absl::InvalidArgumentError(
+        "--ca-file, --header, --insecure and --total-timeout are for "
+        "http:// and https:// sources");
   }
   return a;
 }
@@ -133,17 +190,34 @@ class ProgressLine {
  public:
   explicit ProgressLine(std::ostream& err)
       : err_(err), enabled_(::isatty(STDERR_FILENO) == 1) {}
+  // The input's size when known (an HTTP Content-Length, for the ETA) and
+  // the bytes a resumed run skipped.
+  void SetTotal(uint64_t total, uint64_t skipped) {
+    total_ = total;
+    skipped_ = skipped;
+  }
   void Update(const stream::LoadProgress& p) {
     if (!enabled_) return;
     const auto now = std::chrono::steady_clock::now();
     if (shown_ && now - last_ < std::chrono::milliseconds(100)) return;
     last_ = now;
     shown_ = true;
-    const double mb = static_cast<double>(p.bytes) / 1e6;
-    err_ << absl::StrFormat("\r%10.1f MB  %6d tensors  %8.1f MB/s", mb,
-                            p.tensors,
-                            p.elapsed_seconds > 0 ? mb / p.elapsed_seconds : 0)
-         << std::flush;
+    const double mb = static_cast<double>(p.bytes + skipped_) / 1e6;
+    const double rate = p.elapsed_seconds > 0 ? static_cast<double>(p.bytes) /
+                                                    1e6 / p.elapsed_seconds
+                                              : 0;
+    std::string line = absl::StrFormat("\r%10.1f MB", mb);
+    if (total_ > 0) {
+      absl::StrAppendFormat(&line, " of %.1f MB",
+                            static_cast<double>(total_) / 1e6);
+    }
+    absl::StrAppendFormat(&line, "  %6d tensors  %8.1f MB/s", p.tensors, rate);
+    if (total_ > 0 && rate > 0 && p.bytes + skipped_ <= total_) {
+      const double left =
+          static_cast<double>(total_ - p.bytes - skipped_) / 1e6 / rate;
+      absl::StrAppendFormat(&line, "  ETA %4.0f s", left);
+    }
+    err_ << line << std::flush;
   }
   void Done() {
     if (shown_) err_ << "\n" << std::flush;
@@ -153,6 +227,7 @@ class ProgressLine {
   std::ostream& err_;
   bool enabled_;
   bool shown_ = false;
+  uint64_t total_ = 0, skipped_ = 0;
   std::chrono::steady_clock::time_point last_;
 };
 
@@ -229,7 +304,7 @@ void PrintJson(const IngestArgs& a, const absl::Status& status, uint64_t bytes,
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<stream::ByteConsumer>> MakeNetConsumer(
+absl::StatusOr<std::unique_ptr<stream::NetClientSession>> MakeNetConsumer(
     const std::vector<std::string>& names, const ParseOptions& options,
     stream::IngestSink* sink) {
   if (names.empty()) {
@@ -246,14 +321,15 @@ namespace {
 // Keeps the bytes of the listing tensor's data buffer (bounded).
 class ListingSink : public stream::IngestSink {
  public:
-  void OnBufferPiece(uint32_t buffer_index, uint64_t,
-                     absl::Span<const uint8_t> piece) override {
-    if (buffer_index != 0 || !status_.ok()) return;
+  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t,
+                             absl::Span<const uint8_t> piece) override {
+    if (buffer_index != 0) return absl::OkStatus();
     if (bytes.size() + piece.size() > kMaxListingBytes) {
       status_ = absl::ResourceExhaustedError("the tensor list is too large");
-      return;
+      return status_;
     }
     bytes.insert(bytes.end(), piece.begin(), piece.end());
+    return absl::OkStatus();
   }
   absl::Status status() const override { return status_; }
 
@@ -269,7 +345,7 @@ absl::StatusOr<std::vector<std::string>> FetchNames(
     const stream::LoadSource& source, const ParseOptions& options,
     const stream::LoaderOptions& lo) {
   ListingSink sink;
-  absl::StatusOr<std::unique_ptr<stream::ByteConsumer>> c =
+  absl::StatusOr<std::unique_ptr<stream::NetClientSession>> c =
       MakeNetConsumer({std::string(stream::kListKey)}, options, &sink);
   if (!c.ok()) return c.status();
   stream::Loader loader(lo);
@@ -280,9 +356,78 @@ absl::StatusOr<std::vector<std::string>> FetchNames(
 
 }  // namespace
 
+namespace {
+
+// What binds a resume state to an HTTP object: a strong ETag, else the
+// Last-Modified date (weak ETags cannot be used in If-Range, RFC 9110
+// 13.1.5); none when the server gave neither (the run cannot be resumed).
+std::optional<stream::HttpValidator> ValidatorOf(
+    const stream::HttpResponseInfo& info) {
+  std::string v;
+  if (!info.etag.empty() && !absl::StartsWith(info.etag, "W/")) {
+    v = info.etag;
+  } else {
+    v = info.last_modified;
+  }
+  if (v.empty() || v.size() > stream::kMaxValidatorBytes) return std::nullopt;
+  for (char ch : v) {
+    if (ch < 0x20 || ch > 0x7e) return std::nullopt;
+  }
+  return stream::HttpValidator{v, info.object_size.value_or(0)};
+}
+
+// A resumed HTTP(S) run asks for the bytes after the checkpoint with
+// If-Range: a 200 (the whole object) means it changed since the state was
+// written, which is refused before anything in OUT is touched.
+absl::Status OpenResumedHttp(const stream::Url& url,
+                             const stream::HttpOptions& http,
+                             const IngestState& st,
+                             std::unique_ptr<stream::HttpBody>* body) {
+  if (!st.http.has_value()) {
+    return absl::FailedPreconditionError(
+        "the resume state does not identify the HTTP object (the server gave "
+        "no ETag or Last-Modified): refusing to resume; remove the state file "
+        "to start over");
+  }
+  std::optional<stream::HttpRange> range;
+  if (st.checkpoint.offset > 0) {
+    range = stream::HttpRange{st.checkpoint.offset, std::nullopt,
+                              st.http->validator};
+  }
+  absl::StatusOr<std::unique_ptr<stream::HttpBody>> b =
+      stream::HttpBody::Open(url, http, range);
+  if (!b.ok()) return b.status();
+  const stream::HttpResponseInfo& info = (*b)->info();
+  // The same kind of validator as recorded: a strong ETag ("...") or a
+  // date. A 206 without it relies on If-Range alone.
+  const std::string& now_validator = absl::StartsWith(st.http->validator, "\"")
+                                         ? info.etag
+                                         : info.last_modified;
+  if (range.has_value() && info.status != 206) {
+    return absl::FailedPreconditionError(
+        "the object changed on the server since the resume state was written "
+        "(HTTP 200 to a ranged If-Range request): refusing to resume; remove "
+        "the state file to start over");
+  }
+  if ((!now_validator.empty() && now_validator != st.http->validator) ||
+      (info.object_size.has_value() && st.http->size != 0 &&
+       *info.object_size != st.http->size)) {
+    return absl::FailedPreconditionError(
+        "the object changed on the server since the resume state was written "
+        "(another ETag, Last-Modified or size): refusing to resume; remove "
+        "the state file to start over");
+  }
+  *body = *std::move(b);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 double IdleTimeoutFor(absl::string_view source, std::optional<double> flag) {
   if (flag.has_value()) return *flag;
-  return absl::StartsWith(source, "tcp://") ? kNetIdleTimeoutSeconds : 0;
+  return absl::StartsWith(source, "tcp://") || stream::IsHttpUrl(source)
+             ? kNetIdleTimeoutSeconds
+             : 0;
 }
 
 int RunIngest(absl::Span<const std::string> args, std::ostream& out,
@@ -296,10 +441,32 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   }
   const IngestArgs& a = *parsed;
   auto fail = [&err, &a](const absl::Status& s) {
-    err << "hurray ingest: " << a.source << ": " << TerminalSafe(s.message())
-        << "\n";
+    err << "hurray ingest: " << TerminalSafe(a.source) << ": "
+        << TerminalSafe(s.message()) << "\n";
     return kExitError;
   };
+
+  // HTTP(S) (issue 15): the URL and the client's options.
+  const bool is_http = stream::IsHttpUrl(a.source);
+  stream::Url url;
+  stream::HttpOptions http;
+  if (is_http) {
+    absl::StatusOr<stream::Url> u = stream::ParseUrl(a.source);
+    if (!u.ok()) return UsageError("ingest", u.status().message(), err);
+    url = *std::move(u);
+    http.headers = a.headers;
+    http.ca_file = a.ca_file;
+    http.insecure = a.insecure;
+    http.connect_timeout_seconds = a.connect_timeout;
+    http.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
+    http.total_timeout_seconds = a.total_timeout;
+    if (a.insecure) {
+      err << "hurray ingest: warning: --insecure: the server's certificate "
+             "and host name are NOT verified\n";
+    }
+  }
+  std::unique_ptr<stream::HttpBody> body;
+  std::optional<stream::HttpValidator> http_id;
 
   // The sink.
   std::unique_ptr<stream::RecordingIngestSink> sink;
@@ -313,6 +480,9 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     stream::DequantSinkOptions o;
     o.out_dir = *a.out_dir;
     o.mode = a.options.mode;
+    o.format = a.format;
+    o.dtype = a.dtype;
+    o.max_dense_bytes = a.max_dense_bytes;
     // A resumable run keeps finished .hrry outputs that wait for the index
     // when it is interrupted.
     o.keep_unnamed_outputs = a.state_file.has_value();
@@ -321,12 +491,20 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     sink = std::make_unique<stream::ValidateSink>(a.options.mode);
   }
 
+  // What the outputs are, recorded in the resume state ("" without
+  // --dequant).
+  const std::string outputs =
+      a.out_dir.has_value()
+          ? absl::StrCat(stream::OutputFormatName(a.format), "/",
+                         stream::OutputDtypeName(a.dtype))
+          : "";
+
   // Resume state. A file source is bound to its state by its identity and
   // the CRC-32C of the bytes consumed (stream/resume_source.h); both are
   // checked before anything in OUT is touched, and a mismatch is exit 2.
   const bool is_net = absl::StartsWith(a.source, "tcp://");
   std::optional<stream::SourceIdentity> identity;
-  if (a.state_file.has_value() && !is_net) {
+  if (a.state_file.has_value() && !is_net && !is_http) {
     absl::StatusOr<stream::SourceIdentity> id = stream::IdentifyFile(a.source);
     if (id.ok()) identity = *id;
   }
@@ -338,7 +516,17 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
         return fail(absl::FailedPreconditionError(
             "the resume state belongs to another SOURCE or --dequant"));
       }
-      if (!is_net) {
+      if (st->outputs != outputs &&
+          !(st->outputs.empty() && outputs == "f32/auto")) {
+        return fail(absl::FailedPreconditionError(absl::StrCat(
+            "the resume state was written with --format/--dtype ",
+            st->outputs.empty() ? "f32/auto" : st->outputs,
+            ", this run asks for ", outputs.empty() ? "f32/auto" : outputs)));
+      }
+      if (is_http) {
+        absl::Status s = OpenResumedHttp(url, http, *st, &body);
+        if (!s.ok()) return fail(s);
+      } else if (!is_net) {
         if (!st->identity.has_value()) {
           return fail(absl::FailedPreconditionError(
               "the resume state does not identify its source file: refusing "
@@ -367,7 +555,9 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
       IngestState st;
       st.source = a.source;
       st.out_dir = a.out_dir.value_or("");
+      st.outputs = outputs;
       st.identity = identity;
+      st.http = http_id;
       st.checkpoint = c;
       st.records.assign(
           sink->records().begin(),
@@ -429,27 +619,37 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
       net_names = *std::move(listed);
     }
     if (!net_names.empty()) {
-      absl::StatusOr<std::unique_ptr<stream::ByteConsumer>> net =
+      absl::StatusOr<std::unique_ptr<stream::NetClientSession>> net =
           MakeNetConsumer(net_names, a.options,
                           check != nullptr
                               ? static_cast<stream::IngestSink*>(check.get())
                               : sink.get());
       if (!net.ok()) return fail(net.status());
-      net_session = dynamic_cast<const stream::NetClientSession*>(net->get());
-      // A failing sink (or a refused resume check) stops the session.
-      consumer = std::make_unique<stream::SinkCheckedConsumer>(
-          *std::move(net), check != nullptr
-                               ? static_cast<stream::IngestSink*>(check.get())
-                               : sink.get());
+      net_session = net->get();
+      consumer = *std::move(net);
     }
   } else {
     const Checkpoint* resume =
         resumed.has_value() ? &resumed->checkpoint : nullptr;
     consumer = stream::MakeConsumer(stream::SourceFormat::kUnknown, options,
                                     sink.get(), resume, checkpoint);
-    source = a.source == "-" ? stream::LoadSource::Fd(STDIN_FILENO)
-                             : stream::LoadSource::File(
-                                   a.source, resume ? resume->offset : 0);
+    if (is_http) {
+      if (body == nullptr) {
+        absl::StatusOr<std::unique_ptr<stream::HttpBody>> b =
+            stream::HttpBody::Open(url, http);
+        if (!b.ok()) return fail(b.status());
+        body = *std::move(b);
+      }
+      http_id = ValidatorOf(body->info());
+      if (resumed.has_value() && resumed->http.has_value()) {
+        http_id = resumed->http;
+      }
+      source = stream::LoadSource::Reader(body.get());
+    } else {
+      source = a.source == "-" ? stream::LoadSource::Fd(STDIN_FILENO)
+                               : stream::LoadSource::File(
+                                     a.source, resume ? resume->offset : 0);
+    }
   }
 
   stream::LoaderOptions lo;
@@ -457,6 +657,10 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
   lo.connect_timeout_seconds = a.connect_timeout;
   ProgressLine progress(err);
+  if (body != nullptr && body->info().object_size.has_value()) {
+    progress.SetTotal(*body->info().object_size,
+                      resumed.has_value() ? resumed->checkpoint.offset : 0);
+  }
   const stream::NetClientSession* net = net_session;
   const stream::ByteConsumer* c = consumer.get();
   lo.tensors_completed = [c, net] {
@@ -476,6 +680,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     IngestState st;
     st.source = a.source;
     st.out_dir = a.out_dir.value_or("");
+    st.outputs = outputs;
     st.remaining_names.assign(net_names.begin() + keys_saved, net_names.end());
     // The records of the completed keys only (a key's members may be
     // complete while the key is not).

@@ -1,12 +1,17 @@
 // `hurray ingest SOURCE [--dequant OUT_DIR] [--resume STATE_FILE]
 //                [--permissive] [--agree KIND=VALUE]... [--json]
-//                [--chunk-size N] [--idle-timeout S] [--connect-timeout S]`
+//                [--chunk-size N] [--idle-timeout S] [--connect-timeout S]
+//                [--total-timeout S] [--ca-file PEM] [--header 'N: v']...
+//                [--insecure]`
 //
 // Reads SOURCE through the loader (stream/loader.h), validating as the bytes
 // arrive: a .hrry file or a bare tensor stream (told apart by the first 8
 // bytes), from a file path, `-` (standard input, a pipe) or
 // `tcp://HOST:PORT[/name1,name2...]` (the network client session; see
-// MakeNetConsumer). With --dequant, every tensor is also written to
+// MakeNetConsumer) or `https://HOST[:PORT]/PATH` (`http://` only when the
+// URL says so; stream/ingest/http_body.h: verified TLS, redirects, deadlines; the
+// body goes through the loader's ring like a file's bytes, and --resume
+// uses Range + If-Range so a changed object is refused, exit 2). With --dequant, every tensor is also written to
 // OUT_DIR/<name>.f32 (stream/sinks.h DequantSink: names, spooling, bounded
 // memory). With --resume, a state file is rewritten after each completed
 // tensor and a rerun continues there (stream/ingest_state.h); a run that
@@ -37,8 +42,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "stream/byte_consumer.h"
-#include "stream/sinks.h"
+#include "stream/container/byte_consumer.h"
+#include "stream/ingest/sinks.h"
+#include "stream/net/client_session.h"
 
 namespace hurray::tools {
 
@@ -53,10 +59,10 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
               std::ostream& err);
 
 // The network part of `tcp://` sources: a NetClientSession
-// (stream/net_client_session.h) requesting `names` and reporting to `sink`.
+// (stream/net/client_session.h) requesting `names` and reporting to `sink`.
 // Without names in SOURCE, RunIngest first fetches the server's listing
 // (`hurray:list`) and requests every name in it.
-absl::StatusOr<std::unique_ptr<stream::ByteConsumer>> MakeNetConsumer(
+absl::StatusOr<std::unique_ptr<stream::NetClientSession>> MakeNetConsumer(
     const std::vector<std::string>& names, const ParseOptions& options,
     stream::IngestSink* sink);
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "stream/testing/full_listener.h"
+#include "stream/ingest/testing/full_listener.h"
 #include "tools/command_util.h"
 
 namespace hurray::tools {

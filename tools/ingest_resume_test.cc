@@ -18,7 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gtest/gtest.h"
-#include "stream/loader_test_util.h"
+#include "stream/ingest/testing/loader_test_util.h"
 #include "tools/command_util.h"
 #include "tools/ingest_command.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "stream/file_format.h"
+#include "stream/container/file_format.h"
 
 namespace hurray::tools {
 namespace {

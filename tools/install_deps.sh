@@ -12,6 +12,7 @@ packages=(
   bazel-bootstrap
   bazel-platforms
   libabsl-dev
+  nlohmann-json3-dev
   libgtest-dev
   libgmock-dev
   libbenchmark-dev
@@ -27,6 +28,11 @@ packages=(
   python3-dev
   python3-numpy
   python3-pytest
+  # HTTPS sources (issue 15): OpenSSL for Boost.Asio's TLS; nginx and the
+  # openssl tool for the loopback tests (a throw-away certificate).
+  libssl-dev
+  openssl
+  nginx
 )
 
 for arg in "$@"; do

@@ -9,10 +9,10 @@
 #include "absl/strings/str_cat.h"
 #include "parser/descriptor.h"
 #include "parser/rules.h"
-#include "stream/byte_sink.h"
-#include "stream/hrry_writer.h"
-#include "stream/safe_output_dir.h"
-#include "stream/stream_reader.h"
+#include "stream/container/byte_sink.h"
+#include "stream/container/hrry_writer.h"
+#include "stream/container/stream_reader.h"
+#include "stream/ingest/safe_output_dir.h"
 #include "tools/command_util.h"
 #include "tools/sample_model.h"
 
@@ -30,7 +30,7 @@ struct Collected {
 
 class CollectSink : public stream::TensorSink {
  public:
-  void OnDescriptor(const TensorDescriptor& d) override {
+  absl::Status OnDescriptor(const TensorDescriptor& d) override {
     Collected c;
     c.descriptor = std::make_unique<TensorDescriptor>(d);
     c.buffers.resize(d.buffer_count);
@@ -38,11 +38,13 @@ class CollectSink : public stream::TensorSink {
     for (uint32_t i = 0; i < d.buffer_count; ++i)
       c.buffers[i].reserve(static_cast<size_t>(d.buffers[i].byte_size));
     tensors.push_back(std::move(c));
+    return absl::OkStatus();
   }
-  void OnBufferPiece(uint32_t i, uint64_t /*offset*/,
-                     absl::Span<const uint8_t> piece) override {
+  absl::Status OnBufferPiece(uint32_t i, uint64_t /*offset*/,
+                             absl::Span<const uint8_t> piece) override {
     std::vector<uint8_t>& b = tensors.back().buffers[i];
     b.insert(b.end(), piece.begin(), piece.end());
+    return absl::OkStatus();
   }
   std::vector<Collected> tensors;
 };

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "stream/byte_sink.h"
-#include "stream/hrry_file.h"
-#include "stream/stream_writer.h"
+#include "stream/container/byte_sink.h"
+#include "stream/container/hrry_file.h"
+#include "stream/container/stream_writer.h"
 #include "tools/command_util.h"
 #include "tools/sample_model.h"
 

@@ -9,7 +9,7 @@
 #include "dequant/minifloat.h"
 #include "parser/element_type.h"
 #include "parser/quantization.h"
-#include "stream/hrry_writer.h"
+#include "stream/container/hrry_writer.h"
 
 namespace hurray::tools {
 namespace {

@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "parser/descriptor.h"
-#include "stream/byte_sink.h"
+#include "stream/container/byte_sink.h"
 
 namespace hurray::tools {
 

@@ -9,7 +9,7 @@
 #include "dequant/scalar.h"
 #include "gtest/gtest.h"
 #include "parser/quantization.h"
-#include "stream/hrry_file.h"
+#include "stream/container/hrry_file.h"
 
 namespace hurray::tools {
 namespace {

@@ -6,8 +6,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "parser/rules.h"
-#include "stream/hrry_mmap.h"
-#include "stream/net_server.h"
+#include "stream/container/hrry_mmap.h"
+#include "stream/net/server.h"
 #include "tools/command_util.h"
 
 namespace hurray::tools {

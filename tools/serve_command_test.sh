@@ -5,7 +5,7 @@
 set -euo pipefail
 
 hurray="tools/hurray"
-fetch="stream/net_fetch"
+fetch="stream/net/testing/net_fetch"
 work="$(mktemp -d)"
 server_pid=""
 cleanup() {

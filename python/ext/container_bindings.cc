@@ -16,14 +16,14 @@
 #include "python/ext/codec_bindings.h"
 #include "python/ext/descriptor_dict.h"
 #include "python/ext/errors.h"
-#include "stream/file_format.h"
-#include "stream/file_kv.h"
-#include "stream/hrry_mmap.h"
-#include "stream/hrry_writer.h"
-#include "stream/safe_output_dir.h"
-#include "stream/stream_reader.h"
-#include "stream/stream_writer.h"
-#include "stream/tensor_sink.h"
+#include "stream/container/file_format.h"
+#include "stream/container/file_kv.h"
+#include "stream/container/hrry_mmap.h"
+#include "stream/container/hrry_writer.h"
+#include "stream/container/stream_reader.h"
+#include "stream/container/stream_writer.h"
+#include "stream/container/tensor_sink.h"
+#include "stream/ingest/safe_output_dir.h"
 
 namespace hurray::python {
 namespace {
@@ -333,16 +333,21 @@ class PyStreamDecoder : public stream::TensorSink {
   }
 
   // TensorSink.
-  void OnDescriptor(const TensorDescriptor& d) override {
+  absl::Status OnDescriptor(const TensorDescriptor& d) override {
     current_.descriptor = std::make_unique<TensorDescriptor>(d);
     current_.buffers.assign(d.buffer_count, std::string());
+    return absl::OkStatus();
   }
-  void OnBufferPiece(uint32_t index, uint64_t /*offset*/,
-                     absl::Span<const uint8_t> piece) override {
+  absl::Status OnBufferPiece(uint32_t index, uint64_t /*offset*/,
+                             absl::Span<const uint8_t> piece) override {
     current_.buffers[index].append(reinterpret_cast<const char*>(piece.data()),
                                    piece.size());
+    return absl::OkStatus();
   }
-  void OnTensorEnd() override { ready_.push_back(std::move(current_)); }
+  absl::Status OnTensorEnd() override {
+    ready_.push_back(std::move(current_));
+    return absl::OkStatus();
+  }
 
  private:
   struct Pending {

@@ -20,9 +20,9 @@
 #include "python/ext/codec_bindings.h"
 #include "python/ext/descriptor_dict.h"
 #include "python/ext/errors.h"
-#include "stream/loader.h"
-#include "stream/net_client_session.h"
-#include "stream/tensor_sink.h"
+#include "stream/container/tensor_sink.h"
+#include "stream/ingest/loader.h"
+#include "stream/net/client_session.h"
 
 namespace hurray::python {
 namespace {
@@ -41,32 +41,36 @@ class QueueSink : public stream::TensorSink {
   explicit QueueSink(size_t max_queued_bytes)
       : max_queued_bytes_(max_queued_bytes) {}
 
-  void OnTensorKey(absl::string_view key) override {
+  absl::Status OnTensorKey(absl::string_view key) override {
     current_.key = std::string(key);
+    return absl::OkStatus();
   }
-  void OnDescriptor(const TensorDescriptor& d) override {
+  absl::Status OnDescriptor(const TensorDescriptor& d) override {
     current_.descriptor = std::make_unique<TensorDescriptor>(d);
     current_.buffers.assign(d.buffer_count, std::string());
     current_.bytes = 0;
+    return absl::OkStatus();
   }
-  void OnBufferPiece(uint32_t index, uint64_t /*offset*/,
-                     absl::Span<const uint8_t> piece) override {
+  absl::Status OnBufferPiece(uint32_t index, uint64_t /*offset*/,
+                             absl::Span<const uint8_t> piece) override {
     current_.buffers[index].append(reinterpret_cast<const char*>(piece.data()),
                                    piece.size());
     current_.bytes += piece.size();
+    return absl::OkStatus();
   }
-  void OnTensorEnd() override {
+  absl::Status OnTensorEnd() override {
     std::unique_lock<std::mutex> lock(mu_);
     // Back-pressure: wait while the queue is full (one tensor always fits).
     room_.wait(lock, [&] {
       return stopped_ || queue_.empty() ||
              queued_bytes_ + current_.bytes <= max_queued_bytes_;
     });
-    if (stopped_) return;
+    if (stopped_) return absl::OkStatus();
     queued_bytes_ += current_.bytes;
     queue_.push_back(std::move(current_));
     current_ = Arrived();
     ready_.notify_all();
+    return absl::OkStatus();
   }
 
   // The loader finished with `status`.

@@ -283,11 +283,12 @@ def test_python_stream_dequantizes_like_the_cli(tmp_path, cli):
         src = tmp_path / f"{scheme}.hrs"
         with open(src, "wb") as f, hurray.StreamWriter(f) as w:
             w.write(t)
-        out = tmp_path / f"{scheme}.f32"
+        out = tmp_path / f"{scheme}.npy"
         code, stdout, stderr = cli("dequant", src, "-o", out)
         assert code == 0, stderr
         ours = t.dequantize()
-        theirs = numpy.fromfile(out, dtype="<f4").reshape(ours.shape)
+        theirs = numpy.load(out)
+        assert theirs.shape == ours.shape
         assert ours.tobytes() == theirs.tobytes(), scheme
 
 

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Usage: bench/convert_bench.sh [GIB] [RUNS]      (defaults: 1 GiB, 3 runs)
+#
+# `hurray convert` of a GIB safetensors file (16 F32 [rows, 4096] tensors of
+# random normal values) and of a GIB GGUF file (16 Q8_0 tensors: the lossless rewrite with
+# nibble-free int8 codes and float16 scales), each against `cp` of the same
+# file in the same run, page cache warm for both. Reports the throughput
+# ratio (cp time / convert time: 1.0 = as fast as cp; issue 16 asks >= 0.5)
+# and the peak RSS of the conversion from /usr/bin/time -v. The best of RUNS
+# is kept for each command (runs interleaved with cp). Needs 4 × GIB of free space in $TMPDIR.
+# QUANTIZE=SCHEME (e.g. per_block:int4) also times `convert --quantize
+# SCHEME` of the safetensors file against the same cp.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+gib="${1:-1}"
+runs="${2:-3}"
+bazel build -c opt //tools:hurray >/dev/null 2>&1
+hurray="$(bazel info -c opt bazel-bin 2>/dev/null)/tools/hurray"
+dir="$(mktemp -d "${TMPDIR:-/tmp}/convert_bench.XXXXXX")"
+trap 'rm -rf "${dir}"' EXIT
+
+python3 - "${dir}" "${gib}" <<'PY'
+import json, os, struct, sys
+d, gib = sys.argv[1], float(sys.argv[2])
+total = int(gib * (1 << 30))
+n = 16
+per = total // n // 16384 * 16384
+# safetensors: 16 F32 tensors of [rows, 4096].
+hdr = {f"t{i}": {"dtype": "F32", "shape": [per // 16384, 4096],
+                 "data_offsets": [i * per, (i + 1) * per]} for i in range(n)}
+h = json.dumps(hdr).encode()
+h += b" " * (-len(h) % 8)
+import random
+random.seed(1)
+# 1 MiB of finite float32 (random bytes would hold NaNs, which --quantize
+# refuses), repeated.
+chunk = struct.pack("<262144f", *(random.gauss(0, 1) for _ in range(262144)))
+with open(f"{d}/model.safetensors", "wb") as f:
+    f.write(struct.pack("<Q", len(h)) + h)
+    left = per * n
+    while left:
+        k = min(left, len(chunk)); f.write(chunk[:k]); left -= k
+# GGUF: 16 Q8_0 tensors of per/34 blocks (ne0 = 32 * 64).
+def s(x): return struct.pack("<Q", len(x)) + x
+blocks = per // 34 // 64 * 64
+info = b""
+off = 0
+for i in range(n):
+    info += s(f"t{i}".encode()) + struct.pack("<I", 2) + struct.pack("<QQ", 2048, blocks // 64) + struct.pack("<I", 8) + struct.pack("<Q", off)
+    off += blocks * 34
+    off += -off % 32
+head = b"GGUF" + struct.pack("<IQQ", 3, n, 0) + info
+head += b"\0" * (-len(head) % 32)
+# One block pattern with a normal float16 scale (0x2C00 = 0.0625).
+blk = struct.pack("<H", 0x2C00) + bytes((i * 37) & 0xFF for i in range(32))
+unit = blk * 1024
+with open(f"{d}/model.gguf", "wb") as f:
+    f.write(head)
+    for i in range(n):
+        left = blocks
+        while left:
+            k = min(left, 1024); f.write(unit[:k * 34]); left -= k
+        pad = -(blocks * 34) % 32
+        f.write(b"\0" * pad)
+PY
+
+# Runs "$@" once: "<wall seconds> <peak RSS KiB>".
+once() {
+  rm -f "${dir}/out"
+  /usr/bin/time -v -o "${dir}/time" "$@" >/dev/null
+  awk -F': ' '/Elapsed/ {n = split($2, a, ":"); s = 0;
+      for (i = 1; i <= n; i++) s = s * 60 + a[i]; t = s}
+    /Maximum resident/ {r = $2} END {print t, r}' "${dir}/time"
+  rm -f "${dir}/out"
+}
+# Keeps the faster of two "<seconds> <rss>" pairs.
+faster() {
+  awk -v a="$1" -v b="$2" 'BEGIN {split(a, x, " "); split(b, y, " ");
+    if (a == "" || y[1] < x[1]) print b; else print a}'
+}
+
+for src in model.safetensors model.gguf; do
+  f="${dir}/${src}"
+  cat "${f}" >/dev/null  # warm the page cache
+  cp_best="" cv_best="" q_best=""
+  # Interleaved, so that both see the same machine (other builds, dirty
+  # page writeback); the best of RUNS each.
+  for _ in $(seq "${runs}"); do
+    cp_best="$(faster "${cp_best}" "$(once cp "${f}" "${dir}/out")")"
+    cv_best="$(faster "${cv_best}" \
+      "$(once "${hurray}" convert "${f}" -o "${dir}/out")")"
+    if [[ -n "${QUANTIZE:-}" && "${src}" == model.safetensors ]]; then
+      q_best="$(faster "${q_best}" "$(once "${hurray}" convert "${f}" \
+        -o "${dir}/out" --quantize "${QUANTIZE}")")"
+    fi
+  done
+  read -r cp_s cp_rss <<<"${cp_best}"
+  size="$(stat -c %s "${f}")"
+  report() {
+    awk -v n="$1" -v sz="${size}" -v c="${cp_s}" -v v="$2" \
+      -v rc="${cp_rss}" -v rv="$3" 'BEGIN {
+        printf "%-28s %6.0f MiB  cp %.2f s (%.0f MiB/s, %d KiB RSS)  convert %.2f s (%.0f MiB/s, %d KiB RSS)  ratio %.2f\n",
+          n, sz / 1048576, c, sz / 1048576 / c, rc, v, sz / 1048576 / v, rv, c / v }'
+  }
+  read -r cv_s cv_rss <<<"${cv_best}"
+  report "${src}" "${cv_s}" "${cv_rss}"
+  if [[ -n "${q_best}" ]]; then
+    read -r q_s q_rss <<<"${q_best}"
+    report "${src} --quantize ${QUANTIZE}" "${q_s}" "${q_rss}"
+  fi
+done

@@ -1,0 +1,317 @@
+"""`hurray ingest --dequant` outputs that numpy loads (issue 16 part 2):
+every .npy file through numpy.load with no extra arguments, its shape, dtype
+and values against the arrays the file was written from, in every layout the
+package writes; --format f32 and --dtype."""
+
+import json
+import os
+
+import numpy
+import pytest
+
+import hurray
+
+
+def _model(tmp_path):
+    """A .hrry file of plain tensors in several layouts and types, and a
+    quantized one; returns its path and {name: expected numpy array}."""
+    rng = numpy.random.default_rng(7)
+    f32 = rng.standard_normal((3, 4)).astype("<f4")
+    f16 = rng.standard_normal((3, 5)).astype("<f2")
+    i16 = rng.integers(-30000, 30000, size=(4, 3)).astype("<i2")
+    u8 = rng.integers(0, 255, size=(6,)).astype("u1")
+    f64 = numpy.array(2.5, dtype="<f8")
+    i64 = rng.integers(-2**62, 2**62, size=(2, 2)).astype("<i8")
+    flags = numpy.array([True, False, True, True, False, False, True, False,
+                         True, True, False])
+    bf_bits = numpy.array([0x3F80, 0xC020, 0x7F61], dtype="<u2")
+    bf = (bf_bits.astype("<u4") << 16).view("<f4")  # 1, -2.5, ~2.99e38
+    x = rng.standard_normal((8, 64)).astype("f4")
+    q = hurray.quantize(x, "per_block", dtype=hurray.dtype.int4, block_size=32,
+                        axis=1)
+    # Strided: dimension 0 inner (stride 1), dimension 1 outer (stride 5),
+    # with a gap of one element per column.
+    strided_store = numpy.zeros(5 * 3, dtype="<i2")
+    for r in range(4):
+        for c in range(3):
+            strided_store[r + 5 * c] = i16[r, c]
+    tensors = {
+        "f32": hurray.from_numpy(f32),
+        "f16_cm": hurray.Tensor(numpy.asfortranarray(f16).tobytes(order="A"),
+                                hurray.float16, f16.shape,
+                                layout=hurray.ColumnMajorLayout()),
+        "i16_strided": hurray.Tensor(strided_store.tobytes(), hurray.int16,
+                                     i16.shape,
+                                     layout=hurray.StridedLayout([1, 5])),
+        "u8": hurray.from_numpy(u8),
+        "f64_scalar": hurray.Tensor(f64.tobytes(), hurray.float64, ()),
+        "i64": hurray.from_numpy(i64),
+        "flags": hurray.Tensor(numpy.packbits(flags, bitorder="little")
+                               .tobytes(), hurray.dtype.bool, flags.shape),
+        "bf16": hurray.Tensor(bf_bits.tobytes(), hurray.dtype.bfloat16, [3]),
+        "q": q,
+    }
+    expected = {"f32": f32, "f16_cm": f16, "i16_strided": i16, "u8": u8,
+                "f64_scalar": f64, "i64": i64, "flags": flags,
+                "bf16": bf, "q": q.dequantize()}
+    path = tmp_path / "m.hrry"
+    hurray.save(str(path), tensors)
+    return path, expected
+
+
+def _ingest(cli, src, out, *flags):
+    code, stdout, stderr = cli("ingest", src, "--dequant", out, *flags)
+    assert code == 0, stderr + stdout
+    assert "skipped" not in stdout, stdout
+    return stdout
+
+
+def test_every_npy_output_loads_in_numpy(tmp_path, cli):
+    src, expected = _model(tmp_path)
+    out = tmp_path / "out"
+    _ingest(cli, src, out)
+    assert sorted(os.listdir(out)) == sorted(f"{n}.npy" for n in expected)
+    for name, want in expected.items():
+        got = numpy.load(out / f"{name}.npy")
+        assert got.shape == want.shape, name
+        # bfloat16 has no numpy dtype: float32; every other type is kept.
+        assert got.dtype == want.dtype, name
+        assert got.tobytes() == want.tobytes(), name
+
+
+def test_npy_headers_are_what_numpy_writes(tmp_path, cli):
+    src, expected = _model(tmp_path)
+    out = tmp_path / "out"
+    _ingest(cli, src, out)
+    for name, want in expected.items():
+        mine = (out / f"{name}.npy").read_bytes()
+        numpy.save(tmp_path / "ref.npy", want)
+        assert mine == (tmp_path / "ref.npy").read_bytes(), name
+
+
+def test_f32_format_and_dtype_float16(tmp_path, cli):
+    src, expected = _model(tmp_path)
+    out = tmp_path / "f32"
+    _ingest(cli, src, out, "--format", "f32")
+    for name, want in expected.items():
+        got = numpy.fromfile(out / f"{name}.f32", dtype="<f4")
+        assert got.tobytes() == want.astype("<f4").ravel().tobytes(), name
+    out = tmp_path / "f16"
+    _ingest(cli, src, out, "--dtype", "float16")
+    for name, want in expected.items():
+        got = numpy.load(out / f"{name}.npy")
+        assert got.dtype == numpy.float16 and got.shape == want.shape, name
+        # One rounding from the exact value (numpy's float64 -> float16 is
+        # round to nearest even too).
+        ref = want.astype("<f8").astype("<f2")
+        assert got.tobytes() == ref.tobytes(), name
+
+
+def test_npy_refuses_bfloat16(tmp_path, cli):
+    src, _ = _model(tmp_path)
+    code, _, stderr = cli("ingest", src, "--dequant", tmp_path / "o",
+                          "--dtype", "bfloat16")
+    assert code == 2 and "bfloat16" in stderr
+
+
+def test_dequant_command_writes_npy(tmp_path, cli):
+    x = numpy.random.default_rng(1).standard_normal((4, 32)).astype("f4")
+    t = hurray.quantize(x, "per_channel", dtype=hurray.int8, axis=0)
+    src = tmp_path / "t.hrs"
+    with open(src, "wb") as f, hurray.StreamWriter(f) as w:
+        w.write(t)
+    code, _, stderr = cli("dequant", src, "-o", tmp_path / "t.npy")
+    assert code == 0, stderr
+    got = numpy.load(tmp_path / "t.npy")
+    assert got.dtype == numpy.float32
+    assert got.tobytes() == t.dequantize().tobytes()
+
+
+_ST_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I8": "i1",
+              "U8": "u1", "I16": "<i2", "U16": "<u2", "I32": "<i4",
+              "U32": "<u4", "I64": "<i8", "U64": "<u8", "BOOL": "?",
+              "BF16": "<u2"}
+
+
+def _read_safetensors(path):
+    """A small safetensors reader: JSON header, then numpy views."""
+    data = path.read_bytes()
+    n = int.from_bytes(data[:8], "little")
+    assert n % 8 == 0
+    header = json.loads(data[8:8 + n])
+    body = data[8 + n:]
+    meta = header.pop("__metadata__", {})
+    out, end = {}, 0
+    for name, e in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"]):
+        begin, stop = e["data_offsets"]
+        assert begin == end  # contiguous, in order, no gaps
+        end = stop
+        a = numpy.frombuffer(body[begin:stop], dtype=_ST_DTYPES[e["dtype"]])
+        if e["dtype"] == "BF16":  # numpy has none: widen the bits
+            a = (a.astype("<u4") << 16).view("<f4")
+        out[name] = (e["dtype"], a.reshape(e["shape"]))
+    assert end == len(body)
+    return meta, out
+
+
+def test_safetensors_output_holds_every_tensor(tmp_path, cli):
+    src, expected = _model(tmp_path)
+    out = tmp_path / "st"
+    _ingest(cli, src, out, "--format", "safetensors")
+    assert os.listdir(out) == ["model.safetensors"]
+    meta, tensors = _read_safetensors(out / "model.safetensors")
+    assert set(tensors) == set(expected)
+    assert tensors["bf16"][0] == "BF16"  # kept: safetensors has it
+    assert tensors["q"][0] == "F32"
+    for name, want in expected.items():
+        dtype, got = tensors[name]
+        assert got.shape == want.shape, name
+        assert got.tobytes() == want.astype(got.dtype).tobytes(), name
+    assert meta == {}
+
+
+def test_safetensors_metadata_and_dtype(tmp_path, cli):
+    src, expected = _model(tmp_path)
+    hurray.save(str(src), {"w": hurray.from_numpy(expected["f32"])},
+                kv={"model": "m", "layers": 2, "ok": True, "sizes": [1, 2]})
+    out = tmp_path / "st"
+    _ingest(cli, src, out, "--format", "safetensors", "--dtype", "bfloat16")
+    meta, tensors = _read_safetensors(out / "model.safetensors")
+    assert meta == {"model": "m", "layers": "2", "ok": "true",
+                    "sizes": "[1,2]"}
+    dtype, got = tensors["w"]
+    assert dtype == "BF16"
+    # Round to nearest even from float32: numpy has no bfloat16, so by the
+    # bits (no NaN here).
+    bits = expected["f32"].view("<u4").astype("<u8")
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    assert got.tobytes() == rounded.astype("<u4").view("<f4").tobytes()
+
+
+def test_safetensors_refuses_resume(tmp_path, cli):
+    src, _ = _model(tmp_path)
+    code, _, stderr = cli("ingest", src, "--dequant", tmp_path / "o",
+                          "--format", "safetensors", "--resume",
+                          tmp_path / "state")
+    assert code == 2 and "resume" in stderr
+
+
+def _u64(a):
+    return numpy.asarray(a, dtype="<u8").tobytes()
+
+
+def _sparse_model(tmp_path):
+    """COO, CSR, CSC and CSF tensors and their dense numpy arrays."""
+    rng = numpy.random.default_rng(11)
+    dense2 = numpy.zeros((4, 5), dtype="<f4")
+    dense2[0, 1], dense2[2, 0], dense2[2, 4], dense2[3, 3] = 1.5, -2, 3, 4
+    rows, cols = numpy.nonzero(dense2)  # row-major order
+    coo_idx = numpy.stack([rows, cols], axis=1)
+    perm = rng.permutation(len(rows))  # COO need not be sorted
+    coo = hurray.Tensor(dense2[rows, cols][perm].tobytes(), hurray.float32,
+                        dense2.shape, aux_buffers=(_u64(coo_idx[perm]),),
+                        layout=hurray.CooLayout(len(rows)))
+    row_ptr = numpy.searchsorted(rows, numpy.arange(5))
+    csr = hurray.Tensor(dense2[rows, cols].tobytes(), hurray.float32,
+                        dense2.shape, aux_buffers=(_u64(cols), _u64(row_ptr)),
+                        layout=hurray.CsrLayout(len(rows)))
+    i16 = numpy.zeros((3, 4), dtype="<i2")
+    i16[1, 0], i16[0, 2], i16[2, 2] = 7, -3, 9
+    c_cols, c_rows = numpy.nonzero(i16.T)  # column-major order
+    col_ptr = numpy.searchsorted(c_cols, numpy.arange(5))
+    csc = hurray.Tensor(i16[c_rows, c_cols].tobytes(), hurray.int16, i16.shape,
+                        aux_buffers=(_u64(c_rows), _u64(col_ptr)),
+                        layout=hurray.CscLayout(len(c_rows)))
+    # CSF, rank 3, mode order [2, 0, 1].
+    d3 = numpy.zeros((2, 3, 4), dtype="<f8")
+    d3[0, 1, 3], d3[1, 2, 3], d3[1, 0, 0] = 1.25, -8, 0.5
+    order = [2, 0, 1]
+    pts = sorted(zip(*numpy.nonzero(d3)), key=lambda p: [p[m] for m in order])
+    bufs, prev = [], [()]
+    for level in range(3):
+        pos, crd, nodes = [0], [], []
+        for parent in prev:
+            kids = sorted({tuple(p[m] for m in order[:level + 1])
+                           for p in pts
+                           if tuple(p[m] for m in order[:level]) == parent})
+            crd += [k[-1] for k in kids]
+            nodes += kids
+            pos.append(len(crd))
+        bufs += [_u64(pos), _u64(crd)]
+        prev = nodes
+    vals = numpy.array([d3[tuple(p)] for p in pts], dtype="<f8")
+    csf = hurray.Tensor(vals.tobytes(), hurray.float64, d3.shape,
+                        aux_buffers=tuple(bufs),
+                        layout=hurray.CsfLayout(len(vals), order))
+    path = tmp_path / "sparse.hrry"
+    hurray.save(str(path), {"coo": coo, "csr": csr, "csc": csc, "csf": csf})
+    return path, {"coo": dense2, "csr": dense2, "csc": i16, "csf": d3}
+
+
+def test_sparse_tensors_are_written_dense(tmp_path, cli):
+    src, expected = _sparse_model(tmp_path)
+    out = tmp_path / "out"
+    stdout = _ingest(cli, src, out)
+    assert stdout.count("densified") == 4, stdout
+    for name, want in expected.items():
+        got = numpy.load(out / f"{name}.npy")
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        assert got.tobytes() == want.tobytes(), name
+    out = tmp_path / "st"
+    _ingest(cli, src, out, "--format", "safetensors")
+    _, tensors = _read_safetensors(out / "model.safetensors")
+    for name, want in expected.items():
+        assert tensors[name][1].tobytes() == want.tobytes(), name
+
+
+def test_sparse_above_max_dense_bytes_gets_no_output(tmp_path, cli):
+    src, expected = _sparse_model(tmp_path)
+    out = tmp_path / "out"
+    code, stdout, stderr = cli("ingest", src, "--dequant", out,
+                               "--max-dense-bytes", "80")
+    assert code == 0, stderr
+    # 4x5 float32 = 80 bytes fits; the int16 3x4 = 24 too; the 2x3x4
+    # float64 = 192 does not.
+    assert sorted(os.listdir(out)) == ["coo.npy", "csc.npy", "csr.npy"]
+    assert "more than --max-dense-bytes 80" in stdout
+
+
+def test_safetensors_round_trip_through_convert(tmp_path, cli):
+    """safetensors -> hurray convert -> ingest --format safetensors gives
+    back the same dtypes, shapes and bytes (issue 16 part 3)."""
+    rng = numpy.random.default_rng(5)
+    arrays = {
+        "F64": rng.standard_normal((2, 3)).astype("<f8"),
+        "F32": rng.standard_normal((3, 4)).astype("<f4"),
+        "F16": rng.standard_normal((5,)).astype("<f2"),
+        "BF16": rng.integers(0, 2**16, size=(2, 2)).astype("<u2") & 0x7F7F,
+        "I64": rng.integers(-2**62, 2**62, size=(3,)).astype("<i8"),
+        "I32": rng.integers(-2**31, 2**31, size=(2, 2)).astype("<i4"),
+        "I16": rng.integers(-2**15, 2**15, size=(4,)).astype("<i2"),
+        "I8": rng.integers(-128, 128, size=(3,)).astype("i1"),
+        "U8": rng.integers(0, 256, size=(3,)).astype("u1"),
+        "BOOL": numpy.array([True, False, True]),
+    }
+    header, offset, body = {}, 0, b""
+    for dtype, a in arrays.items():
+        data = a.tobytes()
+        header[f"t_{dtype}"] = {"dtype": dtype, "shape": list(a.shape),
+                                "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        body += data
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    src = tmp_path / "in.safetensors"
+    src.write_bytes(len(text).to_bytes(8, "little") + text + body)
+    code, _, stderr = cli("convert", src, "-o", tmp_path / "m.hrry")
+    assert code == 0, stderr
+    _ingest(cli, tmp_path / "m.hrry", tmp_path / "out", "--format",
+            "safetensors")
+    _, tensors = _read_safetensors(tmp_path / "out" / "model.safetensors")
+    for dtype, a in arrays.items():
+        got_dtype, got = tensors[f"t_{dtype}"]
+        assert got_dtype == dtype
+        assert got.shape == a.shape
+        if dtype == "BF16":  # the reader widened it to float32
+            got = (got.view("<u4") >> 16).astype("<u2")
+        assert got.tobytes() == a.tobytes(), dtype

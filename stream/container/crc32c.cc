@@ -1,0 +1,84 @@
+#include "stream/container/crc32c.h"
+
+#include <array>
+#include <boost/crc.hpp>
+#include <cstring>
+
+namespace hurray::stream {
+namespace {
+
+// Reflected polynomial 0x1EDC6F41 (RFC 3720 § B.4).
+constexpr uint32_t kReflectedPoly = 0x82F63B78;
+
+constexpr std::array<uint32_t, 256> MakeTable() {
+  std::array<uint32_t, 256> t{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k)
+      c = (c & 1) ? (c >> 1) ^ kReflectedPoly : c >> 1;
+    t[i] = c;
+  }
+  return t;
+}
+
+constexpr std::array<uint32_t, 256> kTable = MakeTable();
+
+// `r` is the raw register (not inverted).
+uint32_t TableUpdate(uint32_t r, const uint8_t* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) r = kTable[(r ^ p[i]) & 0xFF] ^ (r >> 8);
+  return r;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("sse4.2"))) uint32_t HardwareUpdate(uint32_t r,
+                                                          const uint8_t* p,
+                                                          size_t n) {
+  uint64_t r64 = r;
+  while (n >= 8) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    r64 = __builtin_ia32_crc32di(r64, v);
+    p += 8;
+    n -= 8;
+  }
+  r = static_cast<uint32_t>(r64);
+  while (n > 0) {
+    r = __builtin_ia32_crc32qi(r, *p++);
+    --n;
+  }
+  return r;
+}
+
+bool HasSse42() {
+  static const bool has = __builtin_cpu_supports("sse4.2");
+  return has;
+}
+#endif
+
+}  // namespace
+
+uint32_t Crc32c(absl::Span<const uint8_t> bytes) {
+  // Polynomial 0x1EDC6F41, reflected in and out, initial and final XOR
+  // all ones (RFC 3720 § B.4).
+  boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true> crc;
+  crc.process_bytes(bytes.data(), bytes.size());
+  return crc.checksum();
+}
+
+uint32_t Crc32cExtend(uint32_t crc, absl::Span<const uint8_t> bytes) {
+  const uint32_t r = ~crc;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (HasSse42()) return ~HardwareUpdate(r, bytes.data(), bytes.size());
+#endif
+  return ~TableUpdate(r, bytes.data(), bytes.size());
+}
+
+}  // namespace hurray::stream
+
+namespace hurray::stream {
+
+uint32_t Crc32cExtendPortable(uint32_t crc, absl::Span<const uint8_t> bytes) {
+  return ~TableUpdate(~crc, bytes.data(), bytes.size());
+}
+
+}  // namespace hurray::stream

@@ -1,0 +1,685 @@
+#include "stream/convert/convert.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "dequant/minifloat.h"
+#include "parser/decoder.h"
+#include "parser/descriptor.h"
+#include "parser/element_type.h"
+#include "parser/quantization.h"
+#include "stream/container/hrry_writer.h"
+#include "stream/container/kv_builder.h"
+#include "stream/container/stream_writer.h"
+#include "stream/container/utf8.h"
+#include "stream/convert/ggml_blocks.h"
+
+namespace hurray::convert {
+namespace {
+
+enum class Kind { kCopy, kBool, kE8M0, kQ8_0, kQ4_0, kMxfp4, kQuantize };
+
+// How a tensor's source values read as float32 (for --quantize).
+enum class Floats {
+  kNone,
+  kF32,
+  kF16,
+  kBF16,
+  kF64,
+  kQ4_1,
+  kQ5_0,
+  kQ5_1,
+  kQ8_1
+};
+
+// One tensor to write, decided before anything is written.
+struct Plan {
+  std::string name;
+  Kind kind = Kind::kCopy;
+  uint8_t type_tag = 0;
+  std::string source_type;
+  std::vector<uint64_t> shape;  // logical, row-major
+  uint64_t elements = 0;
+  uint64_t begin = 0;         // absolute source offset
+  uint64_t source_bytes = 0;  // bytes of source data
+  Floats floats = Floats::kNone;
+  bool needs_requantize = false;  // a GGUF type with no exact form
+  QuantizeSpec spec;              // Kind::kQuantize
+  std::string note;
+};
+
+// Bytes per element of a plain float source, and bytes per block of 32 of
+// a ggml one (0 for the other kind).
+uint64_t ElementBytes(Floats f) {
+  switch (f) {
+    case Floats::kF32:
+      return 4;
+    case Floats::kF16:
+    case Floats::kBF16:
+      return 2;
+    case Floats::kF64:
+      return 8;
+    default:
+      return 0;
+  }
+}
+uint64_t BlockBytes(Floats f) {
+  switch (f) {
+    case Floats::kQ4_1:
+      return 20;
+    case Floats::kQ5_0:
+      return 22;
+    case Floats::kQ5_1:
+      return 24;
+    case Floats::kQ8_1:
+      return 36;
+    default:
+      return 0;
+  }
+}
+
+float Half(const uint8_t* p) {
+  return dequant::F16ToF32(static_cast<uint16_t>(p[0] | (p[1] << 8)));
+}
+
+// ggml's dequantize_row_q4_1 / q5_0 / q5_1 / q8_1 for one block of 32.
+void GgmlBlock(Floats f, const uint8_t* x, float* y) {
+  switch (f) {
+    case Floats::kQ4_1: {
+      const float d = Half(x), m = Half(x + 2);
+      for (int j = 0; j < 16; ++j) {
+        y[j] = (x[4 + j] & 0x0F) * d + m;
+        y[j + 16] = (x[4 + j] >> 4) * d + m;
+      }
+      return;
+    }
+    case Floats::kQ5_0:
+    case Floats::kQ5_1: {
+      const bool one = f == Floats::kQ5_1;
+      const float d = Half(x), m = one ? Half(x + 2) : 0.0f;
+      const uint8_t* qhp = x + (one ? 4 : 2);
+      const uint32_t qh = qhp[0] | (qhp[1] << 8) | (qhp[2] << 16) |
+                          (static_cast<uint32_t>(qhp[3]) << 24);
+      const uint8_t* qs = qhp + 4;
+      for (int j = 0; j < 16; ++j) {
+        const uint8_t xh0 = ((qh >> j) << 4) & 0x10;
+        const uint8_t xh1 = (qh >> (j + 12)) & 0x10;
+        const int x0 = (qs[j] & 0x0F) | xh0, x1 = (qs[j] >> 4) | xh1;
+        if (one) {
+          y[j] = x0 * d + m;
+          y[j + 16] = x1 * d + m;
+        } else {
+          y[j] = (x0 - 16) * d;
+          y[j + 16] = (x1 - 16) * d;
+        }
+      }
+      return;
+    }
+    default: {  // Q8_1: {d, s, qs[32]}
+      const float d = Half(x);
+      for (int j = 0; j < 32; ++j) y[j] = static_cast<int8_t>(x[4 + j]) * d;
+      return;
+    }
+  }
+}
+
+class SourceRows : public FloatRows {
+ public:
+  SourceRows(const ByteSource& source, const Plan& p)
+      : source_(source), p_(p) {}
+  absl::Status Read(uint64_t first, uint64_t n, float* out) override {
+    // Plain types: n elements at `first`; ggml blocks: whole blocks of 32
+    // (the Quantizer asks for multiples of 32 there).
+    const uint64_t bs = BlockBytes(p_.floats);
+    const uint64_t at =
+        bs == 0 ? first * ElementBytes(p_.floats) : first / 32 * bs;
+    const uint64_t len = bs == 0 ? n * ElementBytes(p_.floats) : n / 32 * bs;
+    bytes_.resize(static_cast<size_t>(len));
+    absl::Status s =
+        source_.ReadAt(p_.begin + at, absl::MakeSpan(bytes_), "tensor data");
+    if (!s.ok()) return s;
+    const uint8_t* b = bytes_.data();
+    switch (p_.floats) {
+      case Floats::kF32:
+        std::memcpy(out, b, n * 4);  // little-endian host (x86-64)
+        break;
+      case Floats::kF16:
+        for (size_t i = 0; i < n; ++i) out[i] = Half(b + 2 * i);
+        break;
+      case Floats::kBF16:
+        for (size_t i = 0; i < n; ++i)
+          out[i] = dequant::Bf16ToF32(
+              static_cast<uint16_t>(b[2 * i] | (b[2 * i + 1] << 8)));
+        break;
+      case Floats::kF64:
+        for (size_t i = 0; i < n; ++i) {
+          double v;
+          std::memcpy(&v, b + 8 * i, 8);
+          out[i] = static_cast<float>(v);
+        }
+        break;
+      default:
+        for (size_t k = 0; k < n / 32; ++k)
+          GgmlBlock(p_.floats, b + k * bs, out + 32 * k);
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const ByteSource& source_;
+  const Plan& p_;
+  std::vector<uint8_t> bytes_;
+};
+
+absl::Status ForTensor(absl::string_view name, const absl::Status& s) {
+  return absl::Status(s.code(),
+                      absl::StrCat("tensor '", name, "': ", s.message()));
+}
+
+bool Quantized(Kind k) {
+  return k == Kind::kQ8_0 || k == Kind::kQ4_0 || k == Kind::kMxfp4;
+}
+uint32_t BlockBytes(Kind k) {
+  return k == Kind::kQ8_0   ? kQ8_0Bytes
+         : k == Kind::kQ4_0 ? kQ4_0Bytes
+                            : kMxfp4Bytes;
+}
+
+absl::Status Describe(const Plan& p, TensorDescriptor* d) {
+  ResetDescriptor(d);
+  d->type_tag = p.type_tag;
+  d->layout_tag = layout_tag::kRowMajor;
+  d->rank = static_cast<uint32_t>(p.shape.size());
+  for (uint32_t k = 0; k < d->rank; ++k) d->shape[k] = p.shape[k];
+  uint64_t bytes = 0;
+  if (!StorageBytes(p.type_tag, p.elements, &bytes))
+    return absl::OutOfRangeError("the storage size overflows");
+  d->buffer_count = 1;
+  d->buffers[0] = BufferHandle();
+  d->buffers[0].byte_size = bytes;
+  if (!Quantized(p.kind)) return absl::OkStatus();
+  const uint64_t blocks = p.elements / kGgmlBlock;
+  d->buffer_count = 2;
+  d->buffers[1] = BufferHandle();
+  d->buffers[1].byte_size = blocks * (p.kind == Kind::kMxfp4 ? 1 : 2);
+  d->flags |= flag::kHasQuantization;
+  const uint32_t axis = d->rank - 1;  // ggml blocks run along ne[0]
+  if (p.kind == Kind::kMxfp4) {
+    absl::StatusOr<Mxfp> q = Mxfp::Create(axis, kGgmlBlock, 1);
+    if (!q.ok()) return q.status();
+    d->quantization = *q;
+  } else {
+    absl::StatusOr<PerBlockAffine> q =
+        PerBlockAffine::Symmetric(axis, kGgmlBlock, 1, type_tag::kFloat16);
+    if (!q.ok()) return q.status();
+    d->quantization = *q;
+  }
+  return absl::OkStatus();
+}
+
+// Streams one buffer of a plan's tensor from the source.
+class TensorStreamer {
+ public:
+  TensorStreamer(const ByteSource& source, size_t chunk_bytes)
+      : source_(source), chunk_bytes_(std::max<size_t>(chunk_bytes, 4096)) {}
+
+  absl::Status Write(const Plan& p, uint32_t buffer, stream::ByteSink out) {
+    switch (p.kind) {
+      case Kind::kCopy:
+        return Copy(p, out);
+      case Kind::kBool:
+        return Bools(p, out);
+      case Kind::kE8M0:
+        return E8M0(p, out);
+      default:
+        return Blocks(p, buffer, out);
+    }
+  }
+
+ private:
+  absl::Status ReadChunk(uint64_t at, size_t n) {
+    in_.resize(n);
+    return source_.ReadAt(at, absl::MakeSpan(in_), "tensor data");
+  }
+
+  absl::Status Copy(const Plan& p, stream::ByteSink out) {
+    for (uint64_t done = 0; done < p.source_bytes;) {
+      const size_t n = static_cast<size_t>(
+          std::min<uint64_t>(chunk_bytes_, p.source_bytes - done));
+      absl::Status s = ReadChunk(p.begin + done, n);
+      if (s.ok()) s = out(in_);
+      if (!s.ok()) return s;
+      done += n;
+    }
+    return absl::OkStatus();
+  }
+
+  // safetensors BOOL: one byte (0 or 1) per element → bits, LSB first
+  // (element-types.md § Boolean Type), the last byte's unused bits zero.
+  absl::Status Bools(const Plan& p, stream::ByteSink out) {
+    const uint64_t step = chunk_bytes_ / 8 * 8;
+    for (uint64_t done = 0; done < p.elements;) {
+      const size_t n =
+          static_cast<size_t>(std::min<uint64_t>(step, p.elements - done));
+      absl::Status s = ReadChunk(p.begin + done, n);
+      if (!s.ok()) return s;
+      out_.assign((n + 7) / 8, 0);
+      for (size_t i = 0; i < n; ++i) {
+        if (in_[i] > 1)
+          return absl::InvalidArgumentError(absl::StrCat(
+              "BOOL element ", done + i, " is ", in_[i], ", not 0 or 1"));
+        out_[i / 8] |= static_cast<uint8_t>(in_[i] << (i % 8));
+      }
+      s = out(out_);
+      if (!s.ok()) return s;
+      done += n;
+    }
+    return absl::OkStatus();
+  }
+
+  // float8_e8m0 elements 0x00 and 0xFF are refused (TYPE-PACK-05).
+  absl::Status E8M0(const Plan& p, stream::ByteSink out) {
+    for (uint64_t done = 0; done < p.source_bytes;) {
+      const size_t n = static_cast<size_t>(
+          std::min<uint64_t>(chunk_bytes_, p.source_bytes - done));
+      absl::Status s = ReadChunk(p.begin + done, n);
+      if (!s.ok()) return s;
+      for (size_t i = 0; i < n; ++i) {
+        if (in_[i] == 0x00 || in_[i] == 0xFF)
+          return absl::InvalidArgumentError(absl::StrCat(
+              "F8_E8M0 element ", done + i, " is 0x", in_[i] == 0 ? "00" : "FF",
+              ", which Hurray's float8_e8m0 reserves (TYPE-PACK-05)"));
+      }
+      s = out(in_);
+      if (!s.ok()) return s;
+      done += n;
+    }
+    return absl::OkStatus();
+  }
+
+  // Buffer 0: the codes of every block; buffer 1: the scales. The source is
+  // read once per buffer.
+  absl::Status Blocks(const Plan& p, uint32_t buffer, stream::ByteSink out) {
+    const uint32_t in_bytes = BlockBytes(p.kind);
+    const uint32_t code_bytes = p.kind == Kind::kQ8_0 ? 32 : 16;
+    const uint32_t scale_bytes = p.kind == Kind::kMxfp4 ? 1 : 2;
+    const uint64_t blocks = p.elements / kGgmlBlock;
+    const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes_ / in_bytes);
+    uint8_t codes[32], scale[2];
+    std::string why;
+    for (uint64_t b = 0; b < blocks;) {
+      const uint64_t n = std::min<uint64_t>(per_chunk, blocks - b);
+      absl::Status s =
+          ReadChunk(p.begin + b * in_bytes, static_cast<size_t>(n * in_bytes));
+      if (!s.ok()) return s;
+      out_.resize(
+          static_cast<size_t>(n * (buffer == 0 ? code_bytes : scale_bytes)));
+      uint8_t* o = out_.data();
+      for (uint64_t i = 0; i < n; ++i) {
+        const uint8_t* in = in_.data() + i * in_bytes;
+        if (buffer == 1 && PlainScale(in, p.kind == Kind::kMxfp4, o)) {
+          o += scale_bytes;
+          continue;
+        }
+        // Codes straight into the output (buffer 0), scales likewise
+        // (buffer 1); the other part goes to scratch.
+        uint8_t* c = buffer == 0 ? o : codes;
+        uint8_t* sc = buffer == 0 ? scale : o;
+        bool ok = p.kind == Kind::kQ8_0   ? RewriteQ8_0(in, c, sc, &why)
+                  : p.kind == Kind::kQ4_0 ? RewriteQ4_0(in, c, sc, &why)
+                                          : RewriteMxfp4(in, c, sc, &why);
+        if (!ok)
+          return absl::InvalidArgumentError(
+              absl::StrCat(p.source_type, " block ", b + i, ": ", why));
+        o += buffer == 0 ? code_bytes : scale_bytes;
+      }
+      s = out(out_);
+      if (!s.ok()) return s;
+      b += n;
+    }
+    return absl::OkStatus();
+  }
+
+  const ByteSource& source_;
+  size_t chunk_bytes_;
+  std::vector<uint8_t> in_, out_;
+};
+
+absl::StatusOr<std::vector<Plan>> PlanSafetensors(const SafetensorsFile& f) {
+  std::vector<Plan> plans;
+  for (const SafetensorsTensor& t : f.tensors) {
+    Plan p;
+    p.name = t.name;
+    p.type_tag = t.type_tag;
+    p.kind = t.type_tag == type_tag::kBool         ? Kind::kBool
+             : t.type_tag == type_tag::kFloat8E8M0 ? Kind::kE8M0
+                                                   : Kind::kCopy;
+    p.source_type = t.dtype;
+    p.shape = t.shape;
+    p.elements = t.elements;
+    p.begin = t.begin;
+    p.source_bytes = t.end - t.begin;
+    p.floats = t.type_tag == type_tag::kFloat32    ? Floats::kF32
+               : t.type_tag == type_tag::kFloat16  ? Floats::kF16
+               : t.type_tag == type_tag::kBFloat16 ? Floats::kBF16
+               : t.type_tag == type_tag::kFloat64  ? Floats::kF64
+                                                   : Floats::kNone;
+    plans.push_back(std::move(p));
+  }
+  return plans;
+}
+
+absl::StatusOr<std::vector<Plan>> PlanGguf(const GgufFile& f) {
+  std::vector<Plan> plans;
+  for (const GgufTensor& t : f.tensors) {
+    Plan p;
+    p.name = t.name;
+    p.source_type = FindGgmlType(t.type)->name;
+    p.shape.assign(t.ne.rbegin(), t.ne.rend());
+    p.elements = t.elements;
+    p.begin = t.begin;
+    p.source_bytes = t.byte_size;
+    switch (t.type) {
+      case ggml_type::kF32:
+        p.type_tag = type_tag::kFloat32;
+        p.floats = Floats::kF32;
+        break;
+      case ggml_type::kF16:
+        p.type_tag = type_tag::kFloat16;
+        p.floats = Floats::kF16;
+        break;
+      case ggml_type::kBF16:
+        p.type_tag = type_tag::kBFloat16;
+        p.floats = Floats::kBF16;
+        break;
+      case ggml_type::kF64:
+        p.type_tag = type_tag::kFloat64;
+        p.floats = Floats::kF64;
+        break;
+      case ggml_type::kI8:
+        p.type_tag = type_tag::kInt8;
+        break;
+      case ggml_type::kI16:
+        p.type_tag = type_tag::kInt16;
+        break;
+      case ggml_type::kI32:
+        p.type_tag = type_tag::kInt32;
+        break;
+      case ggml_type::kI64:
+        p.type_tag = type_tag::kInt64;
+        break;
+      case ggml_type::kQ8_0:
+        p.kind = Kind::kQ8_0;
+        p.type_tag = type_tag::kInt8;
+        break;
+      case ggml_type::kQ4_0:
+        p.kind = Kind::kQ4_0;
+        p.type_tag = type_tag::kInt4;
+        break;
+      case ggml_type::kMxfp4:
+        p.kind = Kind::kMxfp4;
+        p.type_tag = type_tag::kFloat4E2M1;
+        break;
+      case ggml_type::kQ4_1:
+      case ggml_type::kQ5_0:
+      case ggml_type::kQ5_1:
+      case ggml_type::kQ8_1:
+        p.needs_requantize = true;
+        p.floats = t.type == ggml_type::kQ4_1   ? Floats::kQ4_1
+                   : t.type == ggml_type::kQ5_0 ? Floats::kQ5_0
+                   : t.type == ggml_type::kQ5_1 ? Floats::kQ5_1
+                                                : Floats::kQ8_1;
+        break;
+      default:
+        return absl::UnimplementedError(absl::StrCat(
+            "tensor '", t.name, "': ggml type ", p.source_type,
+            " has no exact Hurray form and cannot be re-quantized yet "
+            "(lossless: F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, MXFP4; "
+            "--requantize: Q4_1, Q5_0, Q5_1, Q8_1)"));
+    }
+    plans.push_back(std::move(p));
+  }
+  return plans;
+}
+
+// GGUF metadata → KV (README.md § Metadata): integers widen to int64 or
+// uint64, floats to float64, strings stay strings (bytes when not UTF-8),
+// arrays become arrays of the same kind.
+absl::Status AddGgufKv(const GgufKv& kv, stream::KvBuilder* out) {
+  const std::string& k = kv.key;
+  if (!kv.uints.empty() ||
+      (kv.is_array &&
+       (kv.type == gguf_type::kUInt8 || kv.type == gguf_type::kUInt16 ||
+        kv.type == gguf_type::kUInt32 || kv.type == gguf_type::kUInt64))) {
+    return kv.is_array ? out->AddUInt64Array(k, kv.uints)
+                       : out->AddUInt64(k, kv.uints[0]);
+  }
+  switch (kv.type) {
+    case gguf_type::kInt8:
+    case gguf_type::kInt16:
+    case gguf_type::kInt32:
+    case gguf_type::kInt64:
+      return kv.is_array ? out->AddInt64Array(k, kv.ints)
+                         : out->AddInt64(k, kv.ints[0]);
+    case gguf_type::kFloat32:
+    case gguf_type::kFloat64:
+      return kv.is_array ? out->AddFloat64Array(k, kv.floats)
+                         : out->AddFloat64(k, kv.floats[0]);
+    case gguf_type::kBool: {
+      if (!kv.is_array) return out->AddBool(k, kv.bools[0] != 0);
+      std::unique_ptr<bool[]> b(new bool[kv.bools.size()]);
+      for (size_t i = 0; i < kv.bools.size(); ++i) b[i] = kv.bools[i] != 0;
+      return out->AddBoolArray(k,
+                               absl::MakeConstSpan(b.get(), kv.bools.size()));
+    }
+    case gguf_type::kString: {
+      bool utf8 = true;
+      for (const std::string& s : kv.strings)
+        utf8 = utf8 && stream::IsValidUtf8(s);
+      auto bytes = [](const std::string& s) {
+        return absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(s.data()),
+                                   s.size());
+      };
+      if (!kv.is_array)
+        return utf8 ? out->AddString(k, kv.strings[0])
+                    : out->AddBytes(k, bytes(kv.strings[0]));
+      if (utf8) {
+        std::vector<absl::string_view> v(kv.strings.begin(), kv.strings.end());
+        return out->AddStringArray(k, v);
+      }
+      std::vector<absl::Span<const uint8_t>> v;
+      for (const std::string& s : kv.strings) v.push_back(bytes(s));
+      return out->AddBytesArray(k, v);
+    }
+    default:
+      return absl::InternalError("unexpected GGUF value type");
+  }
+}
+
+// Decides which tensors --quantize and --requantize take.
+absl::Status ChooseQuantized(const ConvertOptions& o,
+                             std::vector<Plan>* plans) {
+  for (Plan& p : *plans) {
+    std::string why;
+    if (p.needs_requantize) {
+      if (!o.requantize.has_value())
+        return absl::UnimplementedError(absl::StrCat(
+            "tensor '", p.name, "': ggml type ", p.source_type,
+            " has no exact Hurray form (--requantize SCHEME re-quantizes "
+            "it)"));
+      if (!Applicable(*o.requantize, p.shape, &why))
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor '", p.name, "': --requantize ",
+                         o.requantize->text, " does not fit: ", why));
+      p.kind = Kind::kQuantize;
+      p.spec = *o.requantize;
+      continue;
+    }
+    if (!o.quantize.has_value() || p.floats == Floats::kNone) continue;
+    if (p.shape.size() < 2) {
+      p.note = "kept: 1-D";
+      continue;
+    }
+    bool skipped = false;
+    for (const std::string& pattern : o.skip)
+      skipped = skipped || fnmatch(pattern.c_str(), p.name.c_str(), 0) == 0;
+    if (skipped) {
+      p.note = "kept: --skip";
+      continue;
+    }
+    if (!Applicable(*o.quantize, p.shape, &why)) {
+      p.note = "kept: " + why;
+      continue;
+    }
+    p.kind = Kind::kQuantize;
+    p.spec = *o.quantize;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SourceFormat DetectFormat(const ByteSource& source) {
+  uint8_t prefix[9] = {};
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(9, source.size()));
+  if (!source.ReadAt(0, absl::MakeSpan(prefix, n), "the magic").ok())
+    return SourceFormat::kUnknown;
+  if (LooksLikeGguf(absl::MakeConstSpan(prefix, n))) return SourceFormat::kGguf;
+  if (LooksLikeSafetensors(absl::MakeConstSpan(prefix, n)))
+    return SourceFormat::kSafetensors;
+  return SourceFormat::kUnknown;
+}
+
+absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
+                                      const ConvertOptions& options,
+                                      stream::ByteSink sink) {
+  ConvertReport report;
+  std::vector<Plan> plans;
+  absl::flat_hash_set<std::string> user_keys;
+  for (const auto& [k, v] : options.kv) user_keys.insert(k);
+  stream::KvBuilder kv;
+  absl::Status s;
+  switch (DetectFormat(source)) {
+    case SourceFormat::kSafetensors: {
+      report.format = "safetensors";
+      absl::StatusOr<SafetensorsFile> f =
+          ReadSafetensorsHeader(source, options.safetensors);
+      if (!f.ok()) return f.status();
+      absl::StatusOr<std::vector<Plan>> p = PlanSafetensors(*f);
+      if (!p.ok()) return p.status();
+      plans = *std::move(p);
+      for (const auto& [k, v] : f->metadata) {
+        if (user_keys.contains(k)) continue;
+        s = kv.AddString(k, v);
+        if (!s.ok())
+          return absl::Status(
+              s.code(), absl::StrCat("__metadata__ '", k, "': ", s.message()));
+      }
+      break;
+    }
+    case SourceFormat::kGguf: {
+      report.format = "gguf";
+      absl::StatusOr<GgufFile> f = ReadGgufHeader(source, options.gguf);
+      if (!f.ok()) return f.status();
+      absl::StatusOr<std::vector<Plan>> p = PlanGguf(*f);
+      if (!p.ok()) return p.status();
+      plans = *std::move(p);
+      for (const GgufKv& e : f->kv) {
+        if (user_keys.contains(e.key)) continue;
+        s = AddGgufKv(e, &kv);
+        if (!s.ok())
+          return absl::Status(
+              s.code(), absl::StrCat("GGUF key '", e.key, "': ", s.message()));
+      }
+      break;
+    }
+    default:
+      return absl::InvalidArgumentError(
+          "the input is neither safetensors (byte 8 is '{') nor GGUF "
+          "(magic \"GGUF\")");
+  }
+  for (const auto& [k, v] : options.kv) {
+    s = kv.AddString(k, v);
+    if (!s.ok())
+      return absl::Status(s.code(),
+                          absl::StrCat("--kv '", k, "': ", s.message()));
+  }
+  s = ChooseQuantized(options, &plans);
+  if (!s.ok()) return s;
+  // Every descriptor is checked before a byte is written.
+  auto d = std::make_unique<TensorDescriptor>();
+  {
+    DescriptorDecoder decoder{ParseOptions()};
+    for (const Plan& p : plans) {
+      if (p.kind == Kind::kQuantize) {
+        s = Quantizer(p.spec, p.shape, nullptr, 0).Describe(d.get());
+      } else {
+        s = Describe(p, d.get());
+      }
+      if (s.ok()) s = stream::EncodeChecked(*d, {}, &decoder).status();
+      if (!s.ok()) return ForTensor(p.name, s);
+    }
+  }
+  stream::HrryWriterOptions wo;
+  wo.sorted_index = true;
+  wo.with_kv = !kv.empty();
+  wo.tensor_count_hint = plans.size();
+  stream::HrryWriter writer(wo);
+  s = writer.Begin(sink);
+  if (!s.ok()) return s;
+  TensorStreamer streamer(source, options.chunk_bytes);
+  for (const Plan& p : plans) {
+    ConvertedTensor c;
+    if (p.kind == Kind::kQuantize) {
+      SourceRows rows(source, p);
+      Quantizer q(p.spec, p.shape, &rows, options.chunk_bytes);
+      s = q.Prepare();
+      if (s.ok()) s = q.Describe(d.get());
+      if (s.ok()) {
+        s = writer.AddStreamed(
+            p.name, *d,
+            [&q](uint32_t i, stream::ByteSink out) {
+              return q.WriteBuffer(i, out);
+            },
+            sink);
+      }
+      c.quantized = true;
+      c.max_abs_error = q.max_abs_error();
+      c.rms_error = q.rms_error();
+    } else {
+      s = Describe(p, d.get());
+      if (s.ok()) {
+        s = writer.AddStreamed(
+            p.name, *d,
+            [&](uint32_t i, stream::ByteSink out) {
+              return streamer.Write(p, i, out);
+            },
+            sink);
+      }
+    }
+    if (!s.ok()) return ForTensor(p.name, s);
+    c.name = p.name;
+    c.source_type = p.source_type;
+    c.hurray_type = std::string(ElementTypeName(d->type_tag));
+    c.scheme = d->has(flag::kHasQuantization)
+                   ? SchemeName(d->quantization.scheme_tag)
+                   : "";
+    c.shape = p.shape;
+    c.note = p.note;
+    report.tensors.push_back(std::move(c));
+  }
+  report.kv_entries = kv.count();
+  // The builder's entries go to the writer's KV section.
+  writer.kv() = std::move(kv);
+  s = writer.Finish(sink);
+  if (!s.ok()) return s;
+  report.bytes_written = writer.bytes_written();
+  return report;
+}
+
+}  // namespace hurray::convert

@@ -1,0 +1,76 @@
+// Convert: a safetensors or GGUF file (told apart by its first bytes) to a
+// .hrry file, written in one forward pass through stream::HrryWriter with
+// tensor data streamed in chunks (memory bounded by the chunk size and the
+// header, whatever the tensor sizes).
+//
+// Every tensor keeps its values exactly (README.md in this directory has the
+// type map): safetensors tensors and GGUF F32/F16/BF16/F64/I8..I64 tensors
+// become row-major tensors of the same element type (the GGUF shape is ne[]
+// reversed); GGUF Q8_0, Q4_0 and MXFP4 become per-block affine or MXFP
+// tensors whose dequantized values are ggml's (ggml_blocks.h). Other GGUF
+// types are refused, naming the type. Source metadata goes to the KV
+// section; `kv` entries are added and replace source keys of the same name.
+// With `quantize` / `requantize`, chosen tensors are quantized instead
+// (stream/convert/quantizer.h) and their errors reported.
+#ifndef HURRAY_STREAM_CONVERT_CONVERT_H_
+#define HURRAY_STREAM_CONVERT_CONVERT_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "stream/container/byte_sink.h"
+#include "stream/convert/byte_source.h"
+#include "stream/convert/gguf.h"
+#include "stream/convert/quantizer.h"
+#include "stream/convert/safetensors.h"
+
+namespace hurray::convert {
+
+struct ConvertOptions {
+  std::vector<std::pair<std::string, std::string>> kv;
+  SafetensorsLimits safetensors;
+  GgufLimits gguf;
+  // Source bytes read at a time (rounded down to whole blocks).
+  size_t chunk_bytes = size_t{4} << 20;
+  // Float tensors (F32, F16, BF16, F64) of rank >= 2 whose name matches no
+  // `skip` pattern (fnmatch(3)) and whose shape the scheme takes are
+  // quantized; the others are kept as they are.
+  std::optional<QuantizeSpec> quantize;
+  std::vector<std::string> skip;
+  // GGUF Q4_1, Q5_0, Q5_1 and Q8_1 tensors, which have no exact Hurray form,
+  // are dequantized with ggml's formula and quantized with this scheme.
+  std::optional<QuantizeSpec> requantize;
+};
+
+struct ConvertedTensor {
+  std::string name;
+  std::string source_type;  // "F32", "Q8_0", ...
+  std::string hurray_type;  // "float32", "int4", ...
+  std::string scheme;       // "" or "per_block_affine", "mxfp"
+  std::vector<uint64_t> shape;
+  bool quantized = false;  // by --quantize / --requantize
+  double max_abs_error = 0, rms_error = 0;
+  std::string note;  // why --quantize kept it ("1-D", "--skip", ...)
+};
+
+struct ConvertReport {
+  std::string format;                    // "safetensors" or "gguf"
+  std::vector<ConvertedTensor> tensors;  // in output order
+  uint64_t kv_entries = 0;
+  uint64_t bytes_written = 0;
+};
+
+enum class SourceFormat { kUnknown, kSafetensors, kGguf };
+SourceFormat DetectFormat(const ByteSource& source);
+
+absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
+                                      const ConvertOptions& options,
+                                      stream::ByteSink sink);
+
+}  // namespace hurray::convert
+
+#endif  // HURRAY_STREAM_CONVERT_CONVERT_H_

@@ -1,0 +1,56 @@
+// Lossless rewriting of ggml quantized blocks (ggml-common.h block_q8_0,
+// block_q4_0, block_mxfp4) as Hurray codes and scales, so that Hurray's
+// dequantization gives ggml's dequantized values bit for bit:
+//
+//   Q8_0  {fp16 d; int8 qs[32]}  ggml: qs[j]·d          → int8 codes,
+//         per-block affine, symmetric, block 32, float16 scale d.
+//   Q4_0  {fp16 d; u8 qs[16]}    ggml: (nibble − 8)·d   → int4 codes
+//         nibble − 8, same scheme. Element j is the low nibble of qs[j],
+//         element j+16 its high nibble; Hurray packs elements 2k, 2k+1 into
+//         byte k (element-types.md § 4-bit packing), so nibbles are moved.
+//   MXFP4 {u8 e; u8 qs[16]}      ggml: kvalues[nibble]·2^(e−128), kvalues
+//         the doubled e2m1 values → float4_e2m1 codes, MXFP block 32, e8m0
+//         scale e (x = e2m1(q)·2^(e−127), mxfp.md): the same value.
+//
+// Two corners (issue 16):
+// - Scales of ±0 (ggml writes them for all-zero blocks) are not legal
+//   Hurray scales (per-block-affine.md § Validity Constraints; mxfp.md
+//   forbids e8m0 0x00 and 0xFF). A zero-scale block decodes to signed
+//   zeros in ggml; it becomes scale ±1.0 with all codes 0, whose zeros have
+//   the same sign. A block whose ggml zeros have both signs (a scale of ±0
+//   with codes of both signs, never written by ggml's quantizer) cannot be
+//   expressed and is refused. MXFP4 e = 0x00 (ggml: 2^−128) is kept exactly
+//   as e = 0x01 with codes halved when every code is halvable, and refused
+//   otherwise; e = 0xFF is kept only for an all-zero block.
+// - ggml decodes the MXFP4 nibble 0x8 as +0.0 (kvalues[8] = 0); OCP e2m1
+//   and Hurray give −0.0. We keep ggml's value: nibble 0x8 is written as
+//   code 0x0, so the converted tensor dequantizes to +0.0 there.
+#ifndef HURRAY_STREAM_CONVERT_GGML_BLOCKS_H_
+#define HURRAY_STREAM_CONVERT_GGML_BLOCKS_H_
+
+#include <cstdint>
+#include <string>
+
+namespace hurray::convert {
+
+inline constexpr uint32_t kGgmlBlock = 32;
+inline constexpr uint32_t kQ8_0Bytes = 34, kQ4_0Bytes = 18, kMxfp4Bytes = 17;
+
+// Each writes the block's codes (32 bytes for Q8_0, 16 for Q4_0 and MXFP4,
+// Hurray's packing) and its scale (2 bytes little-endian float16, or 1 byte
+// e8m0). On a block that cannot be expressed, returns false with `why`.
+bool RewriteQ8_0(const uint8_t* in, uint8_t* codes, uint8_t* scale,
+                 std::string* why);
+bool RewriteQ4_0(const uint8_t* in, uint8_t* codes, uint8_t* scale,
+                 std::string* why);
+bool RewriteMxfp4(const uint8_t* in, uint8_t* codes, uint8_t* scale,
+                  std::string* why);
+
+// The scale alone, when it is the source's own (a finite non-zero float16,
+// an e8m0 byte in 1..254): true and `scale` set; false when the block must
+// go through its Rewrite function.
+bool PlainScale(const uint8_t* in, bool e8m0, uint8_t* scale);
+
+}  // namespace hurray::convert
+
+#endif  // HURRAY_STREAM_CONVERT_GGML_BLOCKS_H_

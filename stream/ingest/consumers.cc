@@ -1,0 +1,373 @@
+#include "stream/ingest/consumers.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "parser/rules.h"
+#include "stream/container/crc32c.h"
+
+namespace hurray::stream {
+namespace {
+
+constexpr uint8_t kFileMagicBytes[8] = {'H', 'R', 'R', 'Y', 'F', 'I', 'L', 'E'};
+
+}  // namespace
+
+SourceFormat SniffFormat(absl::Span<const uint8_t> first) {
+  const size_t n = std::min<size_t>(first.size(), 8);
+  // An empty span may have no data pointer: memcmp must not see it.
+  if (n == 0) return SourceFormat::kUnknown;
+  if (std::memcmp(first.data(), kFileMagicBytes, n) != 0) {
+    return SourceFormat::kStream;
+  }
+  return n == 8 ? SourceFormat::kHrry : SourceFormat::kUnknown;
+}
+
+absl::Status WithDetail(const absl::Status& status, absl::string_view why) {
+  if (status.ok() || why.empty()) return status;
+  absl::Status out(status.code(), absl::StrCat(status.message(), ": ", why));
+  status.ForEachPayload(
+      [&out](absl::string_view url, const absl::Cord& payload) {
+        out.SetPayload(url, payload);
+      });
+  return out;
+}
+
+// --- ReaderConsumer. ---------------------------------------------------------
+
+absl::Status ReaderConsumer::Latch(absl::Status s) {
+  if (!status_.ok()) return status_;
+  if (!s.ok()) {
+    status_ = std::move(s);
+    // The reader's verdict (not the source failing, which says nothing
+    // about the input).
+    // Nor the sink's own failure: it already knows, and it decides what
+    // its outputs become.
+    if (!source_failed_ && !sink_failed_ && sink_ != nullptr) {
+      sink_->OnInputRejected();
+    }
+  }
+  return status_;
+}
+
+absl::Status ReaderConsumer::Feed(absl::Span<const uint8_t> chunk) {
+  if (!status_.ok()) return status_;
+  chunk_ = chunk;
+  chunk_base_ = position();
+  absl::Status s = DoFeed(chunk);
+  chunk_ = {};
+  // Only a resumable run pays for the CRC.
+  if (checkpoint_) crc_before_chunk_ = Crc32cExtend(crc_before_chunk_, chunk);
+  return Latch(std::move(s));
+}
+
+absl::Status ReaderConsumer::Finish() {
+  if (!status_.ok()) return status_;
+  return Latch(DoFinish());
+}
+
+absl::Status ReaderConsumer::FailSource(absl::string_view why) {
+  if (!status_.ok()) return status_;
+  source_failed_ = true;
+  return Latch(WithDetail(DoFail(), why));
+}
+
+absl::Status ReaderConsumer::FromSink(absl::Status s) {
+  if (!s.ok()) sink_failed_ = true;
+  return s;
+}
+
+absl::Status ReaderConsumer::OnTensorKey(absl::string_view key) {
+  return sink_ == nullptr ? absl::OkStatus()
+                          : FromSink(sink_->OnTensorKey(key));
+}
+
+absl::Status ReaderConsumer::OnDescriptor(const TensorDescriptor& d) {
+  return sink_ == nullptr ? absl::OkStatus() : FromSink(sink_->OnDescriptor(d));
+}
+
+absl::Status ReaderConsumer::OnBufferPiece(uint32_t buffer_index,
+                                           uint64_t offset_in_buffer,
+                                           absl::Span<const uint8_t> piece) {
+  return sink_ == nullptr ? absl::OkStatus()
+                          : FromSink(sink_->OnBufferPiece(
+                                buffer_index, offset_in_buffer, piece));
+}
+
+absl::Status ReaderConsumer::OnTensorEnd() {
+  if (sink_ != nullptr) {
+    // A tensor the sink refused is not complete: the walk stops here.
+    HURRAY_RETURN_IF_ERROR(FromSink(sink_->OnTensorEnd()));
+  }
+  ++tensors_;
+  if (!checkpoint_) return absl::OkStatus();
+  Checkpoint c;
+  c.tensors = tensors_;
+  if (!AtBoundary(&c)) return absl::OkStatus();
+  // Every byte before the checkpoint passed: those of earlier chunks and
+  // the head of this one (AtBoundary places c.offset inside it).
+  if (c.offset < chunk_base_ || c.offset - chunk_base_ > chunk_.size()) {
+    return absl::OkStatus();
+  }
+  c.crc32c =
+      Crc32cExtend(crc_before_chunk_,
+                   chunk_.first(static_cast<size_t>(c.offset - chunk_base_)));
+  checkpoint_(c);
+  return absl::OkStatus();
+}
+
+absl::Status ReaderConsumer::OnEndOfStream() {
+  return sink_ == nullptr ? absl::OkStatus() : FromSink(sink_->OnEndOfStream());
+}
+
+// --- StreamConsumer. ---------------------------------------------------------
+
+StreamConsumer::StreamConsumer(const StreamOptions& options, IngestSink* sink,
+                               const Checkpoint* resume)
+    : ReaderConsumer(sink, resume),
+      reader_(options, this, resume == nullptr ? 0 : resume->offset) {}
+
+absl::Status StreamConsumer::DoFeed(absl::Span<const uint8_t> chunk) {
+  reader_.Feed(chunk);
+  return reader_.status();
+}
+
+absl::Status StreamConsumer::DoFinish() {
+  reader_.Finish();
+  return reader_.status();
+}
+
+absl::Status StreamConsumer::DoFail() {
+  reader_.FailSource();
+  return reader_.status();
+}
+
+bool StreamConsumer::AtBoundary(Checkpoint* c) {
+  // The walker's position is exact inside OnTensorEnd.
+  if (reader_.open_composites() != 0) return false;
+  c->format = SourceFormat::kStream;
+  c->offset = reader_.position();
+  return true;
+}
+
+// --- HrryConsumer. -----------------------------------------------------------
+
+HrryConsumer::HrryConsumer(const FileOptions& options, IngestSink* sink,
+                           const Checkpoint* resume)
+    : ReaderConsumer(sink, resume), reader_(options, this) {
+  if (sink != nullptr) sink->ExpectTensorNames();
+  if (resume == nullptr) return;
+  reader_.ResumeAt(resume->header, resume->last, resume->offset,
+                   resume->extents);
+  if (resume->last.size() == kTrailerSize) {
+    std::memcpy(before_chunk_, resume->last.data(), kTrailerSize);
+  }
+  if (reader_.state() == FileState::kRejected) status_ = reader_.status();
+}
+
+absl::Status HrryConsumer::DoFeed(absl::Span<const uint8_t> chunk) {
+  reader_.Feed(chunk);
+  // Keep the 40 bytes before the next chunk (an empty chunk's data() may be
+  // null: no memcpy from it).
+  if (chunk.empty()) return reader_.status();
+  if (chunk.size() >= kTrailerSize) {
+    std::memcpy(before_chunk_, chunk.data() + chunk.size() - kTrailerSize,
+                kTrailerSize);
+  } else {
+    std::memmove(before_chunk_, before_chunk_ + chunk.size(),
+                 kTrailerSize - chunk.size());
+    std::memcpy(before_chunk_ + kTrailerSize - chunk.size(), chunk.data(),
+                chunk.size());
+  }
+  return reader_.status();
+}
+
+absl::Status HrryConsumer::DoFinish() {
+  reader_.Finish();
+  return reader_.status();
+}
+
+absl::Status HrryConsumer::DoFail() {
+  reader_.FailSource();
+  return reader_.status();
+}
+
+bool HrryConsumer::AtBoundary(Checkpoint* c) {
+  const absl::Span<const TensorExtent> done = reader_.tensors();
+  if (done.empty() || reader_.open_composites() != 0) return false;
+  const TensorExtent& last = done.back();
+  // After a buffer-less tensor the walker may be in head padding.
+  if (last.buffer_count == 0) return false;
+  const uint64_t end = last.data_offset + last.data_length;
+  if (end < chunk_base_ || end - chunk_base_ > chunk_.size()) return false;
+  c->format = SourceFormat::kHrry;
+  c->offset = end;
+  c->header.resize(kFileHeaderSize);
+  EncodeFileHeader(reader_.header(), c->header.data());
+  // The 40 bytes before `end`: the end of before_chunk_, then the chunk.
+  const size_t from_chunk =
+      static_cast<size_t>(std::min<uint64_t>(end - chunk_base_, kTrailerSize));
+  c->last.assign(before_chunk_ + from_chunk, before_chunk_ + kTrailerSize);
+  const size_t at = static_cast<size_t>(end - chunk_base_);
+  c->last.insert(c->last.end(), chunk_.data() + at - from_chunk,
+                 chunk_.data() + at);
+  c->extents.assign(done.begin(), done.end());
+  return true;
+}
+
+namespace {
+
+// A KV value as JSON (arrays) or plain text (scalars); bytes in hex.
+nlohmann::json KvJson(const KvValue& v) {
+  switch (v.type) {
+    case KvType::kString:
+      return std::string(v.str());
+    case KvType::kInt64:
+      return v.i64;
+    case KvType::kUInt64:
+      return v.u64;
+    case KvType::kFloat64:
+      return v.f64;
+    case KvType::kBool:
+      return v.boolean;
+    case KvType::kBytes:
+      return absl::BytesToHexString(v.str());
+    case KvType::kArray: {
+      nlohmann::json a = nlohmann::json::array();
+      for (const KvValue& e : v.Elements()) a.push_back(KvJson(e));
+      return a;
+    }
+  }
+  return nullptr;
+}
+
+std::vector<std::pair<std::string, std::string>> KvText(const KvSection& kv) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const KvEntry& e : kv.entries()) {
+    const nlohmann::json j = KvJson(e.value);
+    out.emplace_back(
+        std::string(e.key),
+        j.is_string()
+            ? j.get<std::string>()
+            : j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::Status HrryConsumer::OnEndOfStream() {
+  if (sink_ != nullptr) {
+    sink_->OnMetadata(KvText(reader_.kv()));
+    std::vector<std::string> names(reader_.tensors().size());
+    for (size_t i = 0; i < names.size(); ++i) {
+      const IndexEntry* e = reader_.entry_of_tensor(i);
+      if (e != nullptr) names[i] = std::string(e->name);
+    }
+    HURRAY_RETURN_IF_ERROR(FromSink(sink_->OnTensorNames(names)));
+  }
+  return ReaderConsumer::OnEndOfStream();
+}
+
+// --- SniffingConsumer. -------------------------------------------------------
+
+SniffingConsumer::SniffingConsumer(const FileOptions& options, IngestSink* sink)
+    : options_(options), sink_(sink) {}
+
+absl::Status SniffingConsumer::Start(SourceFormat f) {
+  format_ = f;
+  if (f == SourceFormat::kHrry) {
+    inner_ = std::make_unique<HrryConsumer>(options_, sink_);
+  } else {
+    StreamOptions so;
+    so.parse = options_.parse;
+    so.limits = options_.limits;
+    inner_ = std::make_unique<StreamConsumer>(so, sink_);
+  }
+  if (checkpoint_) inner_->set_checkpoint(checkpoint_);
+  const size_t n = head_n_;
+  head_n_ = 0;
+  return inner_->Feed(absl::MakeConstSpan(head_, n));
+}
+
+absl::Status SniffingConsumer::Feed(absl::Span<const uint8_t> chunk) {
+  if (inner_ != nullptr) return inner_->Feed(chunk);
+  const size_t take = std::min(chunk.size(), sizeof(head_) - head_n_);
+  if (take == 0) return absl::OkStatus();  // chunk.data() may be null
+  std::memcpy(head_ + head_n_, chunk.data(), take);
+  head_n_ += take;
+  const SourceFormat f = SniffFormat(absl::MakeConstSpan(head_, head_n_));
+  if (f == SourceFormat::kUnknown) return absl::OkStatus();
+  absl::Status s = Start(f);
+  if (!s.ok()) return s;
+  return inner_->Feed(chunk.subspan(take));
+}
+
+absl::Status SniffingConsumer::Finish() {
+  if (inner_ == nullptr) {
+    // A proper prefix of "HRRYFILE" is a (too short) file, else a stream.
+    absl::Status s =
+        Start(head_n_ >= 5 ? SourceFormat::kHrry : SourceFormat::kStream);
+    if (!s.ok()) return s;
+  }
+  return inner_->Finish();
+}
+
+absl::Status SniffingConsumer::FailSource(absl::string_view why) {
+  if (inner_ == nullptr) {
+    absl::Status s =
+        Start(head_n_ >= 5 ? SourceFormat::kHrry : SourceFormat::kStream);
+    if (!s.ok()) return s;
+  }
+  return inner_->FailSource(why);
+}
+
+uint64_t SniffingConsumer::position() const {
+  return inner_ == nullptr ? head_n_ : inner_->position();
+}
+
+std::unique_ptr<ByteConsumer> MakeConsumer(SourceFormat format,
+                                           const FileOptions& options,
+                                           IngestSink* sink,
+                                           const Checkpoint* resume,
+                                           CheckpointFn checkpoint) {
+  if (resume != nullptr) format = resume->format;
+  std::unique_ptr<ReaderConsumer> c;
+  switch (format) {
+    case SourceFormat::kHrry:
+      c = std::make_unique<HrryConsumer>(options, sink, resume);
+      break;
+    case SourceFormat::kStream: {
+      StreamOptions so;
+      so.parse = options.parse;
+      so.limits = options.limits;
+      c = std::make_unique<StreamConsumer>(so, sink, resume);
+      break;
+    }
+    case SourceFormat::kUnknown: {
+      auto s = std::make_unique<SniffingConsumer>(options, sink);
+      if (checkpoint) s->set_checkpoint(std::move(checkpoint));
+      return s;
+    }
+  }
+  if (checkpoint) c->set_checkpoint(std::move(checkpoint));
+  return c;
+}
+
+uint64_t TensorsCompleted(const ByteConsumer& consumer) {
+  if (auto* r = dynamic_cast<const ReaderConsumer*>(&consumer)) {
+    return r->tensors_completed();
+  }
+  if (auto* s = dynamic_cast<const SniffingConsumer*>(&consumer)) {
+    return s->tensors_completed();
+  }
+  return 0;
+}
+
+}  // namespace hurray::stream

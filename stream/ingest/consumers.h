@@ -1,0 +1,201 @@
+// ByteConsumer adapters (stream/byte_consumer.h) over the two readers of this
+// folder, for the loader (stream/loader.h): StreamConsumer drives a
+// StreamReader (bare stream, interchange.md § Scope), HrryConsumer a
+// HrryForwardReader (.hrry, file-format.md § Sequential Reader), and
+// SniffingConsumer picks one of them from the first 8 bytes (the file magic
+// "HRRYFILE", file-format.md § File Header; anything else is a bare stream).
+//
+// Each adapter reports to an IngestSink (stream/sinks.h): TensorSink events
+// plus, for .hrry, the index names once the file passed. A sink failure
+// (sinks.h IngestSink::status, e.g. a data-level rule of the dequantizer or
+// a full disk) stops the input: Feed returns it from then on, also when the
+// reader rejects a later byte of the same chunk (the verdict does not depend
+// on where the chunks end).
+//
+// Checkpoints (stream/ingest_state.h, `hurray ingest --resume`): after each
+// tensor whose bytes all arrived, the sink saw it whole, and that ends
+// outside any composite (and, in a file, has buffers, so no head padding is
+// pending), the adapter calls the checkpoint callback with what a resumed
+// reader needs. Construct the adapter from a checkpoint to continue there:
+// the next byte fed is the one at Checkpoint::offset.
+#ifndef HURRAY_STREAM_INGEST_CONSUMERS_H_
+#define HURRAY_STREAM_INGEST_CONSUMERS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "stream/container/byte_consumer.h"
+#include "stream/container/file_format.h"
+#include "stream/container/hrry_file.h"
+#include "stream/container/stream_reader.h"
+#include "stream/container/tensor_walker.h"
+#include "stream/ingest/sinks.h"
+
+namespace hurray::stream {
+
+enum class SourceFormat : uint8_t { kUnknown, kStream, kHrry };
+
+// kHrry when `first` starts with "HRRYFILE", kStream when it cannot (or is
+// empty at the end of the input), kUnknown while it is a proper prefix of
+// the magic.
+SourceFormat SniffFormat(absl::Span<const uint8_t> first);
+
+// What a reader needs to continue after a tensor boundary.
+struct Checkpoint {
+  SourceFormat format = SourceFormat::kStream;
+  uint64_t offset = 0;   // the next byte to read
+  uint64_t tensors = 0;  // tensors completed before it
+  // CRC-32C of the bytes before `offset`, computed as they passed (the
+  // resume state binds itself to its source with it).
+  uint32_t crc32c = 0;
+  // .hrry only: the header, the 40 bytes before `offset` (the trailer
+  // candidate, hrry_file.h) and the extents of the tensors walked.
+  std::vector<uint8_t> header;
+  std::vector<uint8_t> last;
+  std::vector<TensorExtent> extents;
+};
+
+using CheckpointFn = std::function<void(const Checkpoint&)>;
+
+// `status` with `why` appended to its message, rule payloads kept.
+absl::Status WithDetail(const absl::Status& status, absl::string_view why);
+
+// Common part: the tee sink in front of the caller's sink, the latched
+// status, tensor counting and checkpoints.
+class ReaderConsumer : public ByteConsumer, protected TensorSink {
+ public:
+  ~ReaderConsumer() override = default;
+
+  absl::Status Feed(absl::Span<const uint8_t> chunk) final;
+  absl::Status Finish() final;
+  absl::Status FailSource(absl::string_view why) final;
+
+  // Tensors completed, those before a resumed checkpoint included.
+  uint64_t tensors_completed() const { return tensors_; }
+  void set_checkpoint(CheckpointFn fn) { checkpoint_ = std::move(fn); }
+
+ protected:
+  // `resume`: the checkpoint the reader continues from, or nullptr.
+  ReaderConsumer(IngestSink* sink, const Checkpoint* resume)
+      : sink_(sink),
+        tensors_(resume == nullptr ? 0 : resume->tensors),
+        crc_before_chunk_(resume == nullptr ? 0 : resume->crc32c) {}
+
+  virtual absl::Status DoFeed(absl::Span<const uint8_t> chunk) = 0;
+  virtual absl::Status DoFinish() = 0;
+  virtual absl::Status DoFail() = 0;
+  // Fills `c` when the reader is at a resumable boundary.
+  virtual bool AtBoundary(Checkpoint* c) = 0;
+
+  // TensorSink, forwarded to sink_; its failure stops the reader.
+  absl::Status OnTensorKey(absl::string_view key) override;
+  absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
+                             absl::Span<const uint8_t> piece) override;
+  absl::Status OnTensorEnd() override;
+  absl::Status OnEndOfStream() override;
+  // `s`, noting that the sink failed.
+  absl::Status FromSink(absl::Status s);
+
+  IngestSink* sink_;
+  absl::Status status_;
+  uint64_t tensors_;
+  CheckpointFn checkpoint_;
+  // The chunk being fed and its offset (for HrryConsumer's 40 last bytes).
+  absl::Span<const uint8_t> chunk_;
+  uint64_t chunk_base_ = 0;
+  // With a checkpoint callback: CRC-32C of the bytes before chunk_.
+  uint32_t crc_before_chunk_ = 0;
+
+ private:
+  absl::Status Latch(absl::Status s);
+
+  bool source_failed_ = false;  // FailSource: an interruption, no verdict
+  bool sink_failed_ = false;    // the sink stopped the reader
+};
+
+class StreamConsumer : public ReaderConsumer {
+ public:
+  // `sink` must outlive the consumer. `resume`: continue from a checkpoint
+  // (nullptr: from the first byte).
+  StreamConsumer(const StreamOptions& options, IngestSink* sink,
+                 const Checkpoint* resume = nullptr);
+  uint64_t position() const override { return reader_.position(); }
+
+ private:
+  absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
+  absl::Status DoFinish() override;
+  absl::Status DoFail() override;
+  bool AtBoundary(Checkpoint* c) override;
+
+  StreamReader reader_;
+};
+
+class HrryConsumer : public ReaderConsumer {
+ public:
+  HrryConsumer(const FileOptions& options, IngestSink* sink,
+               const Checkpoint* resume = nullptr);
+  uint64_t position() const override { return reader_.position(); }
+  const HrryForwardReader& reader() const { return reader_; }
+
+ private:
+  absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
+  absl::Status DoFinish() override;
+  absl::Status DoFail() override;
+  bool AtBoundary(Checkpoint* c) override;
+  absl::Status OnEndOfStream() override;
+
+  HrryForwardReader reader_;
+  // The 40 bytes before chunk_ (the trailer candidate of a checkpoint).
+  uint8_t before_chunk_[kTrailerSize] = {};
+};
+
+// Buffers up to 8 bytes, sniffs them, then hands everything to a
+// StreamConsumer or HrryConsumer.
+class SniffingConsumer : public ByteConsumer {
+ public:
+  SniffingConsumer(const FileOptions& options, IngestSink* sink);
+
+  absl::Status Feed(absl::Span<const uint8_t> chunk) override;
+  absl::Status Finish() override;
+  absl::Status FailSource(absl::string_view why) override;
+  uint64_t position() const override;
+
+  SourceFormat format() const { return format_; }
+  uint64_t tensors_completed() const {
+    return inner_ == nullptr ? 0 : inner_->tensors_completed();
+  }
+  void set_checkpoint(CheckpointFn fn) { checkpoint_ = std::move(fn); }
+
+ private:
+  absl::Status Start(SourceFormat f);
+
+  FileOptions options_;
+  IngestSink* sink_;
+  CheckpointFn checkpoint_;
+  SourceFormat format_ = SourceFormat::kUnknown;
+  uint8_t head_[8] = {};
+  size_t head_n_ = 0;
+  std::unique_ptr<ReaderConsumer> inner_;
+};
+
+// The consumer for `format` (kUnknown: a SniffingConsumer), continuing from
+// `resume` when given (its format wins).
+std::unique_ptr<ByteConsumer> MakeConsumer(SourceFormat format,
+                                           const FileOptions& options,
+                                           IngestSink* sink,
+                                           const Checkpoint* resume,
+                                           CheckpointFn checkpoint);
+
+// Tensors completed by a consumer made by MakeConsumer (0 for others).
+uint64_t TensorsCompleted(const ByteConsumer& consumer);
+
+}  // namespace hurray::stream
+
+#endif  // HURRAY_STREAM_INGEST_CONSUMERS_H_

@@ -1,0 +1,637 @@
+#include "stream/ingest/http_body.h"
+
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <functional>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace hurray::stream {
+namespace {
+
+namespace asio = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+using boost::system::error_code;
+
+// Read buffer of the connection (the parser's input); the body itself goes
+// straight to the loader's slot.
+constexpr size_t kReadBufferBytes = 256 << 10;
+
+Clock::duration Seconds(double s) {
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(s));
+}
+
+bool IsTokenChar(char c) {
+  return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
+         absl::string_view("!#$%&'*+-.^_`|~").find(c) !=
+             absl::string_view::npos;
+}
+
+bool IsRedirect(int status) {
+  return status == 301 || status == 302 || status == 303 || status == 307 ||
+         status == 308;
+}
+
+std::string Printable(absl::string_view s, size_t max = 120) {
+  std::string out;
+  for (char ch : s.substr(0, max)) {
+    const auto c = static_cast<unsigned char>(ch);
+    out += c >= 0x20 && c < 0x7f ? ch : '?';
+  }
+  if (s.size() > max) out += "...";
+  return out;
+}
+
+absl::string_view Sv(boost::beast::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
+// "bytes FIRST-LAST/SIZE" (SIZE may be "*").
+bool ParseContentRange(absl::string_view v, uint64_t* first, uint64_t* last,
+                       std::optional<uint64_t>* size) {
+  v = absl::StripAsciiWhitespace(v);
+  if (!absl::ConsumePrefix(&v, "bytes ")) return false;
+  const size_t dash = v.find('-'), slash = v.find('/');
+  if (dash == absl::string_view::npos || slash == absl::string_view::npos ||
+      dash > slash) {
+    return false;
+  }
+  if (!absl::SimpleAtoi(v.substr(0, dash), first) ||
+      !absl::SimpleAtoi(v.substr(dash + 1, slash - dash - 1), last) ||
+      *last < *first) {
+    return false;
+  }
+  const absl::string_view total = v.substr(slash + 1);
+  if (total == "*") {
+    size->reset();
+    return true;
+  }
+  uint64_t t = 0;
+  if (!absl::SimpleAtoi(total, &t) || t <= *last) return false;
+  *size = t;
+  return true;
+}
+
+}  // namespace
+
+absl::StatusOr<std::pair<std::string, std::string>> ParseHeaderFlag(
+    absl::string_view text) {
+  const size_t colon = text.find(':');
+  if (colon == absl::string_view::npos || colon == 0) {
+    return absl::InvalidArgumentError("--header needs 'Name: value'");
+  }
+  const absl::string_view name = text.substr(0, colon);
+  const absl::string_view value =
+      absl::StripAsciiWhitespace(text.substr(colon + 1));
+  for (char c : name) {
+    if (!IsTokenChar(c)) {
+      return absl::InvalidArgumentError(
+          "--header: the name is not an HTTP token");
+    }
+  }
+  for (char ch : value) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      return absl::InvalidArgumentError("--header: control bytes in the value");
+    }
+  }
+  if (text.size() > 8192) {
+    return absl::InvalidArgumentError("--header: too long");
+  }
+  for (absl::string_view managed :
+       {"host", "content-length", "transfer-encoding", "connection", "range",
+        "if-range", "accept-encoding", "te", "upgrade"}) {
+    if (absl::EqualsIgnoreCase(name, managed)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--header: ", name, " is set by hurray itself"));
+    }
+  }
+  return std::make_pair(std::string(name), std::string(value));
+}
+
+class HttpBody::Impl {
+ public:
+  Impl(const HttpOptions& options)
+      : options_(options), ssl_ctx_(ssl::context::tls_client) {
+    start_ = Clock::now();
+  }
+
+  ~Impl() { Close(); }
+
+  absl::Status Open(const Url& first_url,
+                    const std::optional<HttpRange>& range) {
+    if (first_url.tls) {
+      absl::Status s = SetUpTls();
+      if (!s.ok()) return s;
+    }
+    Url url = first_url;
+    for (int hop = 0;; ++hop) {
+      absl::Status s = Connect(url);
+      if (!s.ok()) return s;
+      s = SendRequest(url, first_url, range);
+      if (!s.ok()) return s;
+      s = ReadHeader(url);
+      if (!s.ok()) return s;
+      const auto& msg = parser_->get();
+      const int status = static_cast<int>(msg.result_int());
+      if (!IsRedirect(status)) break;
+      const auto location = msg.find(http::field::location);
+      if (location == msg.end()) {
+        return Error(absl::StrCat("HTTP ", status, " without a Location"));
+      }
+      if (hop >= options_.max_redirects) {
+        return Error(
+            absl::StrCat("more than ", options_.max_redirects, " redirects"));
+      }
+      absl::StatusOr<Url> next = ResolveLocation(url, Sv(location->value()));
+      if (!next.ok()) {
+        return Error(absl::StrCat("redirect: ", next.status().message()));
+      }
+      if (url.tls && !next->tls) {
+        return Error(absl::StrCat("refusing a redirect from https to http (",
+                                  Printable(next->ToString()), ")"));
+      }
+      if (next->tls && !tls_ready_) {
+        absl::Status t = SetUpTls();
+        if (!t.ok()) return t;
+      }
+      Close();
+      url = *std::move(next);
+      info_.redirects = hop + 1;
+    }
+    info_.url = url;
+    return CheckResponse(range);
+  }
+
+  absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) {
+    if (pending_error_.has_value()) {
+      absl::Status s = *pending_error_;
+      pending_error_.reset();
+      return s;
+    }
+    if (parser_ == nullptr || into.empty()) return size_t{0};
+    size_t filled = 0;
+    // One real wait at most: after the first bytes, only what is already
+    // there is read (no byte is held back waiting for more).
+    while (filled < into.size() && !parser_->is_done() &&
+           (filled == 0 || MoreReady())) {
+      auto& body = parser_->get().body();
+      body.data = into.data() + filled;
+      body.size = into.size() - filled;
+      error_code ec;
+      bool done = false;
+      WithStream([&](auto& s) {
+        http::async_read_some(s, buffer_, *parser_,
+                              [&](const error_code& e, size_t) {
+                                ec = e;
+                                done = true;
+                              });
+      });
+      const bool in_time = Wait(&done, IdleDeadline());
+      const size_t got = into.size() - filled - body.size;
+      filled += got;
+      received_ += got;
+      if (ec == http::error::need_buffer) ec = {};
+      if (ec == http::error::end_of_stream && parser_->is_done()) ec = {};
+      if (ec || !in_time) {
+        absl::Status s = BodyError(ec, in_time);
+        if (filled == 0) return s;
+        pending_error_ = std::move(s);  // after the bytes that came
+        return filled;
+      }
+    }
+    return filled;
+  }
+
+  void Interrupt() {
+    interrupted_ = true;
+    asio::post(io_, [this] { Abort(); });
+  }
+
+  const HttpResponseInfo& info() const { return info_; }
+  uint64_t received() const { return received_; }
+
+ private:
+  absl::Status Error(absl::string_view why) {
+    return absl::UnavailableError(why);
+  }
+
+  // The first deadline among `limit` from now and the total timeout.
+  Clock::time_point Deadline(double limit) const {
+    Clock::time_point d = Clock::time_point::max();
+    if (limit > 0) d = Clock::now() + Seconds(limit);
+    if (options_.total_timeout_seconds > 0) {
+      d = std::min(d, start_ + Seconds(options_.total_timeout_seconds));
+    }
+    return d;
+  }
+  Clock::time_point IdleDeadline() const {
+    return Deadline(options_.idle_timeout_seconds);
+  }
+  bool TotalExpired() const {
+    return options_.total_timeout_seconds > 0 &&
+           Clock::now() >= start_ + Seconds(options_.total_timeout_seconds);
+  }
+  // What a missed deadline is called.
+  std::string TimeoutName(const char* idle_name) const {
+    return TotalExpired() ? "total timeout" : idle_name;
+  }
+
+  // Runs the io_context until *done; past `deadline` the connection is
+  // aborted (the pending operation completes with an error) and false is
+  // returned.
+  bool Wait(bool* done, Clock::time_point deadline) {
+    bool expired = false;
+    const bool timed = deadline != Clock::time_point::max();
+    if (timed) {
+      timer_.expires_at(deadline);
+      timer_.async_wait([this, done, &expired](const error_code& ec) {
+        if (ec || *done) return;
+        expired = true;
+        Abort();
+      });
+    }
+    io_.restart();
+    while (!*done) io_.run_one();
+    if (timed) {
+      // Let the cancelled timer's handler run (it refers to `expired`).
+      timer_.cancel();
+      io_.restart();
+      io_.poll();
+    }
+    return !expired;
+  }
+
+  // More body bytes can be parsed without waiting (or almost: a TLS record
+  // that started arriving).
+  bool MoreReady() {
+    if (buffer_.size() > 0) return true;
+    error_code ec;
+    if (tls_ != nullptr) {
+      if (SSL_pending(tls_->native_handle()) > 0) return true;
+      return tls_->lowest_layer().available(ec) > 0 && !ec;
+    }
+    return tcp_ != nullptr && tcp_->available(ec) > 0 && !ec;
+  }
+
+  void Abort() {
+    error_code ignored;
+    if (resolver_ != nullptr) resolver_->cancel();
+    if (tls_ != nullptr) tls_->lowest_layer().close(ignored);
+    if (tcp_ != nullptr) tcp_->close(ignored);
+  }
+
+  void Close() {
+    Abort();
+    tls_.reset();
+    tcp_.reset();
+    resolver_.reset();
+    parser_.reset();
+    buffer_.clear();
+  }
+
+  template <typename F>
+  void WithStream(F&& f) {
+    if (tls_ != nullptr) {
+      f(*tls_);
+    } else {
+      f(*tcp_);
+    }
+  }
+
+  absl::Status SetUpTls() {
+    tls_ready_ = true;
+    SSL_CTX* ctx = ssl_ctx_.native_handle();
+    if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
+      return Error("cannot require TLS 1.2");
+    }
+    if (options_.insecure) {
+      ssl_ctx_.set_verify_mode(ssl::verify_none);
+      return absl::OkStatus();
+    }
+    ssl_ctx_.set_verify_mode(ssl::verify_peer |
+                             ssl::verify_fail_if_no_peer_cert);
+    error_code ec;
+    ssl_ctx_.set_default_verify_paths(ec);
+    if (ec) {
+      return Error(
+          absl::StrCat("cannot load the system's trust store: ", ec.message()));
+    }
+    if (!options_.ca_file.empty()) {
+      ssl_ctx_.load_verify_file(options_.ca_file, ec);
+      if (ec) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--ca-file ", Printable(options_.ca_file),
+                         ": not a PEM certificate file (", ec.message(), ")"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Connect(const Url& url) {
+    if (interrupted_) return Error("cancelled");
+    const Clock::time_point deadline =
+        Deadline(options_.connect_timeout_seconds);
+    resolver_ = std::make_unique<tcp::resolver>(io_);
+    tcp_ = std::make_unique<tcp::socket>(io_);
+    error_code ec;
+    bool done = false;
+    tcp::resolver::results_type results;
+    resolver_->async_resolve(
+        url.host, url.port,
+        [&](const error_code& e, tcp::resolver::results_type r) {
+          ec = e;
+          results = std::move(r);
+          done = true;
+        });
+    bool in_time = Wait(&done, deadline);
+    if (!in_time) return Error(TimeoutName("connect timeout"));
+    if (ec) {
+      return Error(absl::StrCat("cannot resolve ", Printable(url.host), ": ",
+                                ec.message()));
+    }
+    done = false;
+    asio::async_connect(*tcp_, results,
+                        [&](const error_code& e, const tcp::endpoint&) {
+                          ec = e;
+                          done = true;
+                        });
+    in_time = Wait(&done, deadline);
+    if (!in_time) return Error(TimeoutName("connect timeout"));
+    if (interrupted_) return Error("cancelled");
+    if (ec) {
+      return Error(absl::StrCat("cannot connect to ", Printable(url.host), ":",
+                                url.port, ": ", ec.message()));
+    }
+    tcp_->set_option(tcp::no_delay(true), ec);
+    if (!url.tls) return absl::OkStatus();
+
+    tls_ =
+        std::make_unique<ssl::stream<tcp::socket>>(std::move(*tcp_), ssl_ctx_);
+    tcp_.reset();
+    SSL* ssl = tls_->native_handle();
+    if (!url.host_is_ip &&
+        SSL_set_tlsext_host_name(ssl, url.host.c_str()) != 1) {
+      return Error("cannot set the TLS server name");
+    }
+    if (!options_.insecure) {
+      X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+      X509_VERIFY_PARAM_set_hostflags(param,
+                                      X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+      const int ok =
+          url.host_is_ip
+              ? X509_VERIFY_PARAM_set1_ip_asc(param, url.host.c_str())
+              : X509_VERIFY_PARAM_set1_host(param, url.host.c_str(), 0);
+      if (ok != 1) return Error("cannot set the host name to verify");
+    }
+    done = false;
+    tls_->async_handshake(ssl::stream_base::client, [&](const error_code& e) {
+      ec = e;
+      done = true;
+    });
+    in_time = Wait(&done, deadline);
+    if (!in_time) return Error(TimeoutName("connect timeout (TLS handshake)"));
+    if (interrupted_) return Error("cancelled");
+    if (ec) {
+      const long verify = SSL_get_verify_result(ssl);
+      if (verify != X509_V_OK) {
+        return Error(absl::StrCat(
+            "TLS: the server's certificate is not trusted for ",
+            Printable(url.host), ": ", X509_verify_cert_error_string(verify)));
+      }
+      return Error(absl::StrCat("TLS handshake failed: ", ec.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status SendRequest(const Url& url, const Url& first_url,
+                           const std::optional<HttpRange>& range) {
+    http::request<http::empty_body> req{http::verb::get, url.target, 11};
+    req.set(http::field::host, url.HostHeader());
+    req.set(http::field::user_agent, options_.user_agent);
+    req.set(http::field::accept_encoding, "identity");
+    req.set(http::field::connection, "close");
+    const bool same_origin = url.SameOrigin(first_url);
+    for (const auto& [name, value] : options_.headers) {
+      // Credentials stay with the origin they were given for.
+      if (!same_origin && absl::EqualsIgnoreCase(name, "authorization")) {
+        continue;
+      }
+      req.insert(name, value);
+    }
+    if (range.has_value()) {
+      req.set(http::field::range,
+              range->last.has_value()
+                  ? absl::StrCat("bytes=", range->first, "-", *range->last)
+                  : absl::StrCat("bytes=", range->first, "-"));
+      if (!range->if_range.empty()) {
+        req.set(http::field::if_range, range->if_range);
+      }
+    }
+    error_code ec;
+    bool done = false;
+    WithStream([&](auto& s) {
+      http::async_write(s, req, [&](const error_code& e, size_t) {
+        ec = e;
+        done = true;
+      });
+    });
+    if (!Wait(&done, IdleDeadline())) {
+      return Error(TimeoutName("idle timeout (sending the request)"));
+    }
+    if (interrupted_) return Error("cancelled");
+    if (ec) {
+      return Error(absl::StrCat("cannot send the request: ", ec.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ReadHeader(const Url& url) {
+    parser_ = std::make_unique<http::response_parser<http::buffer_body>>();
+    parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    parser_->body_limit(boost::none);  // streamed, never held
+    buffer_ = boost::beast::flat_buffer(kReadBufferBytes);
+    // Beast reads at most the free capacity (512 bytes when none): make
+    // room for large reads once.
+    buffer_.reserve(kReadBufferBytes);
+    error_code ec;
+    bool done = false;
+    WithStream([&](auto& s) {
+      http::async_read_header(s, buffer_, *parser_,
+                              [&](const error_code& e, size_t) {
+                                ec = e;
+                                done = true;
+                              });
+    });
+    // The whole header within one idle timeout: a server dripping it
+    // byte by byte does not keep us forever.
+    if (!Wait(&done, IdleDeadline())) {
+      return Error(
+          TimeoutName("idle timeout (waiting for the response header)"));
+    }
+    if (interrupted_) return Error("cancelled");
+    if (ec == http::error::header_limit || ec == http::error::buffer_overflow) {
+      return Error(absl::StrCat("the response header from ",
+                                Printable(url.host), " is larger than ",
+                                options_.max_header_bytes, " bytes"));
+    }
+    if (ec) {
+      return Error(absl::StrCat("no valid HTTP response header from ",
+                                Printable(url.host), ": ", ec.message()));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckResponse(const std::optional<HttpRange>& range) {
+    const auto& msg = parser_->get();
+    info_.status = static_cast<int>(msg.result_int());
+    const bool partial = info_.status == 206;
+    if (info_.status != 200 && !(partial && range.has_value())) {
+      return Error(absl::StrCat("HTTP ", info_.status, " ",
+                                Printable(Sv(msg.reason()), 60), " from ",
+                                Printable(info_.url.ToString())));
+    }
+    for (const auto& f : msg) {
+      const absl::string_view name = Sv(f.name_string());
+      const absl::string_view value = absl::StripAsciiWhitespace(Sv(f.value()));
+      if (absl::EqualsIgnoreCase(name, "content-encoding") &&
+          !absl::EqualsIgnoreCase(value, "identity")) {
+        return Error(absl::StrCat("the server sent a '", Printable(value, 40),
+                                  "' Content-Encoding; only identity is "
+                                  "accepted"));
+      }
+      if (absl::EqualsIgnoreCase(name, "transfer-encoding") &&
+          !absl::EqualsIgnoreCase(value, "chunked")) {
+        return Error(absl::StrCat("the server sent a '", Printable(value, 40),
+                                  "' Transfer-Encoding; only chunked is "
+                                  "accepted"));
+      }
+      if (absl::EqualsIgnoreCase(name, "accept-ranges")) {
+        for (absl::string_view unit : absl::StrSplit(value, ',')) {
+          if (absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(unit),
+                                     "bytes")) {
+            info_.accept_ranges = true;
+          }
+        }
+      }
+      if (absl::EqualsIgnoreCase(name, "etag")) {
+        info_.etag = std::string(value.substr(0, 1024));
+      }
+      if (absl::EqualsIgnoreCase(name, "last-modified")) {
+        info_.last_modified = std::string(value.substr(0, 200));
+      }
+    }
+    if (const auto cl = parser_->content_length(); cl.has_value()) {
+      info_.content_length = *cl;
+    }
+    info_.chunked = parser_->chunked();
+    if (partial) {
+      const auto cr = msg.find(http::field::content_range);
+      uint64_t first = 0, last = 0;
+      std::optional<uint64_t> size;
+      if (cr == msg.end() ||
+          !ParseContentRange(Sv(cr->value()), &first, &last, &size)) {
+        return Error("HTTP 206 without a valid Content-Range");
+      }
+      const bool wrong =
+          first != range->first ||
+          (range->last.has_value() && last != *range->last) ||
+          (!range->last.has_value() && size.has_value() && last + 1 != *size) ||
+          (info_.content_length.has_value() &&
+           *info_.content_length != last - first + 1);
+      if (wrong) {
+        return Error(absl::StrCat("HTTP 206 with Content-Range '",
+                                  Printable(Sv(cr->value()), 80),
+                                  "' for the range from byte ", range->first));
+      }
+      info_.range_first = first;
+      info_.object_size = size;
+      info_.accept_ranges = true;
+    } else if (info_.content_length.has_value()) {
+      info_.object_size = info_.content_length;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status BodyError(const error_code& ec, bool in_time) {
+    if (interrupted_) return Error("cancelled");
+    if (!in_time) return Error(TimeoutName("idle timeout"));
+    if (ec == http::error::partial_message || ec == asio::error::eof ||
+        ec == ssl::error::stream_truncated ||
+        ec == http::error::end_of_stream) {
+      if (info_.content_length.has_value()) {
+        return Error(absl::StrCat("truncated: the connection ended after ",
+                                  received_, " of ", *info_.content_length,
+                                  " body bytes"));
+      }
+      return Error(absl::StrCat("truncated: the connection ended after ",
+                                received_,
+                                " body bytes, before the last chunk"));
+    }
+    return Error(absl::StrCat("reading the body failed: ", ec.message()));
+  }
+
+  const HttpOptions options_;
+  Clock::time_point start_;
+  asio::io_context io_{1};
+  asio::steady_timer timer_{io_};
+  ssl::context ssl_ctx_;
+  bool tls_ready_ = false;
+  std::unique_ptr<tcp::resolver> resolver_;
+  std::unique_ptr<tcp::socket> tcp_;
+  std::unique_ptr<ssl::stream<tcp::socket>> tls_;
+  std::unique_ptr<http::response_parser<http::buffer_body>> parser_;
+  boost::beast::flat_buffer buffer_;
+  HttpResponseInfo info_;
+  uint64_t received_ = 0;
+  std::optional<absl::Status> pending_error_;
+  std::atomic<bool> interrupted_{false};
+};
+
+absl::StatusOr<std::unique_ptr<HttpBody>> HttpBody::Open(
+    const Url& url, const HttpOptions& options,
+    const std::optional<HttpRange>& range) {
+  if (options.headers.size() > kMaxExtraHeaders) {
+    return absl::InvalidArgumentError("too many --header options");
+  }
+  auto impl = std::make_unique<Impl>(options);
+  absl::Status s = impl->Open(url, range);
+  if (!s.ok()) return s;
+  return std::unique_ptr<HttpBody>(new HttpBody(std::move(impl)));
+}
+
+HttpBody::HttpBody(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpBody::~HttpBody() = default;
+
+const HttpResponseInfo& HttpBody::info() const { return impl_->info(); }
+uint64_t HttpBody::received() const { return impl_->received(); }
+
+absl::StatusOr<size_t> HttpBody::Read(absl::Span<uint8_t> into) {
+  return impl_->Read(into);
+}
+
+void HttpBody::Interrupt() { impl_->Interrupt(); }
+
+}  // namespace hurray::stream

@@ -1,0 +1,644 @@
+#include "stream/ingest/loader.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace hurray::stream {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+LoadSource LoadSource::File(std::string path, uint64_t start_offset) {
+  LoadSource s;
+  s.kind = Kind::kFile;
+  s.path = std::move(path);
+  s.start_offset = start_offset;
+  return s;
+}
+
+LoadSource LoadSource::Fd(int fd) {
+  LoadSource s;
+  s.kind = Kind::kFd;
+  s.fd = fd;
+  return s;
+}
+
+LoadSource LoadSource::Memory(absl::Span<const uint8_t> bytes) {
+  LoadSource s;
+  s.kind = Kind::kMemory;
+  s.bytes = bytes;
+  return s;
+}
+
+LoadSource LoadSource::Tcp(std::string host, std::string port) {
+  LoadSource s;
+  s.kind = Kind::kTcp;
+  s.host = std::move(host);
+  s.port = std::move(port);
+  return s;
+}
+
+LoadSource LoadSource::Reader(PullReader* reader) {
+  LoadSource s;
+  s.kind = Kind::kReader;
+  s.reader = reader;
+  return s;
+}
+
+// One Run: the ring, the reader (thread or io_context) and the consumer
+// loop.
+class Loader::Session {
+ public:
+  Session(const LoaderOptions& options, TestHooks* hooks,
+          const LoadSource& source, ByteConsumer* consumer)
+      : options_(options), hooks_(hooks), source_(source), consumer_(consumer) {
+    chunk_ = std::max<size_t>(options_.chunk_size, 1);
+    const size_t n = std::max<size_t>(options_.ring_slots, 1);
+    slots_.reserve(n);
+    free_.reserve(n);
+    full_.assign(n, Filled());
+    for (size_t i = 0; i < n; ++i) {
+      slots_.push_back(std::make_unique<uint8_t[]>(chunk_));
+      free_.push_back(static_cast<int>(n - 1 - i));
+    }
+  }
+
+  ~Session() {
+    StopReader();
+    if (own_fd_ >= 0) ::close(own_fd_);
+  }
+
+  LoadResult Run() {
+    LoadResult result;
+    hooks_->ring_allocations = slots_.size();
+    start_ = Clock::now();
+    absl::Status opened = StartReader();
+    if (!opened.ok()) {
+      result.status = consumer_->FailSource(opened.message());
+      return Done(std::move(result));
+    }
+    SendOutput();
+    absl::Status status;
+    while (true) {
+      Filled item;
+      End end = End::kNone;
+      std::string why;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] {
+          return cancelled_ || full_count_ > 0 || end_ != End::kNone;
+        });
+        if (cancelled_) {
+          end = End::kCancelled;
+        } else if (full_count_ > 0) {
+          item = full_[full_head_];
+          full_head_ = (full_head_ + 1) % full_.size();
+          --full_count_;
+        } else {
+          end = end_;
+          why = why_;
+        }
+      }
+      if (end == End::kCancelled) {
+        result.cancelled = true;
+        status = consumer_->FailSource("cancelled");
+        break;
+      }
+      if (end == End::kEof) {
+        status = consumer_->Finish();
+        break;
+      }
+      if (end == End::kError) {
+        result.timed_out = timed_out_.load();
+        status = consumer_->FailSource(why);
+        break;
+      }
+      status =
+          consumer_->Feed(absl::MakeConstSpan(slots_[item.slot].get(), item.n));
+      result.bytes += item.n;
+      Release(item.slot);
+      if (status.ok()) SendOutput();
+      if (options_.on_progress) {
+        LoadProgress p;
+        p.bytes = result.bytes;
+        p.tensors =
+            options_.tensors_completed ? options_.tensors_completed() : 0;
+        p.elapsed_seconds = Elapsed();
+        options_.on_progress(p);
+      }
+      if (!status.ok()) break;
+      if (consumer_->Satisfied()) {
+        status = consumer_->Finish();
+        break;
+      }
+    }
+    result.status = std::move(status);
+    return Done(std::move(result));
+  }
+
+  // Thread-safe.
+  void Cancel() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled_ = true;
+      stop_ = true;
+    }
+    cv_.notify_all();
+    asio::io_context* io = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      io = io_.get();
+    }
+    if (io != nullptr) asio::post(*io, [this] { CloseStream(); });
+    if (source_.kind == LoadSource::Kind::kReader &&
+        source_.reader != nullptr) {
+      source_.reader->Interrupt();
+    }
+  }
+
+ private:
+  enum class End : uint8_t { kNone, kEof, kError, kCancelled };
+  struct Filled {
+    int slot = 0;
+    size_t n = 0;
+  };
+
+  double Elapsed() const {
+    return std::chrono::duration<double>(Clock::now() - start_).count();
+  }
+
+  LoadResult Done(LoadResult result) {
+    StopReader();
+    result.elapsed_seconds = Elapsed();
+    hooks_->max_slots_in_flight = max_in_flight_;
+    return result;
+  }
+
+  // --- The ring. -------------------------------------------------------------
+
+  // Reader side: a free slot, waiting for one; -1 once stopped.
+  int AcquireFree() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return stop_ || !free_.empty(); });
+    return stop_ ? -1 : TakeFreeLocked();
+  }
+  // Reader side, without waiting: -1 when none is free (or stopped).
+  int TryAcquireFree() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stop_ || free_.empty() ? -1 : TakeFreeLocked();
+  }
+  int TakeFreeLocked() {
+    const int slot = free_.back();
+    free_.pop_back();
+    max_in_flight_ = std::max(max_in_flight_, slots_.size() - free_.size());
+    return slot;
+  }
+  void PushFull(int slot, size_t n) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      full_[(full_head_ + full_count_) % full_.size()] = Filled{slot, n};
+      ++full_count_;
+    }
+    cv_.notify_all();
+  }
+  void PushEnd(End end, std::string why, int slot = -1) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (slot >= 0) free_.push_back(slot);
+      if (end_ == End::kNone) {
+        end_ = end;
+        why_ = std::move(why);
+      }
+    }
+    cv_.notify_all();
+  }
+  // Consumer side: the slot was fed.
+  void Release(int slot) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      free_.push_back(slot);
+    }
+    cv_.notify_all();
+    if (io_ != nullptr) asio::post(*io_, [this] { OnSlotFreed(); });
+  }
+
+  // --- Readers. --------------------------------------------------------------
+
+  absl::Status StartReader() {
+    switch (source_.kind) {
+      case LoadSource::Kind::kMemory:
+        thread_ = std::thread([this] { BlockingLoop(-1); });
+        return absl::OkStatus();
+      case LoadSource::Kind::kFile: {
+        // O_NONBLOCK: opening a FIFO that has no writer yet must not block
+        // (the idle timeout covers the wait for one).
+        own_fd_ =
+            ::open(source_.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        if (own_fd_ < 0) {
+          return absl::NotFoundError(absl::StrCat("cannot open ", source_.path,
+                                                  ": ", std::strerror(errno)));
+        }
+        struct stat st;
+        if (::fstat(own_fd_, &st) != 0) {
+          return absl::DataLossError(absl::StrCat("cannot stat ", source_.path,
+                                                  ": ", std::strerror(errno)));
+        }
+        if (S_ISDIR(st.st_mode)) {
+          return absl::FailedPreconditionError(
+              absl::StrCat(source_.path, " is a directory"));
+        }
+        if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+          // A FIFO, a socket, a terminal, a device: the io_context reader,
+          // with the idle timer. It cannot be resumed (no seek).
+          if (source_.start_offset > 0) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "cannot resume ", source_.path, ": it is not a regular file"));
+          }
+          const int fd = own_fd_;
+          own_fd_ = -1;  // the stream_descriptor owns it now
+          StartDescriptor(fd, S_ISFIFO(st.st_mode));
+          return absl::OkStatus();
+        }
+        const int flags = ::fcntl(own_fd_, F_GETFL);
+        if (flags >= 0) ::fcntl(own_fd_, F_SETFL, flags & ~O_NONBLOCK);
+        if (source_.start_offset > 0 &&
+            ::lseek(own_fd_, static_cast<off_t>(source_.start_offset),
+                    SEEK_SET) < 0) {
+          return absl::DataLossError(absl::StrCat(
+              "cannot seek in ", source_.path, ": ", std::strerror(errno)));
+        }
+        const int fd = own_fd_;
+        thread_ = std::thread([this, fd] { BlockingLoop(fd); });
+        return absl::OkStatus();
+      }
+      case LoadSource::Kind::kFd: {
+        struct stat st;
+        if (::fstat(source_.fd, &st) != 0) {
+          return absl::DataLossError(
+              absl::StrCat("cannot stat the input: ", std::strerror(errno)));
+        }
+        if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
+          // epoll refuses regular files; reading them never stalls.
+          const int fd = source_.fd;
+          thread_ = std::thread([this, fd] { BlockingLoop(fd); });
+          return absl::OkStatus();
+        }
+        const int dup_fd = ::fcntl(source_.fd, F_DUPFD_CLOEXEC, 0);
+        if (dup_fd < 0) {
+          return absl::DataLossError(
+              absl::StrCat("cannot use the input: ", std::strerror(errno)));
+        }
+        saved_flags_ = ::fcntl(source_.fd, F_GETFL);
+        StartDescriptor(dup_fd, /*fifo=*/false);
+        return absl::OkStatus();
+      }
+      case LoadSource::Kind::kReader:
+        if (source_.reader == nullptr) {
+          return absl::InvalidArgumentError("no reader");
+        }
+        thread_ = std::thread([this] { BlockingLoop(-1); });
+        return absl::OkStatus();
+      case LoadSource::Kind::kTcp: {
+        SetIo();
+        socket_ = std::make_unique<asio::ip::tcp::socket>(*io_);
+        timer_ = std::make_unique<asio::steady_timer>(*io_);
+        resolver_ = std::make_unique<asio::ip::tcp::resolver>(*io_);
+        asio::post(*io_, [this] { Connect(); });
+        thread_ = std::thread([this] { io_->run(); });
+        return absl::OkStatus();
+      }
+    }
+    return absl::InternalError("unknown source kind");
+  }
+
+  // Reads `fd` (owned from here on) on the io thread, with the idle timer.
+  // A FIFO opened before its writer: wait until it is readable first (a
+  // read would report end of input while no writer ever came).
+  void StartDescriptor(int fd, bool fifo) {
+    SetIo();
+    descriptor_ = std::make_unique<asio::posix::stream_descriptor>(*io_, fd);
+    timer_ = std::make_unique<asio::steady_timer>(*io_);
+    if (fifo) {
+      asio::post(*io_, [this] {
+        ArmTimer(options_.idle_timeout_seconds);
+        descriptor_->async_wait(asio::posix::stream_descriptor::wait_read,
+                                [this](const boost::system::error_code& ec) {
+                                  DisarmTimer();
+                                  if (ec) return Failed(ec, "cannot read");
+                                  StartRead();
+                                });
+      });
+    } else {
+      asio::post(*io_, [this] { StartRead(); });
+    }
+    thread_ = std::thread([this] { io_->run(); });
+  }
+
+  void SetIo() {
+    auto io = std::make_unique<asio::io_context>(1);
+    // run() must not return while the reader waits for a free slot.
+    work_ = std::make_unique<Work>(io->get_executor());
+    std::lock_guard<std::mutex> lock(mu_);
+    io_ = std::move(io);
+  }
+
+  void StopReader() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (source_.kind == LoadSource::Kind::kReader && thread_.joinable()) {
+      source_.reader->Interrupt();
+    }
+    if (io_ != nullptr && thread_.joinable()) {
+      asio::post(*io_, [this] {
+        CloseStream();
+        io_->stop();
+      });
+    }
+    if (thread_.joinable()) thread_.join();
+    if (saved_flags_ >= 0) {
+      ::fcntl(source_.fd, F_SETFL, saved_flags_);  // Asio set O_NONBLOCK
+      saved_flags_ = -1;
+    }
+  }
+
+  // Regular files, memory and pull readers (fd < 0): read() into free
+  // slots.
+  void BlockingLoop(int fd) {
+    uint64_t delivered = 0;
+    size_t mem_at = 0;
+    while (true) {
+      const int slot = AcquireFree();
+      if (slot < 0) return;
+      ssize_t n;
+      if (source_.kind == LoadSource::Kind::kReader) {
+        absl::StatusOr<size_t> got =
+            source_.reader->Read(absl::MakeSpan(slots_[slot].get(), chunk_));
+        if (!got.ok()) {
+          return PushEnd(End::kError, std::string(got.status().message()),
+                         slot);
+        }
+        n = static_cast<ssize_t>(*got);
+      } else if (fd < 0) {
+        n = static_cast<ssize_t>(
+            std::min(chunk_, source_.bytes.size() - mem_at));
+        if (n > 0) {
+          std::memcpy(slots_[slot].get(), source_.bytes.data() + mem_at,
+                      static_cast<size_t>(n));
+        }
+        mem_at += static_cast<size_t>(n);
+      } else {
+        do {
+          n = ::read(fd, slots_[slot].get(), chunk_);
+        } while (n < 0 && errno == EINTR);
+      }
+      if (n < 0) {
+        return PushEnd(End::kError,
+                       absl::StrCat("read failed: ", std::strerror(errno)),
+                       slot);
+      }
+      if (n == 0) return PushEnd(End::kEof, "", slot);
+      delivered += static_cast<uint64_t>(n);
+      Throttle(delivered);
+      PushFull(slot, static_cast<size_t>(n));
+    }
+  }
+
+  void Throttle(uint64_t delivered) {
+    if (hooks_->throttle_bytes_per_second <= 0) return;
+    const auto due =
+        start_ +
+        std::chrono::duration_cast<Clock::duration>(
+            std::chrono::duration<double>(static_cast<double>(delivered) /
+                                          hooks_->throttle_bytes_per_second));
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock, due, [this] { return stop_; });
+  }
+
+  // --- Asio (io thread only from here on). -----------------------------------
+
+  // Closes the stream after `seconds` (no timer when <= 0) unless disarmed.
+  void ArmTimer(double seconds) {
+    if (seconds <= 0) return;
+    const uint64_t generation = ++timer_generation_;
+    timer_->expires_after(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(seconds)));
+    timer_->async_wait([this, generation](const boost::system::error_code& ec) {
+      if (ec || generation != timer_generation_) return;
+      timed_out_ = true;
+      CloseStream();
+    });
+  }
+
+  void DisarmTimer() {
+    ++timer_generation_;
+    if (timer_ != nullptr) timer_->cancel();
+  }
+
+  void CloseStream() {
+    boost::system::error_code ignored;
+    if (descriptor_ != nullptr) descriptor_->close(ignored);
+    if (socket_ != nullptr) socket_->close(ignored);
+    if (resolver_ != nullptr) resolver_->cancel();
+    DisarmTimer();
+  }
+
+  // Resolving and connecting have their own deadline, connect_timeout
+  // (the idle timeout when that is shorter).
+  void Connect() {
+    connecting_ = true;
+    double limit = options_.connect_timeout_seconds;
+    if (options_.idle_timeout_seconds > 0 &&
+        (limit <= 0 || options_.idle_timeout_seconds < limit)) {
+      limit = options_.idle_timeout_seconds;
+    }
+    ArmTimer(limit);
+    resolver_->async_resolve(
+        source_.host, source_.port,
+        [this](const boost::system::error_code& ec,
+               asio::ip::tcp::resolver::results_type results) {
+          if (ec) return Failed(ec, "cannot resolve the host");
+          asio::async_connect(*socket_, results,
+                              [this](const boost::system::error_code& ec2,
+                                     const asio::ip::tcp::endpoint&) {
+                                DisarmTimer();
+                                if (ec2) return Failed(ec2, "cannot connect");
+                                connecting_ = false;
+                                connected_ = true;
+                                DoWrite();
+                                StartRead();
+                              });
+        });
+  }
+
+  void Failed(const boost::system::error_code& ec, const char* what) {
+    DisarmTimer();
+    bool cancelled;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      cancelled = cancelled_;
+    }
+    std::string why = timed_out_ && connecting_ ? "connect timeout"
+                      : timed_out_              ? "idle timeout"
+                      : cancelled               ? "cancelled"
+                                  : absl::StrCat(what, ": ", ec.message());
+    PushEnd(End::kError, std::move(why));
+  }
+
+  template <typename Handler>
+  void ReadSome(uint8_t* data, Handler&& h) {
+    if (descriptor_ != nullptr) {
+      descriptor_->async_read_some(asio::buffer(data, chunk_),
+                                   std::forward<Handler>(h));
+    } else {
+      socket_->async_read_some(asio::buffer(data, chunk_),
+                               std::forward<Handler>(h));
+    }
+  }
+
+  void StartRead() {
+    if (reading_) return;
+    const int slot = TryAcquireFree();
+    if (slot < 0) {
+      waiting_slot_ = true;  // backpressure: OnSlotFreed resumes
+      return;
+    }
+    reading_ = true;
+    ArmTimer(options_.idle_timeout_seconds);
+    ReadSome(slots_[slot].get(),
+             [this, slot](const boost::system::error_code& ec, size_t n) {
+               reading_ = false;
+               DisarmTimer();
+               if (n > 0) PushFull(slot, n);
+               if (ec == asio::error::eof)
+                 return PushEnd(End::kEof, "", n > 0 ? -1 : slot);
+               if (ec)
+                 return PushEnd(
+                     End::kError,
+                     timed_out_ ? std::string("idle timeout")
+                                : absl::StrCat("read failed: ", ec.message()),
+                     n > 0 ? -1 : slot);
+               if (n == 0) {
+                 std::lock_guard<std::mutex> lock(mu_);
+                 free_.push_back(slot);
+               }
+               StartRead();
+             });
+  }
+
+  void OnSlotFreed() {
+    if (!waiting_slot_) return;
+    waiting_slot_ = false;
+    StartRead();
+  }
+
+  // Consumer thread: hands the consumer's pending output to the io thread.
+  void SendOutput() {
+    const absl::Span<const uint8_t> out = consumer_->PendingOutput();
+    if (out.empty()) return;
+    std::vector<uint8_t> copy(out.begin(), out.end());
+    consumer_->ConsumeOutput(out.size());
+    if (socket_ == nullptr) return;  // files and pipes take no output
+    asio::post(*io_, [this, bytes = std::move(copy)]() mutable {
+      writes_.push_back(std::move(bytes));
+      if (connected_) DoWrite();
+    });
+  }
+
+  void DoWrite() {
+    if (writing_ || writes_.empty()) return;
+    writing_ = true;
+    asio::async_write(*socket_, asio::buffer(writes_.front()),
+                      [this](const boost::system::error_code& ec, size_t) {
+                        writing_ = false;
+                        writes_.pop_front();
+                        if (ec) return Failed(ec, "write failed");
+                        DoWrite();
+                      });
+  }
+
+  const LoaderOptions& options_;
+  TestHooks* const hooks_;
+  const LoadSource& source_;
+  ByteConsumer* consumer_;
+  size_t chunk_;
+  Clock::time_point start_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<uint8_t[]>> slots_;
+  std::vector<int> free_;     // guarded by mu_
+  std::vector<Filled> full_;  // circular, guarded by mu_
+  size_t full_head_ = 0, full_count_ = 0;
+  End end_ = End::kNone;  // guarded by mu_
+  std::string why_;
+  bool stop_ = false;       // guarded by mu_
+  bool cancelled_ = false;  // guarded by mu_
+  size_t max_in_flight_ = 0;
+  std::atomic<bool> timed_out_{false};
+
+  std::thread thread_;
+  int own_fd_ = -1;
+  int saved_flags_ = -1;
+  std::unique_ptr<asio::io_context> io_;
+  using Work = asio::executor_work_guard<asio::io_context::executor_type>;
+  std::unique_ptr<Work> work_;
+  std::unique_ptr<asio::posix::stream_descriptor> descriptor_;
+  std::unique_ptr<asio::ip::tcp::socket> socket_;
+  std::unique_ptr<asio::ip::tcp::resolver> resolver_;
+  std::unique_ptr<asio::steady_timer> timer_;
+  uint64_t timer_generation_ = 0;
+  bool reading_ = false, waiting_slot_ = false;
+  bool connecting_ = false, connected_ = false, writing_ = false;
+  std::deque<std::vector<uint8_t>> writes_;
+};
+
+Loader::Loader(const LoaderOptions& options) : options_(options) {}
+
+Loader::~Loader() = default;
+
+LoadResult Loader::Run(const LoadSource& source, ByteConsumer* consumer) {
+  auto session = std::make_unique<Session>(options_, &hooks_, source, consumer);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    session_ = session.get();
+  }
+  if (cancelled_) session->Cancel();
+  LoadResult result = session->Run();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    session_ = nullptr;
+  }
+  return result;
+}
+
+void Loader::Cancel() {
+  cancelled_ = true;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (session_ != nullptr) session_->Cancel();
+}
+
+}  // namespace hurray::stream

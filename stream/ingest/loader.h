@@ -1,0 +1,147 @@
+// Loader: moves bytes from a source into a ByteConsumer (stream/
+// byte_consumer.h) with reading and consuming overlapped, in bounded memory.
+//
+// Sources: a local file (from an offset, for --resume), a file descriptor
+// (stdin, a pipe, a socket), bytes in memory, and a TCP peer ("host",
+// "port": connect, write the consumer's PendingOutput(), read), and a
+// PullReader (below: e.g. the body of an HTTP(S) response, http_body.h)
+// read by the reader thread.
+//
+// Reads go into a ring of `ring_slots` buffers of `chunk_size` bytes,
+// allocated once per Run. The consumer runs on the caller's thread while a
+// reader fills the next slots: a reader thread with read()/pread() for
+// regular files and memory, or a Boost.Asio io_context thread for pipes,
+// FIFOs, terminals, devices and sockets, whether given as a path or a
+// descriptor (non-blocking, with the idle timer). When every slot
+// is full the reader waits for the consumer (backpressure): memory stays at
+// ring_slots × chunk_size whatever the input size. Files use a thread, not
+// asio::stream_file: this Boost build has no io_uring (BOOST_ASIO_HAS_IO_URING
+// needs liburing, which is not installed).
+//
+// Ending: the source's EOF → consumer Finish(); a read error, the idle
+// timeout ("idle timeout": no byte for idle_timeout_seconds while a read was
+// waiting) or Cancel() → consumer FailSource(why), i.e. STREAM-IO at the
+// current offset with the reason in the message; consumer Satisfied() →
+// the loader stops reading and calls Finish(). The result carries the
+// consumer's final status (rule id and offset, rules.h RuleIdOf/OffsetOf).
+//
+// Tensors are reported complete by the consumer's sink only (OnTensorEnd
+// fires once every byte of a tensor arrived and passed); the loader adds
+// nothing of its own.
+#ifndef HURRAY_STREAM_INGEST_LOADER_H_
+#define HURRAY_STREAM_INGEST_LOADER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "stream/container/byte_consumer.h"
+
+namespace hurray::stream {
+
+// A source that blocks in Read until bytes arrive, with its own deadlines
+// (every wait of it must have one). Read returns the number of bytes put
+// in `into` (> 0), 0 at the end of the input, or an error (the loader
+// reports it as STREAM-IO at the current offset with the message).
+class PullReader {
+ public:
+  virtual ~PullReader() = default;
+  virtual absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) = 0;
+  // Thread-safe: a Read in progress (or the next one) fails soon.
+  virtual void Interrupt() = 0;
+};
+
+struct LoadSource {
+  enum class Kind : uint8_t { kFile, kFd, kMemory, kTcp, kReader };
+  Kind kind = Kind::kMemory;
+  std::string path;                 // kFile
+  uint64_t start_offset = 0;        // kFile: first byte to read
+  int fd = -1;                      // kFd: not closed by the loader
+  absl::Span<const uint8_t> bytes;  // kMemory: kept alive by the caller
+  std::string host, port;           // kTcp
+  PullReader* reader = nullptr;     // kReader: kept alive by the caller
+
+  static LoadSource File(std::string path, uint64_t start_offset = 0);
+  static LoadSource Fd(int fd);
+  static LoadSource Memory(absl::Span<const uint8_t> bytes);
+  static LoadSource Tcp(std::string host, std::string port);
+  static LoadSource Reader(PullReader* reader);
+};
+
+struct LoadProgress {
+  uint64_t bytes = 0;    // fed to the consumer in this run
+  uint64_t tensors = 0;  // from LoaderOptions::tensors_completed, else 0
+  double elapsed_seconds = 0;
+};
+
+struct LoaderOptions {
+  size_t chunk_size = size_t{1} << 20;
+  size_t ring_slots = 4;
+  // No byte for this long while reading a pipe, FIFO, device or socket
+  // (whether it came as a path or a descriptor; also while a FIFO waits for
+  // its writer): STREAM-IO "idle timeout". 0: no timeout. Regular files
+  // and memory never wait.
+  double idle_timeout_seconds = 0;
+  // Resolving and connecting a TCP peer: STREAM-IO "connect timeout" after
+  // this long (or after the idle timeout, when shorter). 0: none.
+  double connect_timeout_seconds = 10;
+  // Called on the consumer's thread after each chunk.
+  std::function<void(const LoadProgress&)> on_progress;
+  // Tensors completed so far (e.g. consumers.h TensorsCompleted), read on
+  // the consumer's thread for the progress report.
+  std::function<uint64_t()> tensors_completed;
+};
+
+struct LoadResult {
+  absl::Status status;  // the consumer's final status
+  uint64_t bytes = 0;   // fed to the consumer
+  double elapsed_seconds = 0;
+  bool cancelled = false;
+  bool timed_out = false;
+};
+
+class Loader {
+ public:
+  explicit Loader(const LoaderOptions& options = LoaderOptions());
+  ~Loader();
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
+
+  // Runs until the input ended, failed or was cancelled. One Run at a time.
+  LoadResult Run(const LoadSource& source, ByteConsumer* consumer);
+
+  // Thread-safe, from any thread, any time: the current (or next) Run stops
+  // with STREAM-IO "cancelled". Sticky.
+  void Cancel();
+
+ private:
+  class Session;
+  // What tests and benchmarks set and read, through LoaderTestPeer
+  // (stream/ingest/testing/loader_test_peer.h) only.
+  struct TestHooks {
+    // The reader delivers at most this many bytes per second (0: no limit).
+    double throttle_bytes_per_second = 0;
+    // Of the last Run: ring buffers allocated, most slots ever filled and
+    // not yet consumed.
+    size_t ring_allocations = 0;
+    size_t max_slots_in_flight = 0;
+  };
+  friend class LoaderTestPeer;
+
+  LoaderOptions options_;
+  TestHooks hooks_;
+  std::atomic<bool> cancelled_{false};
+  std::mutex mu_;
+  Session* session_ = nullptr;  // guarded by mu_
+};
+
+}  // namespace hurray::stream
+
+#endif  // HURRAY_STREAM_INGEST_LOADER_H_

@@ -1,0 +1,1157 @@
+#include "stream/ingest/sinks.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include "absl/base/config.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dequant/dequantizer.h"
+#include "dequant/minifloat.h"
+#include "dequant/params.h"
+#include "dequant/plan.h"
+#include "dequant/storage_walk.h"
+#include "parser/element_type.h"
+#include "parser/quantization.h"
+#include "parser/rules.h"
+#include "parser/wire.h"
+#include "stream/container/crc32c.h"
+#include "stream/container/utf8.h"
+#include "stream/ingest/output/npy.h"
+#include "stream/ingest/output/row_major_gather.h"
+#include "stream/ingest/output/sparse_walk.h"
+#include "stream/ingest/safe_output_dir.h"
+
+namespace hurray::stream {
+namespace {
+
+// Data bytes handed to the dequantizer at once: bounds the float buffer
+// (2-bit codes: 4 floats per byte, 2 MiB of output).
+constexpr size_t kSubPiece = size_t{128} << 10;
+constexpr size_t kSpoolReadBytes = size_t{1} << 20;
+constexpr size_t kOutBufferBytes = size_t{1} << 20;
+// Elements read from a mapped spool between two releases of its pages.
+constexpr uint64_t kReleaseElements = uint64_t{1} << 20;
+
+absl::Status ErrnoStatus(absl::string_view what, const std::string& path) {
+  return absl::DataLossError(
+      absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+// The CRC-32C of a whole file of `dir`, read never through a symlink.
+absl::StatusOr<uint32_t> FileCrc32c(const SafeOutputDir& dir,
+                                    const std::string& name) {
+  absl::StatusOr<int> fd = dir.OpenForReading(name);
+  if (!fd.ok()) return fd.status();
+  std::vector<uint8_t> buf(kSpoolReadBytes);
+  uint32_t crc = 0;
+  for (;;) {
+    const ssize_t got = ::read(*fd, buf.data(), buf.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const absl::Status s = ErrnoStatus("cannot read", dir.Describe(name));
+      ::close(*fd);
+      return s;
+    }
+    if (got == 0) break;
+    crc = Crc32cExtend(
+        crc, absl::MakeConstSpan(buf.data(), static_cast<size_t>(got)));
+  }
+  ::close(*fd);
+  return crc;
+}
+
+std::string ShapeText(const TensorDescriptor& d) {
+  std::string s = "[";
+  for (uint32_t i = 0; i < d.rank && i < kMaxRank; ++i) {
+    absl::StrAppend(&s, i == 0 ? "" : ", ", d.shape[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+std::string SafeFileName(absl::string_view name, uint64_t index) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  auto escape = [&out](unsigned char c) {
+    out.push_back('%');
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  };
+  for (size_t i = 0; i < name.size();) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    if (c < 0x80) {
+      // Control bytes, '/', '%' and '~' (the escape and the cut marker),
+      // and a leading '.' are escaped; other ASCII is kept.
+      if (c < 0x20 || c == 0x7F || c == '/' || c == '%' || c == '~' ||
+          (c == '.' && i == 0)) {
+        escape(c);
+      } else {
+        out.push_back(static_cast<char>(c));
+      }
+      ++i;
+      continue;
+    }
+    // A valid UTF-8 character is kept whole, unless it is a C1 control
+    // (U+0080..U+009F, encoded C2 80..C2 9F); any other byte is escaped.
+    const size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    const absl::string_view ch = name.substr(i, n);
+    const bool c1 = n == 2 && c == 0xC2 && ch.size() == 2 &&
+                    static_cast<unsigned char>(ch[1]) < 0xA0;
+    if (n > 1 && ch.size() == n && !c1 && IsValidUtf8(ch)) {
+      out.append(ch.data(), ch.size());
+      i += n;
+    } else {
+      for (size_t k = 0; k < (c1 ? 2 : 1); ++k) {
+        escape(static_cast<unsigned char>(name[i + k]));
+      }
+      i += c1 ? 2 : 1;
+    }
+  }
+  if (out.empty()) return absl::StrCat("tensor_", index);
+  if (out.size() + 4 > 200) {
+    // Cut at 180 bytes, never inside a %XX escape or a UTF-8 character;
+    // '~' appears nowhere else, so cut names stay distinct from the rest.
+    size_t cut = 180;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) {
+      --cut;
+    }
+    const size_t pct = out.rfind('%', cut == 0 ? 0 : cut - 1);
+    if (pct != std::string::npos && pct + 3 > cut) cut = pct;
+    out.resize(cut);
+    absl::StrAppend(&out, "~", index);
+  }
+  return out;
+}
+
+// --- RecordingIngestSink. ----------------------------------------------------
+
+absl::Status RecordingIngestSink::OnTensorKey(absl::string_view key) {
+  pending_key_ = std::string(key);
+  return status_;
+}
+
+absl::Status RecordingIngestSink::OnDescriptor(const TensorDescriptor& d) {
+  TensorRecord r;
+  r.index = records_.size();
+  r.name = std::move(pending_key_);
+  pending_key_.clear();
+  r.shape = ShapeText(d);
+  r.type = std::string(ElementTypeName(d.type_tag));
+  r.scheme = d.has(flag::kHasQuantization)
+                 ? SchemeName(d.quantization.scheme_tag)
+                 : "none";
+  for (uint32_t i = 0; i < d.buffer_count && i < kMaxBuffers; ++i) {
+    r.bytes += d.buffers[i].byte_size;
+  }
+  records_.push_back(std::move(r));
+  in_tensor_ = true;
+  elements_.emplace(d, element_mode_);
+  return status_;
+}
+
+absl::Status RecordingIngestSink::OnBufferPiece(
+    uint32_t buffer_index, uint64_t offset_in_buffer,
+    absl::Span<const uint8_t> piece) {
+  NoteData(buffer_index, offset_in_buffer, piece);
+  return status_;
+}
+
+void RecordingIngestSink::NoteData(uint32_t buffer_index,
+                                   uint64_t offset_in_buffer,
+                                   absl::Span<const uint8_t> piece) {
+  if (!in_tensor_ || !status_.ok()) return;
+  if (elements_.has_value()) {
+    const Rejection r = elements_->Feed(buffer_index, offset_in_buffer, piece);
+    if (!r.ok()) {
+      Fail(ToStatus(r));
+      return;
+    }
+  }
+  if (!record_data_crc_) return;
+  TensorRecord& r = records_.back();
+  r.data_crc32c = Crc32cExtend(r.data_crc32c, piece);
+}
+
+absl::Status RecordingIngestSink::OnTensorEnd() {
+  elements_.reset();
+  if (!in_tensor_ || !status_.ok()) return status_;
+  TensorRecord& r = records_.back();
+  r.complete = true;
+  if (r.verdict.empty()) r.verdict = "valid";
+  in_tensor_ = false;
+  return status_;
+}
+
+absl::Status RecordingIngestSink::OnTensorNames(
+    absl::Span<const std::string> names) {
+  for (size_t i = 0; i < names.size() && i < records_.size(); ++i) {
+    if (!names[i].empty()) records_[i].name = names[i];
+  }
+  return status_;
+}
+
+absl::Status RecordingIngestSink::Preload(std::vector<TensorRecord> done) {
+  records_ = std::move(done);
+  for (size_t i = 0; i < records_.size(); ++i) records_[i].index = i;
+  in_tensor_ = false;
+  return absl::OkStatus();
+}
+
+void RecordingIngestSink::Fail(absl::Status s) {
+  if (!status_.ok()) return;
+  status_ = std::move(s);
+  if (in_tensor_) {
+    records_.back().verdict = absl::StrCat("rejected: ", status_.message());
+    records_.back().output.clear();
+  }
+}
+
+// --- DequantSink. ------------------------------------------------------------
+
+class DequantSink::Tensor {
+ public:
+  // kQuant: row-major quantized without parameter buffers, dequantized as
+  // it arrives; kPlain: row-major plain, converted as it arrives; kSpool:
+  // buffer 0 spooled (and the parameter buffers kept) until the tensor's
+  // end, then read in logical row-major order (GatherRowMajor) for the
+  // other dense layouts.
+  // kSparse: every buffer spooled, densified at the end.
+  enum class Kind : uint8_t { kNone, kQuant, kPlain, kSpool, kSparse };
+
+  // `dir`: where the files go (outputs with write_files, spools).
+  Tensor(const DequantSinkOptions& o, SafeOutputDir* dir,
+         SafetensorsWriter* safetensors)
+      : options_(o), dir_(dir), safetensors_(safetensors) {
+    desc_ = std::make_unique<TensorDescriptor>();
+  }
+  ~Tensor() { Abandon(); }
+
+  // Closes and removes what an unfinished tensor wrote.
+  void Abandon() {
+    if (in_safetensors_) safetensors_->AbandonTensor();
+    in_safetensors_ = false;
+    CloseOut();
+    if (!temp_.empty()) dir_->Remove(temp_);
+    temp_.clear();
+    DropSpool();
+    kind_ = Kind::kNone;
+    conv_.reset();
+    dq_.reset();
+    out_buf_.clear();
+  }
+
+  // The name the output gets when it is published.
+  const std::string& final_name() const { return final_name_; }
+
+  // Sets up for `d`; a tensor that gets no output says why in *none, else
+  // an error.
+  absl::Status Begin(const TensorDescriptor& d, const std::string& base,
+                     const std::string& name, std::string* none) {
+    Abandon();
+    name_ = name;
+    final_name_ = absl::StrCat(base, OutputSuffix(options_.format));
+    out_crc_ = 0;
+    if (d.layout_tag == layout_tag::kComposite) {
+      *none = "composite head: its members are the outputs";
+      return absl::OkStatus();
+    }
+    if (IsSparseLayout(d.layout_tag)) {
+      absl::StatusOr<OutputType> out = ChooseOutput(
+          d.type_tag, /*quantized=*/false, options_.format, options_.dtype);
+      if (d.has(flag::kHasQuantization) || !out.ok()) {
+        *none = absl::StrCat("no output: a ",
+                             d.has(flag::kHasQuantization)
+                                 ? "quantized sparse tensor"
+                                 : "sparse tensor of this element type",
+                             " is not densified yet");
+        return absl::OkStatus();
+      }
+      out_type_ = *out;
+      return BeginSparse(d, none);
+    }
+    if (!layout_tag::IsDense(d.layout_tag)) {
+      *none = absl::StrCat("no output: layout ", LayoutName(d.layout_tag),
+                           " is not converted yet");
+      return absl::OkStatus();
+    }
+    const bool quantized = d.has(flag::kHasQuantization);
+    absl::StatusOr<OutputType> out =
+        ChooseOutput(d.type_tag, quantized, options_.format, options_.dtype);
+    if (!out.ok()) {
+      *none = absl::StrCat("no output: ", out.status().message());
+      return absl::OkStatus();
+    }
+    out_type_ = *out;
+    if (quantized) return BeginQuant(d, none);
+    return BeginPlain(d, none);
+  }
+
+  absl::Status Piece(uint32_t buffer, absl::Span<const uint8_t> piece) {
+    switch (kind_) {
+      case Kind::kNone:
+        return absl::OkStatus();
+      case Kind::kQuant:
+        return buffer == 0 ? Dequantize(piece) : absl::OkStatus();
+      case Kind::kPlain:
+        return buffer == 0 ? ConvertPlain(piece) : absl::OkStatus();
+      case Kind::kSparse:
+        return buffer < sparse_.size() ? AppendSpool(&sparse_[buffer], piece)
+                                       : absl::OkStatus();
+      case Kind::kSpool:
+        if (buffer == 0) return Spool(piece);
+        if (buffer < params_.size()) {
+          params_[buffer].insert(params_[buffer].end(), piece.begin(),
+                                 piece.end());
+        }
+        return absl::OkStatus();
+    }
+    return absl::OkStatus();
+  }
+
+  // The tensor's bytes all arrived: finish the output. *temp names the
+  // finished output's temp in the directory (empty when there is none or
+  // no files are written), for the caller to publish; *crc is its CRC-32C.
+  absl::Status End(std::string* temp, uint32_t* crc, std::string* verdict) {
+    if (kind_ == Kind::kNone) return absl::OkStatus();
+    if (kind_ == Kind::kSpool) {
+      absl::Status s = quantized_ ? DequantizeSpool() : ConvertSpool();
+      if (!s.ok()) return s;
+    }
+    if (kind_ == Kind::kSparse) {
+      absl::Status s = Densify(verdict);
+      if (!s.ok()) return s;
+    }
+    if (quantized_) {
+      absl::Status s = dq_->Finish();
+      if (!s.ok()) return s;
+    }
+    if (conv_->done() < conv_->count()) {
+      return absl::DataLossError("the data buffer is shorter than its shape");
+    }
+    if (kind_ != Kind::kSparse) {
+      *verdict = absl::StrCat(quantized_ ? "dequantized (" : "converted (",
+                              conv_->done(), " values)");
+    }
+    absl::Status s = FlushOut();
+    if (!s.ok()) return s;
+    if (out_fd_ >= 0 && ::close(out_fd_) != 0) {
+      out_fd_ = -1;
+      return ErrnoStatus("cannot write", dir_->Describe(temp_));
+    }
+    out_fd_ = -1;
+    dq_.reset();
+    conv_.reset();
+    kind_ = Kind::kNone;
+    *temp = std::move(temp_);
+    temp_.clear();
+    *crc = out_crc_;
+    if (in_safetensors_) safetensors_->EndTensor();
+    in_safetensors_ = false;
+    return absl::OkStatus();
+  }
+
+  // After Begin: the tensor has an entry in model.safetensors.
+  bool in_safetensors() const { return in_safetensors_; }
+
+ private:
+  // The logical shape of the output (complex as pairs: a trailing 2).
+  std::vector<uint64_t> OutputShape(const TensorDescriptor& d) const {
+    std::vector<uint64_t> shape(d.shape, d.shape + std::min(d.rank, kMaxRank));
+    if (out_type_.pairs) shape.push_back(2);
+    return shape;
+  }
+
+  absl::Status BeginQuant(const TensorDescriptor& d, std::string* none) {
+    absl::StatusOr<dequant::Plan> plan = dequant::MakePlan(d);
+    if (!plan.ok()) {
+      if (RuleIdOf(plan.status()).has_value()) return plan.status();
+      *none = absl::StrCat("no output: ", plan.status().message());
+      return absl::OkStatus();
+    }
+    quantized_ = true;
+    dq_options_.mode = options_.mode;
+    // Floats from the dequantizer, converted to the output type.
+    conv_.emplace(type_tag::kFloat32, out_type_, plan->logical_elements);
+    // Other dense layouts store elements out of logical order: the data
+    // buffer is spooled and read back in row-major order at the end
+    // (GatherRowMajor), whatever its size.
+    const bool scattered = d.layout_tag != layout_tag::kRowMajor;
+    if (d.buffer_count == 1 && !scattered) {
+      absl::StatusOr<dequant::Dequantizer> dq = dequant::Dequantizer::Create(
+          d, dequant::ParameterBytes(), dq_options_);
+      if (!dq.ok()) return NoneOrFail(dq.status(), none);
+      dq_.emplace(*std::move(dq));
+      kind_ = Kind::kQuant;
+      return OpenOut(d);
+    }
+    uint64_t parameter_bytes = 0;
+    for (uint32_t i = 1; i < d.buffer_count; ++i) {
+      parameter_bytes += d.buffers[i].byte_size;
+    }
+    if (parameter_bytes > options_.max_parameter_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the parameter buffers of a tensor take ", parameter_bytes,
+          " bytes, more than the limit of ", options_.max_parameter_bytes));
+    }
+    return BeginSpool(d);
+  }
+
+  absl::Status BeginPlain(const TensorDescriptor& d, std::string* none) {
+    quantized_ = false;
+    uint64_t count = 0, bytes = 0;
+    if (!d.ElementCount(&count) || !d.StorageBytesFor(count, &bytes)) {
+      *none = "no output: the shape has no fixed element count";
+      return absl::OkStatus();
+    }
+    conv_.emplace(d.type_tag, out_type_, count);
+    if (count == 0) {
+      kind_ = Kind::kPlain;
+      return OpenOut(d);
+    }
+    if (d.buffer_count == 0 ||
+        (d.layout_tag == layout_tag::kRowMajor &&
+         (d.byte_offset > d.buffers[0].byte_size ||
+          bytes > d.buffers[0].byte_size - d.byte_offset))) {
+      *none = "no output: the data buffer does not hold the shape";
+      conv_.reset();
+      return absl::OkStatus();
+    }
+    if (d.layout_tag == layout_tag::kRowMajor) {
+      plain_skip_ = d.byte_offset;
+      kind_ = Kind::kPlain;
+      return OpenOut(d);
+    }
+    return BeginSpool(d);
+  }
+
+  absl::Status BeginSpool(const TensorDescriptor& d) {
+    *desc_ = d;
+    params_.resize(d.buffer_count);
+    for (uint32_t i = 0; i < d.buffer_count; ++i) {
+      params_[i].clear();
+      if (i > 0 && quantized_) {
+        params_[i].reserve(static_cast<size_t>(d.buffers[i].byte_size));
+      }
+    }
+    if (!quantized_) params_.resize(1);  // a plain tensor's others: unused
+    spool_size_ = 0;
+    spool_in_memory_ = d.buffers[0].byte_size <= options_.spool_memory_bytes;
+    if (spool_in_memory_) {
+      spool_mem_.clear();
+      spool_mem_.reserve(static_cast<size_t>(d.buffers[0].byte_size));
+    } else {
+      if (dir_ == nullptr) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("a data buffer of ", d.buffers[0].byte_size,
+                         " bytes to spool, and no usable directory for it"));
+      }
+      absl::StatusOr<TempFile> t = dir_->CreateTemp(0600);
+      if (!t.ok()) return t.status();
+      spool_fd_ = t->fd;
+      spool_name_ = t->name;
+    }
+    kind_ = Kind::kSpool;
+    return OpenOut(d);
+  }
+
+  absl::Status NoneOrFail(const absl::Status& s, std::string* none) {
+    if (RuleIdOf(s).has_value() ||
+        s.code() == absl::StatusCode::kInvalidArgument) {
+      return s;
+    }
+    *none = absl::StrCat("no output: ", s.message());
+    return absl::OkStatus();
+  }
+
+  // The output's temp, and the .npy header (its shape and type known now).
+  absl::Status OpenOut(const TensorDescriptor& d) {
+    if (!options_.write_files) return absl::OkStatus();
+    if (safetensors_ != nullptr) {
+      absl::Status s = safetensors_->BeginTensor(
+          name_, out_type_.safetensors_dtype(), OutputShape(d));
+      in_safetensors_ = s.ok();
+      return s;
+    }
+    absl::StatusOr<TempFile> t = dir_->CreateTemp(0644);
+    if (!t.ok()) return t.status();
+    out_fd_ = t->fd;
+    temp_ = t->name;
+    if (options_.format == OutputFormat::kNpy) {
+      const std::string h = NpyHeader(out_type_.npy_descr(), OutputShape(d));
+      out_buf_.assign(h.begin(), h.end());
+    }
+    return absl::OkStatus();
+  }
+
+  void CloseOut() {
+    if (out_fd_ >= 0) ::close(out_fd_);
+    out_fd_ = -1;
+  }
+
+  // --- Sparse tensors: every buffer spooled, then written dense. ---------
+
+  // One spooled buffer: in memory within the budget, else a temp of OUT.
+  struct BufferSpool {
+    std::vector<uint8_t> mem;
+    TempFile file;
+    uint64_t size = 0;
+  };
+
+  absl::Status OpenSpool(BufferSpool* b, uint64_t bytes, uint64_t* budget) {
+    b->size = 0;
+    if (bytes <= *budget) {
+      *budget -= bytes;
+      b->mem.reserve(static_cast<size_t>(bytes));
+      return absl::OkStatus();
+    }
+    if (dir_ == nullptr) {
+      return absl::FailedPreconditionError(
+          "a sparse tensor to spool, and no usable directory for it");
+    }
+    absl::StatusOr<TempFile> t = dir_->CreateTemp(0600);
+    if (!t.ok()) return t.status();
+    b->file = *t;
+    return absl::OkStatus();
+  }
+
+  absl::Status AppendSpool(BufferSpool* b, absl::Span<const uint8_t> piece) {
+    b->size += piece.size();
+    if (b->file.fd < 0) {
+      b->mem.insert(b->mem.end(), piece.begin(), piece.end());
+      return absl::OkStatus();
+    }
+    return WriteAllFd(b->file.fd, piece.data(), piece.size(),
+                      dir_->Describe(b->file.name));
+  }
+
+  void DropSparse() {
+    for (BufferSpool& b : sparse_) {
+      if (b.file.fd >= 0) {
+        ::close(b.file.fd);
+        dir_->Remove(b.file.name);
+      }
+    }
+    sparse_.clear();
+  }
+
+  // A read-only (or, for `writable`, shared read-write) mapping of a
+  // file's first `size` bytes, unmapped when it goes away.
+  class Mapping {
+   public:
+    Mapping() = default;
+    Mapping(const Mapping&) = delete;
+    Mapping& operator=(const Mapping&) = delete;
+    ~Mapping() { Reset(); }
+    void Reset() {
+      if (map_ != nullptr) ::munmap(map_, size_);
+      map_ = nullptr;
+      size_ = 0;
+    }
+    absl::Status Map(int fd, uint64_t size, bool writable) {
+      if (size == 0) return absl::OkStatus();
+      void* m = ::mmap(nullptr, static_cast<size_t>(size),
+                       writable ? PROT_READ | PROT_WRITE : PROT_READ,
+                       MAP_SHARED, fd, 0);
+      if (m == MAP_FAILED) {
+        return absl::DataLossError(
+            absl::StrCat("cannot map a spool: ", std::strerror(errno)));
+      }
+      map_ = static_cast<uint8_t*>(m);
+      size_ = static_cast<size_t>(size);
+      return absl::OkStatus();
+    }
+    uint8_t* data() const { return map_; }
+    // Drops the pages touched so far from the resident set.
+    void Release() const {
+      if (map_ != nullptr) ::madvise(map_, size_, MADV_DONTNEED);
+    }
+
+   private:
+    uint8_t* map_ = nullptr;
+    size_t size_ = 0;
+  };
+
+  absl::Status BeginSparse(const TensorDescriptor& d, std::string* none) {
+    quantized_ = false;
+    uint64_t count = 0, dense = 0;
+    const uint64_t width = out_type_.bytes() * (out_type_.pairs ? 2 : 1);
+    if (!d.ElementCount(&count) || !wire::CheckedMul(count, width, &dense)) {
+      *none = "no output: the dense form's size overflows";
+      return absl::OkStatus();
+    }
+    if (dense > options_.max_dense_bytes) {
+      *none = absl::StrCat("no output: its dense form takes ", dense,
+                           " bytes, more than --max-dense-bytes ",
+                           options_.max_dense_bytes);
+      return absl::OkStatus();
+    }
+    *desc_ = d;
+    dense_bytes_ = dense;
+    conv_.emplace(d.type_tag, out_type_, d.layout.nnz);
+    sparse_.resize(d.buffer_count);
+    uint64_t budget = options_.spool_memory_bytes;
+    for (uint32_t i = 0; i < d.buffer_count; ++i) {
+      absl::Status s = OpenSpool(&sparse_[i], d.buffers[i].byte_size, &budget);
+      if (!s.ok()) return s;
+    }
+    kind_ = Kind::kSparse;
+    return OpenOut(d);
+  }
+
+  // The values converted to the output type, then each stored element
+  // copied to its row-major place in a zero-filled file (the output after
+  // its header, or a temp for safetensors), mapped shared.
+  absl::Status Densify(std::string* verdict) {
+    std::vector<std::unique_ptr<Mapping>> maps;
+    std::vector<absl::Span<const uint8_t>> views(sparse_.size());
+    for (size_t i = 0; i < sparse_.size(); ++i) {
+      BufferSpool& b = sparse_[i];
+      if (b.file.fd < 0) {
+        views[i] = b.mem;
+        continue;
+      }
+      maps.push_back(std::make_unique<Mapping>());
+      absl::Status s = maps.back()->Map(b.file.fd, b.size, false);
+      if (!s.ok()) return s;
+      views[i] =
+          absl::MakeConstSpan(maps.back()->data(), static_cast<size_t>(b.size));
+    }
+    // Converted values: a spool of their own.
+    const uint64_t nnz = desc_->layout.nnz;
+    const uint32_t width = conv_->out_bytes_per_element();
+    BufferSpool values;
+    uint64_t budget = options_.spool_memory_bytes;
+    absl::Status s = OpenSpool(&values, nnz * width, &budget);
+    std::vector<uint8_t> chunk;
+    for (size_t at = 0; s.ok() && at < views[0].size(); at += kSubPiece) {
+      chunk.clear();
+      conv_->Feed(views[0].subspan(at, kSubPiece), &chunk);
+      s = AppendSpool(&values, chunk);
+    }
+    if (s.ok() && conv_->done() < nnz) {
+      s = absl::DataLossError("the values buffer is shorter than nnz");
+    }
+    Mapping values_map;
+    const uint8_t* vals = values.mem.data();
+    if (s.ok() && values.file.fd >= 0) {
+      s = values_map.Map(values.file.fd, values.size, false);
+      vals = values_map.data();
+    }
+    // The dense file.
+    TempFile dense;
+    uint64_t header = 0;
+    if (s.ok() && options_.write_files) {
+      if (in_safetensors_) {
+        absl::StatusOr<TempFile> t = dir_->CreateTemp(0600);
+        if (t.ok()) dense = *t;
+        s = t.status();
+      } else {
+        header = out_buf_.size();
+        s = FlushOut();
+        dense.fd = out_fd_;
+      }
+    }
+    Mapping out_map;
+    if (s.ok() && dense.fd >= 0) {
+      if (::ftruncate(dense.fd, static_cast<off_t>(header + dense_bytes_)) !=
+          0) {
+        s = ErrnoStatus("cannot size", dir_->Describe(temp_));
+      } else {
+        s = out_map.Map(dense.fd, header + dense_bytes_, true);
+      }
+    }
+    uint64_t placed = 0;
+    if (s.ok()) {
+      uint8_t* out =
+          out_map.data() == nullptr ? nullptr : out_map.data() + header;
+      s = ForEachSparseElement(
+          *desc_, views, [&](uint64_t value, uint64_t position) {
+            if (out != nullptr) {
+              std::memcpy(out + position * width, vals + value * width, width);
+            }
+            if (++placed % (uint64_t{1} << 20) == 0) out_map.Release();
+          });
+    }
+    if (s.ok() && in_safetensors_ && dense.fd >= 0) {
+      const absl::Span<const uint8_t> all(out_map.data(),
+                                          static_cast<size_t>(dense_bytes_));
+      for (size_t at = 0; s.ok() && at < all.size(); at += kSpoolReadBytes) {
+        s = safetensors_->Append(all.subspan(at, kSpoolReadBytes));
+        out_map.Release();
+      }
+    }
+    out_map.Reset();
+    if (in_safetensors_ && dense.fd >= 0) {
+      ::close(dense.fd);
+      dir_->Remove(dense.name);
+    }
+    if (values.file.fd >= 0) {
+      values_map.Reset();
+      ::close(values.file.fd);
+      dir_->Remove(values.file.name);
+    }
+    maps.clear();
+    DropSparse();
+    if (!s.ok()) {
+      // A broken index (permissive input) leaves no output, not a failure.
+      if (s.code() != absl::StatusCode::kInvalidArgument) return s;
+      *verdict = absl::StrCat("no output: ", s.message());
+      CloseOut();
+      if (!temp_.empty()) dir_->Remove(temp_);
+      temp_.clear();
+      if (in_safetensors_) safetensors_->AbandonTensor();
+      in_safetensors_ = false;
+      kind_ = Kind::kNone;
+      return absl::OkStatus();
+    }
+    if (!in_safetensors_ && dense.fd >= 0) {
+      absl::StatusOr<uint32_t> crc = FileCrc32c(*dir_, temp_);
+      if (!crc.ok()) return crc.status();
+      out_crc_ = *crc;
+    }
+    *verdict = absl::StrCat("densified (", placed, " stored values)");
+    return absl::OkStatus();
+  }
+
+  void DropSpool() {
+    DropSparse();
+    if (spool_fd_ >= 0) {
+      ::close(spool_fd_);
+      dir_->Remove(spool_name_);
+    }
+    spool_fd_ = -1;
+    spool_name_.clear();
+    std::vector<uint8_t>().swap(spool_mem_);
+    for (auto& p : params_) std::vector<uint8_t>().swap(p);
+  }
+
+  absl::Status FlushOut() {
+    if (out_buf_.empty()) return absl::OkStatus();
+    absl::Status s = absl::OkStatus();
+    if (out_fd_ >= 0) {  // write_files
+      out_crc_ = Crc32cExtend(out_crc_, out_buf_);
+      s = WriteAllFd(out_fd_, out_buf_.data(), out_buf_.size(),
+                     dir_->Describe(temp_));
+    } else if (in_safetensors_) {
+      s = safetensors_->Append(out_buf_);
+    }
+    out_buf_.clear();
+    return s;
+  }
+
+  // Converted bytes go out in writes of about kOutBufferBytes.
+  absl::Status Emit(absl::Span<const uint8_t> source) {
+    conv_->Feed(source, &out_buf_);
+    return out_buf_.size() >= kOutBufferBytes ? FlushOut() : absl::OkStatus();
+  }
+
+  absl::Status WriteFloats(const float* f, size_t n) {
+#if defined(ABSL_IS_LITTLE_ENDIAN)
+    return Emit(
+        absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(f), n * 4));
+#else
+    le_.resize(n * 4);
+    for (size_t i = 0; i < n; ++i) wire::StoreF32(&le_[4 * i], f[i]);
+    return Emit(le_);
+#endif
+  }
+
+  absl::Status Dequantize(absl::Span<const uint8_t> piece) {
+    while (!piece.empty()) {
+      const absl::Span<const uint8_t> part =
+          piece.first(std::min(piece.size(), kSubPiece));
+      piece.remove_prefix(part.size());
+      floats_.resize(static_cast<size_t>(dq_->OutputCountFor(part.size())));
+      size_t written = 0;
+      absl::Status s = dq_->Consume(part, absl::MakeSpan(floats_), &written);
+      if (!s.ok()) return s;
+      s = WriteFloats(floats_.data(), written);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ConvertPlain(absl::Span<const uint8_t> piece) {
+    const size_t skip =
+        static_cast<size_t>(std::min<uint64_t>(plain_skip_, piece.size()));
+    plain_skip_ -= skip;
+    piece.remove_prefix(skip);
+    while (!piece.empty()) {
+      const absl::Span<const uint8_t> part =
+          piece.first(std::min(piece.size(), kSubPiece));
+      piece.remove_prefix(part.size());
+      absl::Status s = Emit(part);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Spool(absl::Span<const uint8_t> piece) {
+    spool_size_ += piece.size();
+    if (spool_in_memory_) {
+      spool_mem_.insert(spool_mem_.end(), piece.begin(), piece.end());
+      return absl::OkStatus();
+    }
+    return WriteAllFd(spool_fd_, piece.data(), piece.size(),
+                      dir_->Describe(spool_name_));
+  }
+
+  // Calls `use` with the whole spooled data buffer: in memory, or the spool
+  // file mapped read-only, with a `release` that drops the pages read so
+  // far from the mapping (GatherRowMajor calls it every kReleaseElements
+  // elements). Known weakness: a layout that reads across the whole spool
+  // for each output row (column-major, say) maps, with the kernel's
+  // fault-around, most of the spool between two releases: those are clean
+  // file pages (page cache, reclaimable), but they count in the resident
+  // set. Releasing every few hundred elements bounds it at ~30 MiB and
+  // costs 100x the time (measured); the proper fix is a bucket pass over
+  // the spool in storage order (not done).
+  absl::Status WithSpool(
+      absl::FunctionRef<absl::Status(absl::Span<const uint8_t>,
+                                     absl::FunctionRef<void()>)>
+          use) {
+    if (spool_in_memory_ || spool_size_ == 0) {
+      return use(spool_mem_, [] {});
+    }
+    void* map = ::mmap(nullptr, static_cast<size_t>(spool_size_), PROT_READ,
+                       MAP_SHARED, spool_fd_, 0);
+    if (map == MAP_FAILED) {
+      return ErrnoStatus("cannot map", dir_->Describe(spool_name_));
+    }
+    const size_t size = static_cast<size_t>(spool_size_);
+    absl::Status s =
+        use(absl::MakeConstSpan(static_cast<const uint8_t*>(map), size),
+            [map, size] { ::madvise(map, size, MADV_DONTNEED); });
+    ::munmap(map, size);
+    return s;
+  }
+
+  absl::Status ConvertSpool() {
+    absl::Status s = WithSpool([this](absl::Span<const uint8_t> data,
+                                      absl::FunctionRef<void()> release) {
+      return GatherRowMajor(
+          *desc_, data, kSpoolReadBytes,
+          [this](absl::Span<const uint8_t> c) { return Emit(c); }, release,
+          kReleaseElements);
+    });
+    DropSpool();
+    return s;
+  }
+
+  absl::Status DequantizeSpool() {
+    std::vector<absl::Span<const uint8_t>> views(params_.size());
+    for (size_t i = 1; i < params_.size(); ++i) views[i] = params_[i];
+    absl::StatusOr<dequant::ParameterBytes> pb =
+        dequant::ParametersFromBuffers(*desc_, views);
+    if (!pb.ok()) return pb.status();
+    absl::StatusOr<dequant::Plan> plan = dequant::MakePlan(*desc_);
+    if (!plan.ok()) return plan.status();
+    const bool row_major = desc_->layout_tag == layout_tag::kRowMajor;
+    // Another layout: the stored grid is read back in row-major order and
+    // dequantized as the same tensor stored row-major (packed from byte 0).
+    TensorDescriptor rm = *desc_;
+    if (!row_major) {
+      rm.layout_tag = layout_tag::kRowMajor;
+      rm.layout = LayoutFields();
+      rm.byte_offset = 0;
+      rm.buffers[0].byte_size = plan->storage_bytes;
+    }
+    absl::StatusOr<dequant::Dequantizer> dq =
+        dequant::Dequantizer::Create(rm, *pb, dq_options_);
+    if (!dq.ok()) return dq.status();
+    dq_.emplace(*std::move(dq));
+    for (auto& p : params_) std::vector<uint8_t>().swap(p);
+    if (!row_major) {
+      const TensorDescriptor grid =
+          dequant::StoredGridDescriptor(*desc_, *plan);
+      absl::Status s = WithSpool([&](absl::Span<const uint8_t> data,
+                                     absl::FunctionRef<void()> release) {
+        return GatherRowMajor(
+            grid, data, kSpoolReadBytes,
+            [this](absl::Span<const uint8_t> c) { return Dequantize(c); },
+            release, kReleaseElements);
+      });
+      DropSpool();
+      return s;
+    }
+    if (spool_in_memory_) {
+      absl::Status s = Dequantize(spool_mem_);
+      std::vector<uint8_t>().swap(spool_mem_);
+      return s;
+    }
+    read_buf_.resize(kSpoolReadBytes);
+    uint64_t at = 0;
+    while (at < spool_size_) {
+      const size_t n = static_cast<size_t>(
+          std::min<uint64_t>(read_buf_.size(), spool_size_ - at));
+      const ssize_t got =
+          ::pread(spool_fd_, read_buf_.data(), n, static_cast<off_t>(at));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        return ErrnoStatus("cannot read", dir_->Describe(spool_name_));
+      }
+      absl::Status s = Dequantize(
+          absl::MakeConstSpan(read_buf_.data(), static_cast<size_t>(got)));
+      if (!s.ok()) return s;
+      at += static_cast<uint64_t>(got);
+    }
+    DropSpool();
+    std::vector<uint8_t>().swap(read_buf_);
+    return absl::OkStatus();
+  }
+
+  const DequantSinkOptions& options_;
+  SafeOutputDir* dir_;
+  SafetensorsWriter* safetensors_;  // null unless --format safetensors
+  bool in_safetensors_ = false;
+  std::string name_;  // the tensor's name in model.safetensors
+  Kind kind_ = Kind::kNone;
+  bool quantized_ = false;
+  OutputType out_type_;
+  std::optional<ElementConverter> conv_;
+  std::string final_name_;
+  std::string temp_;  // the output being written
+  uint32_t out_crc_ = 0;
+  int out_fd_ = -1;
+  std::vector<uint8_t> out_buf_;
+  dequant::DequantOptions dq_options_;
+  std::optional<dequant::Dequantizer> dq_;
+  std::vector<float> floats_;
+  std::vector<uint8_t> le_;
+  // Spool.
+  std::unique_ptr<TensorDescriptor> desc_;
+  std::vector<std::vector<uint8_t>> params_;
+  bool spool_in_memory_ = true;
+  std::vector<uint8_t> spool_mem_;
+  std::string spool_name_;
+  int spool_fd_ = -1;
+  uint64_t spool_size_ = 0;
+  std::vector<uint8_t> read_buf_;
+  // Row-major plain: bytes of buffer 0 before byte_offset, still to skip.
+  uint64_t plain_skip_ = 0;
+  // Sparse.
+  std::vector<BufferSpool> sparse_;
+  uint64_t dense_bytes_ = 0;
+};
+
+DequantSink::DequantSink(const DequantSinkOptions& options)
+    : options_(options) {
+  // Opened once: every output and spool is created relative to it.
+  absl::StatusOr<std::unique_ptr<SafeOutputDir>> dir =
+      SafeOutputDir::Open(options_.out_dir);
+  if (dir.ok()) {
+    dir_ = *std::move(dir);
+  } else {
+    dir_status_ = dir.status();
+  }
+  if (dir_ != nullptr && options_.write_files &&
+      options_.format == OutputFormat::kSafetensors) {
+    safetensors_ = std::make_unique<SafetensorsWriter>(dir_.get());
+  }
+  tensor_ = std::make_unique<Tensor>(options_, dir_.get(), safetensors_.get());
+}
+
+DequantSink::~DequantSink() {
+  tensor_.reset();
+  safetensors_.reset();
+}
+
+void DequantSink::FailTensor(absl::Status s) {
+  tensor_->Abandon();
+  // A data-level rule rejects the input; other failures (a full disk)
+  // leave the finished outputs to a resumed run.
+  if (RuleIdOf(s).has_value()) {
+    DropPending("not written: the input was rejected after it");
+  }
+  Fail(std::move(s));
+}
+
+void DequantSink::DropPending(absl::string_view why) {
+  for (TensorRecord& r : records_) {
+    if (r.pending_output.empty()) continue;
+    if (dir_ != nullptr) dir_->Remove(r.pending_output);
+    r.pending_output.clear();
+    r.output_crc32c = 0;
+    if (r.complete) absl::StrAppend(&r.verdict, "; ", why);
+  }
+}
+
+void DequantSink::OnMetadata(
+    absl::Span<const std::pair<std::string, std::string>> kv) {
+  metadata_.assign(kv.begin(), kv.end());
+}
+
+absl::Status DequantSink::OnEndOfStream() {
+  if (!status_.ok() || safetensors_ == nullptr) return status_;
+  safetensors_->SetMetadata(std::move(metadata_));
+  absl::Status s = safetensors_->Finish();
+  if (!s.ok()) {
+    Fail(s);
+    return status_;
+  }
+  for (size_t i = 0; i < records_.size(); ++i) {
+    if (i < safetensors_entry_.size() && safetensors_entry_[i] >= 0) {
+      records_[i].output = kSafetensorsFileName;
+    }
+  }
+  return status_;
+}
+
+void DequantSink::OnInputRejected() {
+  tensor_->Abandon();
+  if (safetensors_ != nullptr) safetensors_->Discard();
+  DropPending("not written: the input was rejected after it");
+  if (dir_ != nullptr) dir_->RemoveAll();
+}
+
+absl::Status DequantSink::Preload(std::vector<TensorRecord> done) {
+  for (const TensorRecord& r : done) {
+    if (r.output.empty() && r.pending_output.empty()) continue;
+    if (dir_ == nullptr || !options_.write_files) {
+      return absl::FailedPreconditionError(
+          options_.write_files
+              ? dir_status_.message()
+              : "the resume state lists output files, this run writes none");
+    }
+    const std::string& name = r.output.empty() ? r.pending_output : r.output;
+    if (!r.pending_output.empty()) {
+      absl::Status s = dir_->Adopt(r.pending_output);
+      if (!s.ok()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the resume state names an output of the interrupted run that "
+            "is not usable: ",
+            s.message()));
+      }
+    }
+    absl::StatusOr<uint32_t> crc = FileCrc32c(*dir_, name);
+    if (!crc.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("cannot check an output of the interrupted run: ",
+                       crc.status().message()));
+    }
+    if (*crc != r.output_crc32c) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("the output ", dir_->Describe(name),
+                       " changed since the interrupted run (CRC-32C ", *crc,
+                       ", the resume state says ", r.output_crc32c,
+                       "): refusing to resume"));
+    }
+  }
+  return RecordingIngestSink::Preload(std::move(done));
+}
+
+absl::Status DequantSink::OnDescriptor(const TensorDescriptor& d) {
+  if (!status_.ok()) return status_;
+  HURRAY_RETURN_IF_ERROR(RecordingIngestSink::OnDescriptor(d));
+  if (options_.write_files && dir_ == nullptr) {
+    Fail(dir_status_);
+    return status_;
+  }
+  TensorRecord& r = records_.back();
+  const std::string base = r.name.empty() ? absl::StrCat("tensor_", r.index)
+                                          : SafeFileName(r.name, r.index);
+  std::string none;
+  absl::Status s = tensor_->Begin(
+      d, base, r.name.empty() ? absl::StrCat("tensor_", r.index) : r.name,
+      &none);
+  if (!s.ok()) {
+    FailTensor(s);
+    return status_;
+  }
+  r.verdict = none;
+  if (safetensors_ != nullptr) {
+    safetensors_entry_.resize(records_.size(), -1);
+    safetensors_entry_.back() =
+        tensor_->in_safetensors()
+            ? static_cast<int64_t>(safetensors_->tensor_count()) - 1
+            : -1;
+  }
+  return status_;
+}
+
+absl::Status DequantSink::OnBufferPiece(uint32_t buffer_index,
+                                        uint64_t offset_in_buffer,
+                                        absl::Span<const uint8_t> piece) {
+  if (!status_.ok()) return status_;
+  NoteData(buffer_index, offset_in_buffer, piece);
+  if (!status_.ok()) {  // an element rule rejected the data
+    tensor_->Abandon();
+    DropPending("not written: the input was rejected after it");
+    return status_;
+  }
+  absl::Status s = tensor_->Piece(buffer_index, piece);
+  if (!s.ok()) FailTensor(s);
+  return status_;
+}
+
+absl::Status DequantSink::OnTensorEnd() {
+  if (!status_.ok() || !in_tensor_) return status_;
+  TensorRecord& r = records_.back();
+  std::string verdict, temp;
+  absl::Status s = tensor_->End(&temp, &r.output_crc32c, &verdict);
+  if (s.ok() && !temp.empty()) {
+    if (names_at_end_) {
+      // The index has not named it yet (and may never pass).
+      r.pending_output = temp;
+      if (options_.keep_unnamed_outputs) dir_->Keep(temp);
+    } else {
+      s = dir_->Publish(temp, tensor_->final_name());
+      if (s.ok()) {
+        r.output = tensor_->final_name();
+      } else {
+        dir_->Remove(temp);
+      }
+    }
+  }
+  if (!s.ok()) {
+    FailTensor(s);
+    return status_;
+  }
+  if (!verdict.empty()) r.verdict = verdict;
+  return RecordingIngestSink::OnTensorEnd();
+}
+
+absl::Status DequantSink::OnTensorNames(absl::Span<const std::string> names) {
+  HURRAY_RETURN_IF_ERROR(RecordingIngestSink::OnTensorNames(names));
+  if (safetensors_ != nullptr) {
+    for (size_t i = 0; i < names.size() && i < safetensors_entry_.size(); ++i) {
+      if (safetensors_entry_[i] >= 0 && !names[i].empty()) {
+        safetensors_->SetName(static_cast<size_t>(safetensors_entry_[i]),
+                              names[i]);
+      }
+    }
+  }
+  // The file passed: every finished output gets its name.
+  const absl::string_view suffix = OutputSuffix(options_.format);
+  for (size_t i = 0; i < records_.size(); ++i) {
+    TensorRecord& r = records_[i];
+    if (r.pending_output.empty()) continue;
+    const std::string name =
+        options_.rename_to_names && i < names.size() && !names[i].empty()
+            ? SafeFileName(names[i], i) + std::string(suffix)
+            : absl::StrCat("tensor_", i, suffix);
+    absl::Status s = dir_->Publish(r.pending_output, name);
+    if (!s.ok()) {
+      Fail(s);
+      return status_;
+    }
+    r.pending_output.clear();
+    r.output = name;
+  }
+  return status_;
+}
+
+}  // namespace hurray::stream

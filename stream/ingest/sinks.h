@@ -1,0 +1,264 @@
+// Sinks for `hurray ingest` and the loader (stream/loader.h).
+//
+// IngestSink is the C++ callback interface: a TensorSink plus the names a
+// .hrry file gives its tensors in the index at its end, and a status that
+// stops the input when the sink fails. Every sink here keeps one
+// TensorRecord per tensor (the summary table of `hurray ingest`).
+//
+//   ValidateSink  records each tensor (the readers validate); nothing else.
+//   DequantSink   writes each tensor in logical row-major order, whatever
+//                 its dense layout, dequantized (dequant::Dequantizer) or
+//                 converted: OUT_DIR/<name>.npy, OUT_DIR/<name>.f32 (raw
+//                 float32) or every tensor in OUT_DIR/model.safetensors
+//                 (DequantSinkOptions::format; types and --dtype:
+//                 stream/ingest/output/element_convert.h).
+//
+// DequantSink, file names. Bare streams: tensor_<i>.f32 (i from 0, in
+// stream order), or the sanitized key when the container names the tensor
+// first (a network TENSOR_REQUEST key). .hrry read forward: the index at the
+// end names the tensors, so their outputs wait under temporary names until
+// the file passed, then get <sanitized name>.f32 (OnTensorNames); a file
+// rejected before that publishes nothing. Sanitizing (SafeFileName): valid
+// UTF-8 is kept as it is ("层.0", "stats+shard"); control characters (C0,
+// DEL, C1), bytes that are not UTF-8, '/', '%', '~' and a leading '.' become
+// %XX (upper-case hex), so a name never holds '/' or NUL, is never '.', '..'
+// or hidden, and distinct names give distinct files; names whose file name
+// would pass 200 bytes are cut to at most 180 bytes (at a character
+// boundary) plus "~<tensor index>".
+//
+// DequantSink, files (issue 13). Every file goes through SafeOutputDir
+// (stream/safe_output_dir.h): outputs and spools are hidden temps created
+// with O_EXCL | O_NOFOLLOW relative to OUT_DIR opened once, published by
+// renameat when the tensor passed (and, for .hrry, the index named it), so
+// no symlink planted in OUT_DIR is followed and no file the run did not
+// publish is replaced. On a rejection (IngestSink::OnInputRejected, or a
+// data-level rule of the sink) every temp of the run is removed and the
+// records of the tensors that were complete and valid before it say
+// "not written". With keep_unnamed_outputs (a resumable run), finished
+// outputs waiting for their .hrry names survive an interruption, named in
+// TensorRecord::pending_output, for Preload to take over.
+//
+// DequantSink, memory. The data buffer comes before the parameter buffers
+// on the wire (interchange.md § Scope, dequant/params.h), so a tensor with
+// parameter buffers spools its data buffer — in memory up to
+// spool_memory_bytes, else in a temp of OUT_DIR — keeps the
+// parameter buffers in memory (at most max_parameter_bytes, else the sink
+// fails with ResourceExhausted) and dequantizes the spool in chunks at the
+// tensor's end. Per-tensor affine tensors (no parameter buffers) and plain
+// float tensors are converted as their bytes arrive. Whatever the tensor or
+// file size, the sink holds at most spool_memory_bytes (24 MiB) + the
+// parameters (4 MiB, and the dequantizer's float copy of them, at most
+// 16 MiB) + 2 MiB of output buffer: with the loader's 4 MiB ring, under
+// 64 MiB of peak RSS (bench/ingest_bench.cc measures it).
+//
+// Other dense layouts than row-major (column-major, strided, tiled, Morton,
+// Hilbert) spool their data buffer like the parameter case above (in memory
+// up to spool_memory_bytes, else a temp of OUT_DIR, mapped read-only at the
+// tensor's end with its pages dropped as it goes) and read it back in
+// logical row-major order (stream/ingest/output/row_major_gather.h): a
+// quantized tensor's stored grid then goes through a Dequantizer for the same
+// tensor stored row-major. Memory stays bounded whatever the tensor's size.
+//
+// safetensors: the tensors' bytes go to one temp as they are converted and
+// model.safetensors is written at OnEndOfStream (header first, the data
+// copied after it, stream/ingest/output/safetensors.h), with the .hrry KV
+// section as __metadata__ and the index names (raw, not sanitized); every
+// record with data names it as its output.
+//
+// Sparse tensors (COO, CSR, CSC, CSF; stream/ingest/output/sparse_walk.h) are
+// written dense, zeros where nothing is stored, up to max_dense_bytes of
+// output: every buffer is spooled (memory within spool_memory_bytes, else
+// temps of OUT), the values converted to the output type, and each stored
+// element copied to its row-major place in the zero-filled output, mapped
+// shared with its pages dropped as it goes.
+//
+// A tensor that failed leaves no file. A composite head has no output (its
+// members have theirs); block-paged tensors, sparse ones above
+// max_dense_bytes or quantized, extension element types and quantization
+// schemes this reader does not interpret get none, with a verdict
+// "no output: ..." saying why (the tensor itself stays valid).
+// Data-level rejections (TYPE-PACK-0x, QNT-PCA-10, ...: dequantizer.h) fail
+// the sink with the rule id.
+#ifndef HURRAY_STREAM_INGEST_SINKS_H_
+#define HURRAY_STREAM_INGEST_SINKS_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "parser/descriptor.h"
+#include "parser/element_checks.h"
+#include "parser/options.h"
+#include "stream/container/tensor_sink.h"
+#include "stream/ingest/output/element_convert.h"
+#include "stream/ingest/output/safetensors.h"
+#include "stream/ingest/safe_output_dir.h"
+
+namespace hurray::stream {
+
+// One row of the ingest summary.
+struct TensorRecord {
+  uint64_t index = 0;     // in input order, from 0
+  std::string name;       // key or index name; empty when none is known
+  std::string shape;      // "[3, 4]"
+  std::string type;       // element type name
+  std::string scheme;     // quantization scheme name, "none" when plain
+  uint64_t bytes = 0;     // sum of the buffers' byte_size
+  bool complete = false;  // every byte arrived and passed
+  std::string verdict;    // "valid", "dequantized", "skipped: ...", ...
+  std::string output;     // file written (DequantSink), relative to OUT_DIR
+  // DequantSink, .hrry: the finished output's temp in OUT_DIR while it
+  // waits for the index to name it (SafeOutputDir::IsTempName).
+  std::string pending_output;
+  // CRC-32C of the bytes of `output` (or `pending_output`), checked when a
+  // resumed run takes the record over.
+  uint32_t output_crc32c = 0;
+  // With set_record_data_crc: CRC-32C of the tensor's buffer bytes in the
+  // order they arrived (a resumed network ingest compares it with the
+  // server's tensor again, stream/resume_check_sink.h).
+  uint32_t data_crc32c = 0;
+};
+
+class IngestSink : public TensorSink {
+ public:
+  // .hrry: names[i] is the index name of tensor i (file order, from 0);
+  // empty when no entry names it. Called once the file passed, before
+  // OnEndOfStream.
+  virtual absl::Status OnTensorNames(absl::Span<const std::string> /*names*/) {
+    return absl::OkStatus();
+  }
+  // The container names its tensors at its end (.hrry: the index): nothing
+  // may be published under a name before OnTensorNames. Called by the
+  // consumer before any tensor.
+  virtual void ExpectTensorNames() {}
+  // .hrry: the KV section as (key, text) pairs (strings as they are,
+  // numbers in decimal, bools true/false, bytes in hex, arrays as JSON),
+  // once the file passed, before OnTensorNames.
+  virtual void OnMetadata(
+      absl::Span<const std::pair<std::string, std::string>> /*kv*/) {}
+  // The input was rejected (not merely interrupted: the source failing is
+  // no verdict on it): nothing it names may be published.
+  virtual void OnInputRejected() {}
+  // Not OK once the sink failed; the loader then stops.
+  virtual absl::Status status() const { return absl::OkStatus(); }
+};
+
+// Keeps one TensorRecord per tensor; the base of the sinks below.
+class RecordingIngestSink : public IngestSink {
+ public:
+  absl::Status OnTensorKey(absl::string_view key) override;
+  absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
+                             absl::Span<const uint8_t> piece) override;
+  absl::Status OnTensorEnd() override;
+  absl::Status OnTensorNames(absl::Span<const std::string> names) override;
+  absl::Status status() const override { return status_; }
+
+  const std::vector<TensorRecord>& records() const { return records_; }
+  // Compute TensorRecord::data_crc32c (off by default: it costs a pass
+  // over every data byte).
+  void set_record_data_crc(bool on) { record_data_crc_ = on; }
+  // Resume: the records of the tensors an earlier run completed. An error
+  // (an output of the earlier run missing or changed) means the run must not
+  // go on.
+  virtual absl::Status Preload(std::vector<TensorRecord> done);
+
+ protected:
+  TensorRecord* current() { return in_tensor_ ? &records_.back() : nullptr; }
+  void Fail(absl::Status s);
+  // Every override of OnBufferPiece calls it: the data-level element rules
+  // (TYPE-PACK-01…05, parser/element_checks.h) over the bytes as they pass,
+  // and TensorRecord::data_crc32c. A violation fails the sink.
+  void NoteData(uint32_t buffer_index, uint64_t offset_in_buffer,
+                absl::Span<const uint8_t> piece);
+  // The mode of the element rules (strict-only ones are off in permissive).
+  void set_element_mode(Mode mode) { element_mode_ = mode; }
+
+  std::vector<TensorRecord> records_;
+  bool in_tensor_ = false;
+  std::string pending_key_;
+  absl::Status status_;
+  bool record_data_crc_ = false;
+  Mode element_mode_ = Mode::kStrict;
+  std::optional<ElementDataChecker> elements_;  // the tensor being read
+};
+
+// Validate only: the verdict of a complete tensor is "valid" (its data
+// passed the element rules).
+class ValidateSink : public RecordingIngestSink {
+ public:
+  explicit ValidateSink(Mode mode = Mode::kStrict) { set_element_mode(mode); }
+};
+
+struct DequantSinkOptions {
+  std::string out_dir;
+  Mode mode = Mode::kStrict;
+  // A spooled data buffer stays in memory up to this size.
+  uint64_t spool_memory_bytes = uint64_t{24} << 20;
+  // The parameter buffers of one tensor, kept in memory (the dequantizer
+  // holds them again as float32: up to 4x for e8m0 scales).
+  uint64_t max_parameter_bytes = uint64_t{4} << 20;
+  // Sparse tensors (COO, CSR, CSC, CSF) are written dense up to this many
+  // output bytes; larger ones get no output (a verdict says so).
+  uint64_t max_dense_bytes = uint64_t{1} << 30;
+  // What the outputs are (stream/ingest/output/element_convert.h). The
+  // library's default stays the raw .f32 files; the CLI's is npy.
+  OutputFormat format = OutputFormat::kF32;
+  OutputDtype dtype = OutputDtype::kAuto;
+  // False: dequantize (checking the data-level rules) but write no file.
+  bool write_files = true;
+  // .hrry: publish the outputs under the index names (else tensor_<i>.f32).
+  bool rename_to_names = true;
+  // .hrry: finished outputs waiting for the index survive an interruption
+  // (the sink going away without OnInputRejected) for a resumed run.
+  bool keep_unnamed_outputs = false;
+};
+
+class DequantSink : public RecordingIngestSink {
+ public:
+  explicit DequantSink(const DequantSinkOptions& options);
+  ~DequantSink() override;
+
+  absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
+                             absl::Span<const uint8_t> piece) override;
+  absl::Status OnTensorEnd() override;
+  absl::Status OnTensorNames(absl::Span<const std::string> names) override;
+  void ExpectTensorNames() override { names_at_end_ = true; }
+  void OnInputRejected() override;
+  void OnMetadata(
+      absl::Span<const std::pair<std::string, std::string>> kv) override;
+  absl::Status OnEndOfStream() override;
+  // Checks each output of `done` against its CRC-32C (read, never through a
+  // symlink) and takes over the pending ones; changes nothing in OUT_DIR.
+  absl::Status Preload(std::vector<TensorRecord> done) override;
+
+ private:
+  class Tensor;
+  void FailTensor(absl::Status s);
+  void DropPending(absl::string_view why);
+
+  DequantSinkOptions options_;
+  absl::Status dir_status_;
+  std::unique_ptr<SafeOutputDir> dir_;  // null when it cannot be opened
+  // --format safetensors: the one file of every tensor; the entry of each
+  // record in it (-1: none).
+  std::unique_ptr<SafetensorsWriter> safetensors_;
+  std::vector<int64_t> safetensors_entry_;
+  std::vector<std::pair<std::string, std::string>> metadata_;
+  std::unique_ptr<Tensor> tensor_;  // destroyed before dir_
+  bool names_at_end_ = false;
+};
+
+// The file name (without ".f32") for a tensor name; see above.
+std::string SafeFileName(absl::string_view name, uint64_t index);
+
+}  // namespace hurray::stream
+
+#endif  // HURRAY_STREAM_INGEST_SINKS_H_

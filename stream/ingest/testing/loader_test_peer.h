@@ -1,0 +1,31 @@
+// The loader's test hooks (testonly): a throttled reader for benchmarks and
+// tests of slow sources, and the ring accounting of the last Run.
+
+#ifndef HURRAY_STREAM_INGEST_TESTING_LOADER_TEST_PEER_H_
+#define HURRAY_STREAM_INGEST_TESTING_LOADER_TEST_PEER_H_
+
+#include <cstddef>
+
+#include "stream/ingest/loader.h"
+
+namespace hurray::stream {
+
+class LoaderTestPeer {
+ public:
+  // The reader delivers at most this many bytes per second (0: no limit).
+  static void SetThrottle(Loader& loader, double bytes_per_second) {
+    loader.hooks_.throttle_bytes_per_second = bytes_per_second;
+  }
+  // Ring buffers the last Run allocated.
+  static size_t RingAllocations(const Loader& loader) {
+    return loader.hooks_.ring_allocations;
+  }
+  // The most slots the last Run had filled and not yet consumed.
+  static size_t MaxSlotsInFlight(const Loader& loader) {
+    return loader.hooks_.max_slots_in_flight;
+  }
+};
+
+}  // namespace hurray::stream
+
+#endif  // HURRAY_STREAM_INGEST_TESTING_LOADER_TEST_PEER_H_

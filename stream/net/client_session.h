@@ -1,0 +1,135 @@
+// NetClientSession: the client side of the Hurray network protocol
+// (interchange.md § Network Transport Protocol), sans I/O. It is a
+// ByteConsumer (stream/byte_consumer.h): feed it the bytes received from the
+// server, in chunks of any size, and write what PendingOutput() holds to the
+// server (then ConsumeOutput(n)). A transport (the loader's TCP source, the
+// tests' blocking client) does nothing else.
+//
+//   NetClientOptions o;
+//   o.keys = {"w1", "w2"};
+//   NetClientSession s(o, &sink);
+//   write(s.PendingOutput()); s.ConsumeOutput(...);   // CLIENT_HELLO
+//   loop: read chunk; status = s.Feed(chunk); write(s.PendingOutput()) ...
+//         until s.Satisfied() (every tensor arrived) or !status.ok().
+//
+// Conversation: CLIENT_HELLO; after SERVER_HELLO, one TENSOR_REQUEST per key
+// on stream ids 1, 2, 3, ... (at most `max_outstanding` unanswered at a
+// time; responses are required in request order); PONG for every PING;
+// ERROR (INVALID_MESSAGE, MESSAGE_TOO_LARGE for NET-01, SHARD_MISMATCH for
+// NET-PAR-*) when the session rejects the server's input; the caller should
+// then write the pending output and close the connection.
+//
+// Events to the TensorSink, per requested key: OnTensorKey(key), then for the
+// tensor (and, for a composite head, each of its members in stream order,
+// without a key of their own) OnDescriptor, OnBufferPiece for its data and
+// OnTensorEnd once every byte arrived. The data plane is all buffers
+// concatenated in table order without padding (RESOLUTIONS.md 15); pieces
+// are mapped to (buffer_index, offset_in_buffer) and may be cut anywhere.
+// OnEndOfStream follows the last tensor of the last key; Satisfied() is
+// then true and Feed/Finish return OK.
+//
+// Rejections (rule id + absolute offset in the received byte stream, as
+// absl::Status from rules.h ToStatus): every client-side NET-* rule of
+// REJECT-RULES.md §3.14, LIMIT-BUFFER-BYTES and LIMIT-TOTAL-BYTES from
+// declared sizes before any data is read, NET-MSG-01 / NET-SEQ-01 (our own:
+// malformed control payloads, messages out of sequence). NET-TD-03 and
+// NET-CMP-02 wrap the descriptor validator's and composite validator's
+// rejection; its rule id and offset stay in the message (and in the
+// "hurray.dev/inner-rule" payload). A server ERROR is a failed status
+// (NotFound for UNKNOWN_TENSOR, Unavailable otherwise) naming the key and
+// the error code.
+//
+// Shards (§ Parallel Transfers): a response may come as total_shards shard
+// sequences, one after another, on the request's stream or on stream ids no
+// request uses (interleaved shards are NET-SEQ-01). They are checked
+// (NET-TD-04/05, NET-PAR-01..03: shared parent_shape/type/layout, distinct
+// indices, boxes that tile parent_shape exactly) and reported as separate
+// tensors.
+//
+// Threading: one thread at a time. Nothing is allocated per data byte.
+#ifndef HURRAY_STREAM_NET_CLIENT_SESSION_H_
+#define HURRAY_STREAM_NET_CLIENT_SESSION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "parser/options.h"
+#include "stream/container/byte_consumer.h"
+#include "stream/container/limits.h"
+#include "stream/container/tensor_sink.h"
+#include "stream/net/message.h"
+
+namespace hurray::stream {
+
+// The tensor key our server answers with the list of its tensor names
+// (docs/network.md § Listing), unless the file has a tensor of that name.
+inline constexpr absl::string_view kListKey = "hurray:list";
+
+struct NetClientOptions {
+  // Mode (strict/permissive), descriptor limits, agreed private values.
+  ParseOptions parse;
+  // LIMIT-BUFFER-BYTES (per buffer and, times the buffer count, per
+  // total_data_bytes), LIMIT-TOTAL-BYTES (data bytes of the whole session),
+  // composite depth and members.
+  ContainerLimits limits;
+  // Advertised in CLIENT_HELLO; a larger payload is NET-01.
+  uint32_t max_message_size = net::kDefaultMaxMessageSize;
+  // Tensors to request, in order.
+  std::vector<std::string> keys;
+  // Requests in flight at once (≥ 1).
+  uint32_t max_outstanding = 4;
+  // TENSOR_REQUEST fields.
+  uint8_t preferred_device = 0;
+  uint32_t min_alignment = 64;
+  bool parallel_ok = false;  // PARALLEL_OK
+  // Private message types agreed with the server (bit i: 0xF0 + i).
+  uint16_t agreed_private_types = 0;
+  // NET-TD-08: TCP is a cross-machine transport.
+  bool cross_machine = true;
+};
+
+class NetClientSession : public ByteConsumer {
+ public:
+  NetClientSession(const NetClientOptions& options, TensorSink* sink);
+  ~NetClientSession() override;
+  NetClientSession(const NetClientSession&) = delete;
+  NetClientSession& operator=(const NetClientSession&) = delete;
+
+  absl::Status Feed(absl::Span<const uint8_t> chunk) override;
+  absl::Status Finish() override;
+  absl::Status FailSource(absl::string_view why) override;
+  uint64_t position() const override;
+  absl::Span<const uint8_t> PendingOutput() const override;
+  void ConsumeOutput(size_t n) override;
+  bool Satisfied() const override;
+
+  // OK, or the rejection / server error that stopped the session.
+  absl::Status status() const;
+  // Tensors (members and shards included) whose bytes all arrived.
+  uint64_t tensors_completed() const;
+  // Keys whose response is complete.
+  size_t keys_completed() const;
+  // The server's HELLO, once received (views valid for the session's life).
+  bool has_server_hello() const;
+  uint32_t server_max_message_size() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Parses the bytes of the `hurray:list` tensor: for each name, a u32 LE
+// byte length and the UTF-8 bytes. InvalidArgument when malformed.
+absl::StatusOr<std::vector<std::string>> ParseTensorList(
+    absl::Span<const uint8_t> bytes);
+
+}  // namespace hurray::stream
+
+#endif  // HURRAY_STREAM_NET_CLIENT_SESSION_H_

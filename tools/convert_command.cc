@@ -1,0 +1,127 @@
+#include "tools/convert_command.h"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "stream/convert/byte_source.h"
+#include "stream/convert/convert.h"
+#include "stream/ingest/safe_output_dir.h"
+#include "tools/command_util.h"
+#include "tools/display_text.h"
+
+namespace hurray::tools {
+namespace {
+
+struct ConvertArgs {
+  std::string input;
+  std::string output;
+  convert::ConvertOptions options;
+};
+
+absl::StatusOr<ConvertArgs> ParseConvertArgs(
+    absl::Span<const std::string> args) {
+  ConvertArgs p;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const bool has_value = i + 1 < args.size();
+    if ((a == "-o" || a == "--output") && has_value) {
+      p.output = args[++i];
+    } else if (a == "--kv" && has_value) {
+      const std::string& kv = args[++i];
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0)
+        return absl::InvalidArgumentError("--kv wants KEY=VALUE");
+      p.options.kv.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    } else if ((a == "--quantize" || a == "--requantize") && has_value) {
+      absl::StatusOr<convert::QuantizeSpec> q =
+          convert::ParseQuantizeSpec(args[++i]);
+      if (!q.ok()) return q.status();
+      (a == "--quantize" ? p.options.quantize : p.options.requantize) = *q;
+    } else if (a == "--skip" && has_value) {
+      p.options.skip.push_back(args[++i]);
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      return absl::InvalidArgumentError(absl::StrCat("unknown option ", a));
+    } else if (p.input.empty()) {
+      p.input = a;
+    } else {
+      return absl::InvalidArgumentError("takes one SRC");
+    }
+  }
+  if (p.input.empty()) return absl::InvalidArgumentError("needs SRC");
+  if (p.output.empty()) return absl::InvalidArgumentError("needs -o OUT.hrry");
+  return p;
+}
+
+}  // namespace
+
+int RunConvert(absl::Span<const std::string> args, std::ostream& out,
+               std::ostream& err) {
+  for (const std::string& a : args) {
+    if (a == "-h" || a == "--help") {
+      PrintUsage(out);
+      return kExitOk;
+    }
+  }
+  absl::StatusOr<ConvertArgs> parsed = ParseConvertArgs(args);
+  if (!parsed.ok())
+    return UsageError("convert", parsed.status().message(), err);
+  absl::StatusOr<std::unique_ptr<convert::FileSource>> source =
+      convert::FileSource::Open(parsed->input);
+  if (!source.ok()) {
+    err << "hurray convert: " << TerminalSafe(source.status().message())
+        << "\n";
+    return kExitError;
+  }
+  absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> file =
+      stream::SafeOutputFile::Create(parsed->output);
+  if (!file.ok()) {
+    err << "hurray convert: " << TerminalSafe(file.status().message()) << "\n";
+    return kExitError;
+  }
+  bool write_failed = false;
+  auto sink = [&file, &write_failed](absl::Span<const uint8_t> bytes) {
+    absl::Status s = (*file)->Write(bytes);
+    write_failed = write_failed || !s.ok();
+    return s;
+  };
+  absl::StatusOr<convert::ConvertReport> report =
+      convert::Convert(**source, parsed->options, sink);
+  absl::Status s = report.status();
+  if (s.ok()) s = (*file)->Commit();
+  if (!s.ok()) {
+    // Names in messages come from the input: escaped.
+    err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
+        << TerminalSafe(s.message()) << "\n";
+    const bool io = write_failed || absl::IsDataLoss(s) ||
+                    absl::IsNotFound(s) || absl::IsPermissionDenied(s);
+    return io || report.ok() ? kExitError : kExitRejected;
+  }
+  // tensor, shape, source type -> Hurray type and scheme, and for
+  // quantized tensors the max abs and RMS error against the source values.
+  for (const convert::ConvertedTensor& t : report->tensors) {
+    out << PadRight(TerminalSafe(t.name, 48), 48) << "  "
+        << PadRight(absl::StrCat("[", absl::StrJoin(t.shape, ", "), "]"), 16)
+        << "  "
+        << PadRight(absl::StrCat(t.source_type, " -> ", t.hurray_type,
+                                 t.scheme.empty() ? "" : " " + t.scheme),
+                    36);
+    if (t.quantized) {
+      out << absl::StrFormat("  max_abs_err %.3g  rms_err %.3g",
+                             t.max_abs_error, t.rms_error);
+    } else if (!t.note.empty()) {
+      out << "  (" << t.note << ")";
+    }
+    out << "\n";
+  }
+  out << "wrote " << TerminalSafe(parsed->output) << " (" << report->format
+      << ", " << report->tensors.size() << " tensors, " << report->kv_entries
+      << " KV entries, " << report->bytes_written << " bytes)\n";
+  return kExitOk;
+}
+
+}  // namespace hurray::tools
