@@ -14,39 +14,64 @@
 //
 // Conversation: CLIENT_HELLO; after SERVER_HELLO, one TENSOR_REQUEST per key
 // on stream ids 1, 2, 3, ... (at most `max_outstanding` unanswered at a
-// time; responses are required in request order); PONG for every PING;
-// ERROR (INVALID_MESSAGE, MESSAGE_TOO_LARGE for NET-01, SHARD_MISMATCH for
-// NET-PAR-*) when the session rejects the server's input; the caller should
-// then write the pending output and close the connection.
+// time); PONG for every PING; ERROR (INVALID_MESSAGE, MESSAGE_TOO_LARGE for
+// NET-01, SHARD_MISMATCH for NET-PAR-*) when the session rejects the
+// server's input; the caller should then write the pending output and close
+// the connection.
 //
-// Events to the TensorSink, per requested key: OnTensorKey(key), then for the
-// tensor (and, for a composite head, each of its members in stream order,
-// without a key of their own) OnDescriptor, OnBufferPiece for its data and
-// OnTensorEnd once every byte arrived. The data plane is all buffers
-// concatenated in table order without padding (RESOLUTIONS.md 15); pieces
-// are mapped to (buffer_index, offset_in_buffer) and may be cut anywhere.
-// OnEndOfStream follows the last tensor of the last key; Satisfied() is
-// then true and Feed/Finish return OK.
+// One data plane: each response stream's descriptor bytes (from its
+// TENSOR_DESCRIPTOR messages) and data bytes (TENSOR_DATA payloads) go
+// through a TensorWalker of its own, as a bare stream (response_stream.h),
+// so the descriptor rules, LIMIT-BUFFER-BYTES, LIMIT-MEMBERS, the composite
+// binding and the mapping of the data plane to buffers (all buffers
+// concatenated in table order without padding, RESOLUTIONS.md 15) are
+// checked by the same code as for files and bare streams. The network's own
+// rules run in front of the user's sink.
+//
+// Multiplexed streams (interchange.md § Overview: streams MAY be
+// multiplexed on one connection and demultiplexed on stream_id; no
+// ordering across streams is mandated): the answers to pipelined requests
+// may arrive interleaved, message by message. Every stream is demultiplexed
+// and validated as its bytes arrive (a hostile stream is refused at once,
+// whatever stream it hides behind). Delivery keeps the TensorSink contract,
+// one tensor at a time, and request order: the response to the oldest
+// unanswered request goes to the sink as it arrives, without a copy; the
+// events of later responses that arrive meanwhile are held (copied) until
+// their turn. That is the only way to give interleaved data to a
+// tensor-at-a-time sink (the ingest sinks and outputs are), and costs
+// nothing when the server answers in order, which ours does. Memory is
+// bounded by LIMIT-OPEN-STREAMS (responses in progress at once, each with a
+// walker) and LIMIT-SPOOL-BYTES (bytes held, over all streams).
+//
+// Events to the TensorSink, per requested key, in request order:
+// OnTensorKey(key), then for the tensor (and, for a composite head, each of
+// its members in stream order, without a key of their own) OnDescriptor,
+// OnBufferPiece for its data (pieces cut anywhere) and OnTensorEnd at its
+// TENSOR_DATA_END. OnEndOfStream follows the last tensor of the last key;
+// Satisfied() is then true and Feed/Finish return OK.
 //
 // Rejections (rule id + absolute offset in the received byte stream, as
 // absl::Status from rules.h ToStatus): every client-side NET-* rule of
-// REJECT-RULES.md §3.14, LIMIT-BUFFER-BYTES and LIMIT-TOTAL-BYTES from
-// declared sizes before any data is read, NET-MSG-01 / NET-SEQ-01 (our own:
-// malformed control payloads, messages out of sequence). NET-TD-03 and
-// NET-CMP-02 wrap the descriptor validator's and composite validator's
-// rejection; its rule id and offset stay in the message (and in the
-// "hurray.dev/inner-rule" payload). A server ERROR is a failed status
-// (NotFound for UNKNOWN_TENSOR, Unavailable otherwise) naming the key and
-// the error code.
+// REJECT-RULES.md §3.14; LIMIT-BUFFER-BYTES and LIMIT-TOTAL-BYTES (the
+// data bytes of the whole session, all streams) from declared sizes before
+// any data is read; LIMIT-OPEN-STREAMS, LIMIT-SPOOL-BYTES; NET-MSG-01 /
+// NET-SEQ-01 (our own: malformed control payloads, messages out of
+// sequence). NET-TD-03 and NET-CMP-02 wrap the walker's descriptor and
+// composite rejections; the inner rule id and offset stay in the message
+// (and in the "hurray.dev/inner-rule" payload). A server ERROR is a failed
+// status (NotFound for UNKNOWN_TENSOR, Unavailable otherwise) naming the
+// key and the error code.
 //
 // Shards (§ Parallel Transfers): a response may come as total_shards shard
 // sequences, one after another, on the request's stream or on stream ids no
-// request uses (interleaved shards are NET-SEQ-01). They are checked
-// (NET-TD-04/05, NET-PAR-01..03: shared parent_shape/type/layout, distinct
-// indices, boxes that tile parent_shape exactly) and reported as separate
-// tensors.
+// request uses (shards of one response interleaved with each other are
+// NET-SEQ-01; later shard sequences on other streams are taken for the
+// oldest response only). They are checked (NET-TD-04/05, NET-PAR-01..03:
+// shared parent_shape/type/layout, distinct indices, boxes that tile
+// parent_shape exactly) and reported as separate tensors.
 //
-// Threading: one thread at a time. Nothing is allocated per data byte.
+// Threading: one thread at a time. Nothing is allocated per data byte of
+// the live response.
 #ifndef HURRAY_STREAM_NET_CLIENT_SESSION_H_
 #define HURRAY_STREAM_NET_CLIENT_SESSION_H_
 
@@ -85,6 +110,12 @@ struct NetClientOptions {
   std::vector<std::string> keys;
   // Requests in flight at once (≥ 1).
   uint32_t max_outstanding = 4;
+  // LIMIT-OPEN-STREAMS: responses in progress at once (multiplexed streams;
+  // each holds a TensorWalker and, until its turn, a spool).
+  uint32_t max_open_streams = 16;
+  // LIMIT-SPOOL-BYTES: bytes of later responses held, over all streams,
+  // while an earlier response is being delivered.
+  uint64_t max_spooled_bytes = uint64_t{64} << 20;
   // TENSOR_REQUEST fields.
   uint8_t preferred_device = 0;
   uint32_t min_alignment = 64;
