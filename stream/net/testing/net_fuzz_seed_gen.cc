@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stream/net/message.h"
+#include "stream/net/testing/interleaving_server.h"
 #include "stream/net/testing/net_rule_cases.h"
 #include "stream/net/testing/net_test_util.h"
 
@@ -42,6 +43,12 @@ int main(int argc, char** argv) {
               testing::ServerTranscript(*file, keys));
   ok &= Write(dir, "valid_server_responses_split7", 0x0E,
               testing::ServerTranscript(*file, keys));
+  // The same answers multiplexed: interleaved message by message.
+  const auto interleaved =
+      testing::AnswerPipelined(*file, keys, 256, /*interleave=*/true).bytes;
+  ok &= Write(dir, "valid_server_responses_interleaved", 0x00, interleaved);
+  ok &= Write(dir, "valid_server_responses_interleaved_split7", 0x0E,
+              interleaved);
   // The client's side of the same conversation, and a listing request, for
   // the server.
   std::vector<uint8_t> client = testing::ClientHelloBytes();
