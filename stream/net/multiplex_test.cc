@@ -144,5 +144,24 @@ TEST_F(MultiplexTest, LimitSpoolBytes) {
   EXPECT_EQ(held.keys, std::vector<std::string>{"big"});
 }
 
+// A sink that stops the session while a held answer is handed to it: the
+// session fails with the sink's status and calls it no more.
+TEST_F(MultiplexTest, SinkStoppingAHeldAnswerStopsTheSession) {
+  class StopAtSecondKey : public KeyedSink {
+   public:
+    absl::Status OnTensorKey(absl::string_view key) override {
+      if (keys.size() == 1) return absl::AbortedError("enough");
+      return KeyedSink::OnTensorKey(key);
+    }
+  };
+  StopAtSecondKey sink;
+  const absl::Status s = Run(Options(), Answers(true), &sink, 1000);
+  EXPECT_EQ(s, absl::AbortedError("enough"));
+  EXPECT_EQ(sink.keys, std::vector<std::string>{"big"});
+  ASSERT_EQ(sink.tensors.size(), 1u);
+  EXPECT_TRUE(sink.tensors[0].complete);
+  EXPECT_FALSE(sink.ended);
+}
+
 }  // namespace
 }  // namespace hurray::stream
