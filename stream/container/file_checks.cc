@@ -13,6 +13,8 @@ struct Range {
   uint64_t at;  // offset reported when this range overlaps an earlier one
 };
 
+}  // namespace
+
 Rejection CheckEntry(const IndexEntry& e, const TensorExtent& x,
                      const FileGeometry& g, Mode mode) {
   const uint64_t descriptor_end = e.descriptor_offset + e.descriptor_length;
@@ -53,6 +55,21 @@ Rejection CheckEntry(const IndexEntry& e, const TensorExtent& x,
   return kAccepted;
 }
 
+Rejection CheckEntryPlacement(const IndexEntry& e, const FileGeometry& g) {
+  // file-format.md § Descriptor Placement; the descriptor lies inside the
+  // tensor region (all later arithmetic on it is then overflow-free).
+  uint64_t descriptor_end;
+  if (e.descriptor_offset < g.header.first_descriptor_offset ||
+      e.descriptor_offset % 8 != 0 ||
+      !wire::CheckedAdd(e.descriptor_offset, e.descriptor_length,
+                        &descriptor_end) ||
+      descriptor_end > g.region_limit) {
+    return {Rule::kFileIdx09, e.descriptor_offset_at(),
+            "descriptor_offset is misplaced"};
+  }
+  return kAccepted;
+}
+
 // FILE-IDX-14: no two entries' descriptor or data ranges overlap.
 Rejection CheckOverlaps(const FileIndex& index) {
   std::vector<Range> ranges;
@@ -80,8 +97,6 @@ Rejection CheckOverlaps(const FileIndex& index) {
   return kAccepted;
 }
 
-}  // namespace
-
 const TensorExtent* FindExtent(absl::Span<const TensorExtent> walked,
                                uint64_t descriptor_offset) {
   auto it = std::lower_bound(walked.begin(), walked.end(), descriptor_offset,
@@ -99,17 +114,8 @@ Rejection CheckIndexEntries(const FileIndex& index, const FileGeometry& g,
   extent_of_entry->assign(index.size(), nullptr);
   for (size_t i = 0; i < index.size(); ++i) {
     const IndexEntry& e = index.entries()[i];
-    // file-format.md § Descriptor Placement; the descriptor lies inside the
-    // tensor region (all later arithmetic on it is then overflow-free).
-    uint64_t descriptor_end;
-    if (e.descriptor_offset < g.header.first_descriptor_offset ||
-        e.descriptor_offset % 8 != 0 ||
-        !wire::CheckedAdd(e.descriptor_offset, e.descriptor_length,
-                          &descriptor_end) ||
-        descriptor_end > g.region_limit) {
-      return {Rule::kFileIdx09, e.descriptor_offset_at(),
-              "descriptor_offset is misplaced"};
-    }
+    const Rejection placed = CheckEntryPlacement(e, g);
+    if (!placed.ok()) return placed;
     const TensorExtent* x = nullptr;
     const Rejection bad = lookup(e, &x);
     if (!bad.ok()) return bad;

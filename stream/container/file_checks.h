@@ -39,6 +39,18 @@ Rejection CheckWalk(absl::Span<const TensorExtent> walked, uint64_t region_end,
                     absl::Span<const TensorExtent* const> extent_of_entry,
                     const FileGeometry& g, Mode mode);
 
+// The pieces of CheckIndexEntries, for a reader that checks only some
+// entries (stream/ingest/partial_hrry.h). FILE-IDX-09: the descriptor lies
+// at an 8-byte boundary inside the tensor region.
+Rejection CheckEntryPlacement(const IndexEntry& e, const FileGeometry& g);
+// One placed entry against the extent of the tensor at its
+// descriptor_offset: FILE-IDX-08, 10, 11, FILE-REG-03, FILE-IDX-12, 13, 15.
+Rejection CheckEntry(const IndexEntry& e, const TensorExtent& x,
+                     const FileGeometry& g, Mode mode);
+// FILE-IDX-14 (the caller checks that it applies): no two entries'
+// descriptor or data ranges overlap.
+Rejection CheckOverlaps(const FileIndex& index);
+
 // Lookup over walked extents (ascending descriptor offsets).
 const TensorExtent* FindExtent(absl::Span<const TensorExtent> walked,
                                uint64_t descriptor_offset);

@@ -247,6 +247,8 @@ nlohmann::json KvJson(const KvValue& v) {
   return nullptr;
 }
 
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> KvText(const KvSection& kv) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const KvEntry& e : kv.entries()) {
@@ -259,8 +261,6 @@ std::vector<std::pair<std::string, std::string>> KvText(const KvSection& kv) {
   }
   return out;
 }
-
-}  // namespace
 
 absl::Status HrryConsumer::OnEndOfStream() {
   if (sink_ != nullptr) {

@@ -25,6 +25,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,6 +34,7 @@
 #include "absl/types/span.h"
 #include "stream/container/byte_consumer.h"
 #include "stream/container/file_format.h"
+#include "stream/container/file_kv.h"
 #include "stream/container/hrry_file.h"
 #include "stream/container/stream_reader.h"
 #include "stream/container/tensor_walker.h"
@@ -65,6 +68,10 @@ using CheckpointFn = std::function<void(const Checkpoint&)>;
 
 // `status` with `why` appended to its message, rule payloads kept.
 absl::Status WithDetail(const absl::Status& status, absl::string_view why);
+
+// The KV section as IngestSink::OnMetadata wants it: strings as they are,
+// other scalars as JSON text, bytes in hex, arrays as JSON.
+std::vector<std::pair<std::string, std::string>> KvText(const KvSection& kv);
 
 // Common part: the tee sink in front of the caller's sink, the latched
 // status, tensor counting and checkpoints.

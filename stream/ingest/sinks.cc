@@ -210,6 +210,19 @@ absl::Status RecordingIngestSink::Preload(std::vector<TensorRecord> done) {
   return absl::OkStatus();
 }
 
+absl::Status RecordingIngestSink::DropTensors(absl::Span<const bool> keep) {
+  if (in_tensor_) return absl::FailedPreconditionError("a tensor is open");
+  size_t out = 0;
+  for (size_t i = 0; i < records_.size(); ++i) {
+    if (i < keep.size() && !keep[i]) continue;
+    if (out != i) records_[out] = std::move(records_[i]);
+    records_[out].index = out;
+    ++out;
+  }
+  records_.resize(out);
+  return status_;
+}
+
 void RecordingIngestSink::Fail(absl::Status s) {
   if (!status_.ok()) return;
   status_ = std::move(s);
@@ -1122,6 +1135,19 @@ absl::Status DequantSink::OnTensorEnd() {
   }
   if (!verdict.empty()) r.verdict = verdict;
   return RecordingIngestSink::OnTensorEnd();
+}
+
+absl::Status DequantSink::DropTensors(absl::Span<const bool> keep) {
+  if (safetensors_ != nullptr) {
+    return absl::FailedPreconditionError(
+        "tensors cannot be dropped from model.safetensors");
+  }
+  for (size_t i = 0; i < records_.size() && i < keep.size(); ++i) {
+    if (keep[i] || records_[i].pending_output.empty()) continue;
+    if (dir_ != nullptr) dir_->Remove(records_[i].pending_output);
+    records_[i].pending_output.clear();
+  }
+  return RecordingIngestSink::DropTensors(keep);
 }
 
 absl::Status DequantSink::OnTensorNames(absl::Span<const std::string> names) {

@@ -168,6 +168,11 @@ class RecordingIngestSink : public IngestSink {
   // (an output of the earlier run missing or changed) means the run must not
   // go on.
   virtual absl::Status Preload(std::vector<TensorRecord> done);
+  // `hurray ingest --tensors` over a forward pass (the names come only at
+  // the end): before OnTensorNames, forgets tensor i unless keep[i] (its
+  // record and its finished output, never published); the records left are
+  // numbered again from 0 and OnTensorNames then takes their names.
+  virtual absl::Status DropTensors(absl::Span<const bool> keep);
 
  protected:
   TensorRecord* current() { return in_tensor_ ? &records_.back() : nullptr; }
@@ -238,6 +243,8 @@ class DequantSink : public RecordingIngestSink {
   // Checks each output of `done` against its CRC-32C (read, never through a
   // symlink) and takes over the pending ones; changes nothing in OUT_DIR.
   absl::Status Preload(std::vector<TensorRecord> done) override;
+  // Not with --format safetensors (its data is already in one file).
+  absl::Status DropTensors(absl::Span<const bool> keep) override;
 
  private:
   class Tensor;
