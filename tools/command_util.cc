@@ -66,7 +66,7 @@ Commands:
          [--resume STATE_FILE] [--permissive]
          [--agree KIND=VALUE]... [--json] [--chunk-size N] [--idle-timeout S]
          [--connect-timeout S] [--total-timeout S] [--ca-file PEM]
-         [--header 'Name: value']... [--insecure]
+         [--header 'Name: value']... [--insecure] [--tensors a,b,...]
       Read SOURCE (a .hrry file or bare stream, - for stdin,
       tcp://HOST:PORT[/name1,name2,...], or https://HOST[:PORT]/PATH and,
       only when the URL says so, http://) validating as bytes arrive; with
@@ -80,6 +80,11 @@ Commands:
       10); --total-timeout S (http(s)://, default none). HTTPS verifies the
       server's certificate and name against the system store; --ca-file
       adds a trust anchor; --insecure turns verification off (warned).
+      --tensors a,b: only these tensors of a .hrry (a named composite head
+      brings its members): a file is read over mmap and a URL with range
+      requests (the index first, then only their bytes); a server without
+      ranges, or stdin, is read once whole (said on stderr). A name not in
+      the index: exit 2, nothing written.
   help
       Print this help.
 

@@ -118,6 +118,62 @@ expect_rc 2 "--header Host is refused"
 run ingest www/mixed.hrry --ca-file x
 expect_rc 2 "--ca-file on a file source"
 
+# --- --tensors: only the named tensors' bytes (index first, then ranges). ------
+
+# The bytes nginx sent for requests logged after line $1 (access log lines
+# "URI STATUS BODY_BYTES_SENT").
+sent_since() { tail -n +"$(($1 + 1))" "${NGINX_ACCESS_LOG}" | awk '{s += $3} END {print s + 0}'; }
+# The rows of a table whose first column is one of the names.
+rows_of() { printf '%s\n' "$1" | awk -v n=",$2," 'index(n, "," $1 ",") > 0'; }
+
+names="t3,t4,t30"
+run ingest www/many.hrry --dequant out_sel_full
+expect_rc 0 "local many.hrry, every tensor"
+full_table="${out}"
+run ingest www/many.hrry --dequant out_sel_local --tensors "${names}"
+expect_rc 0 "--tensors, a local file"
+[[ "$(table "${out}")" == "$(printf 'name  shape       type  scheme              bytes  verdict\n%s' "$(rows_of "${full_table}" "${names}")")" ]] ||
+  fail "--tensors, local: not the rows of a full ingest: ${out}"
+[[ "$(ls out_sel_local | tr '\n' ' ')" == "t3.npy t30.npy t4.npy " ]] ||
+  fail "--tensors, local: outputs $(ls out_sel_local | tr '\n' ' ')"
+for f in t3 t4 t30; do
+  cmp -s "out_sel_local/${f}.npy" "out_sel_full/${f}.npy" ||
+    fail "--tensors, local: ${f}.npy differs from a full ingest's"
+done
+
+log_before="$(wc -l <"${NGINX_ACCESS_LOG}")"
+run ingest "${ng_https}/many.hrry" "${ca[@]}" --dequant out_sel_https --tensors "${names}"
+expect_rc 0 "--tensors over https"
+[[ "$(table "${out}")" == "$(table "$("${hurray}" ingest www/many.hrry --tensors "${names}" --dequant out_sel_tmp)")" ]] ||
+  fail "--tensors over https: the table differs from a local --tensors"
+diff -r out_sel_https out_sel_local >/dev/null ||
+  fail "--tensors over https: the outputs differ from a local --tensors"
+[[ -z "${err}" ]] || fail "--tensors over https: stderr says '${err}'"
+sent="$(sent_since "${log_before}")"
+size="$(stat -c %s www/many.hrry)"
+named="$(rows_of "${out}" "${names}" | awk '{s += $(NF - 3)} END {print s + 0}')"
+[[ "${named}" -gt 200000 ]] || fail "--tensors: the named tensors' bytes (${named}) not in the table"
+[[ "${sent}" -ge "${named}" ]] ||
+  fail "--tensors over https: nginx sent ${sent} bytes, fewer than the ${named} of the named tensors"
+[[ "$((sent * 4))" -lt "${size}" ]] ||
+  fail "--tensors over https: nginx sent ${sent} of ${size} bytes"
+[[ "$(tail -n +"$((log_before + 1))" "${NGINX_ACCESS_LOG}" | awk '$2 != 206' | wc -l)" == 0 ]] ||
+  fail "--tensors over https: a request that was not ranged (206)"
+echo "--tensors over https: nginx sent ${sent} of ${size} bytes (named: ${named})" >&2
+
+run ingest "${ng_https}/many.hrry" "${ca[@]}" --dequant out_sel_bad --tensors t3,nope
+expect_rc 2 "--tensors with a name not in the index"
+expect_contains "${err}" "no tensor named 'nope'" "--tensors, unknown name"
+[[ ! -e out_sel_bad ]] || fail "--tensors, unknown name: OUT was created"
+run ingest www/many.hrry --dequant out_sel_bad --tensors nope
+expect_rc 2 "--tensors, a local file, a name not in the index"
+[[ ! -e out_sel_bad ]] || fail "--tensors, local unknown name: OUT was created"
+run ingest www/mixed.hrs --tensors a
+expect_rc 2 "--tensors on a bare stream"
+run ingest "${ng_https}/cut.hrry" "${ca[@]}" --tensors norm.weight
+expect_rc 1 "--tensors, a file without its trailer"
+expect_contains "${out}" "FILE-TRL-01" "--tensors, rejected: the rule id"
+
 # --- Resume: killed half-way, then resumed (206 + If-Range). -------------------
 
 run ingest www/many.hrry --dequant out_many_local
@@ -239,6 +295,27 @@ run ingest "${h}/big-header"
 expect_rc 2 "enormous header"
 expect_contains "${err}" "larger than 65536" "enormous header"
 [[ -z "$(ls -A out_t 2>/dev/null)" ]] || fail "truncated: outputs left behind"
+
+# --tensors without range support (200 to a range request): one forward
+# pass, said on stderr, the same outputs.
+"${hurray}" ingest www/mixed.hrry --dequant out_nr_full >/dev/null 2>&1
+run ingest "${h}/norange" --dequant out_nr --tensors norm.weight,counts
+expect_rc 0 "--tensors without range support"
+expect_contains "${err}" "does not serve byte ranges" "--tensors fallback"
+[[ "$(ls out_nr | tr '\n' ' ')" == "counts.npy norm.weight.npy " ]] ||
+  fail "--tensors fallback: outputs $(ls -A out_nr | tr '\n' ' ')"
+for f in counts norm.weight; do
+  cmp -s "out_nr/${f}.npy" "out_nr_full/${f}.npy" ||
+    fail "--tensors fallback: ${f}.npy differs from a full ingest's"
+done
+run ingest "${h}/norange" --dequant out_nr_bad --tensors counts,nope
+expect_rc 2 "--tensors fallback, a name not in the index"
+expect_contains "${err}" "no tensor named 'nope'" "--tensors fallback, unknown name"
+[[ -z "$(ls -A out_nr_bad 2>/dev/null)" ]] ||
+  fail "--tensors fallback, unknown name: outputs left: $(ls -A out_nr_bad)"
+run ingest "${h}/truncated" --dequant out_nr_t --tensors counts
+expect_rc 2 "--tensors fallback, truncated body"
+expect_contains "${out}" "STREAM-IO" "--tensors fallback, truncated"
 
 # HttpBody directly: a 206 with the wrong Content-Range, a server without
 # range support, the Authorization header across hosts.

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -17,14 +19,18 @@
 #include "absl/strings/str_split.h"
 #include "parser/rules.h"
 #include "stream/container/file_format.h"
+#include "stream/container/hrry_mmap.h"
 #include "stream/ingest/consumers.h"
 #include "stream/ingest/http_body.h"
+#include "stream/ingest/http_ranges.h"
 #include "stream/ingest/http_url.h"
 #include "stream/ingest/ingest_state.h"
 #include "stream/ingest/loader.h"
 #include "stream/ingest/output/element_convert.h"
+#include "stream/ingest/partial_hrry.h"
 #include "stream/ingest/resume_check_sink.h"
 #include "stream/ingest/resume_source.h"
+#include "stream/ingest/selecting_sink.h"
 #include "stream/net/client_session.h"
 #include "tools/command_util.h"
 #include "tools/display_text.h"
@@ -49,6 +55,8 @@ struct IngestArgs {
   std::string ca_file;
   std::vector<std::pair<std::string, std::string>> headers;
   bool insecure = false;
+  // --tensors a,b,...: only these (a .hrry file or URL; tcp:// keys).
+  std::vector<std::string> tensors;
   bool json = false;
   ParseOptions options;
   stream::OutputFormat format = stream::OutputFormat::kNpy;
@@ -109,6 +117,14 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
       a.headers.push_back(*std::move(h));
     } else if (arg == "--insecure") {
       a.insecure = true;
+    } else if (arg == "--tensors" && has_value) {
+      for (absl::string_view n : absl::StrSplit(args[++i], ',')) {
+        if (n.empty()) {
+          return absl::InvalidArgumentError(
+              "--tensors needs names separated by commas");
+        }
+        a.tensors.emplace_back(n);
+      }
     } else if ((arg == "--idle-timeout" || arg == "--connect-timeout" ||
                 arg == "--total-timeout") &&
                has_value) {
@@ -132,7 +148,7 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
                arg == "--dtype" || arg == "--max-dense-bytes" ||
                arg == "--chunk-size" || arg == "--idle-timeout" ||
                arg == "--connect-timeout" || arg == "--total-timeout" ||
-               arg == "--ca-file" || arg == "--header") {
+               arg == "--ca-file" || arg == "--header" || arg == "--tensors") {
       return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
     } else {
       rest.push_back(arg);
@@ -166,6 +182,10 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
   }
   if (a.source == "-" && a.state_file.has_value()) {
     return absl::InvalidArgumentError("standard input cannot be resumed");
+  }
+  if (!a.tensors.empty() && a.state_file.has_value()) {
+    return absl::InvalidArgumentError(
+        "--tensors cannot be resumed (--resume reads the whole input)");
   }
   if (!stream::IsHttpUrl(a.source) &&
       (!a.ca_file.empty() || !a.headers.empty() || a.insecure ||
@@ -421,6 +441,165 @@ absl::Status OpenResumedHttp(const stream::Url& url,
   return absl::OkStatus();
 }
 
+// The sink of a run (--dequant OUT or validate only).
+absl::StatusOr<std::unique_ptr<stream::RecordingIngestSink>> MakeSink(
+    const IngestArgs& a) {
+  if (!a.out_dir.has_value()) {
+    return std::make_unique<stream::ValidateSink>(a.options.mode);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(*a.out_dir, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create ", *a.out_dir, ": ", ec.message()));
+  }
+  stream::DequantSinkOptions o;
+  o.out_dir = *a.out_dir;
+  o.mode = a.options.mode;
+  o.format = a.format;
+  o.dtype = a.dtype;
+  o.max_dense_bytes = a.max_dense_bytes;
+  return std::make_unique<stream::DequantSink>(o);
+}
+
+bool StartsWithFileMagic(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[stream::kFileMagic.size()] = {};
+  in.read(magic, sizeof magic);
+  return in.gcount() == static_cast<std::streamsize>(sizeof magic) &&
+         std::equal(stream::kFileMagic.begin(), stream::kFileMagic.end(),
+                    magic);
+}
+
+// `--tensors a,b` from a .hrry file or URL, or in one forward pass (stdin,
+// a server without range support): stream/ingest/partial_hrry.h,
+// selecting_sink.h. A name the index lacks is exit 2 before OUT is created.
+int RunSelected(const IngestArgs& a, bool is_http, const stream::Url& url,
+                const stream::HttpOptions& http, std::ostream& out,
+                std::ostream& err) {
+  auto fail = [&err, &a](const absl::Status& s) {
+    err << "hurray ingest: " << TerminalSafe(a.source) << ": "
+        << TerminalSafe(s.message()) << "\n";
+    return kExitError;
+  };
+  stream::FileOptions options;
+  options.parse = a.options;
+  options.verify_region = false;  // only the named tensors are read
+  std::unique_ptr<stream::RecordingIngestSink> sink;
+  absl::Status status;
+  uint64_t bytes = 0;
+  // The ranges path: metadata, names, then the tensors.
+  auto read_ranges = [&](stream::RangeSource* src,
+                         const stream::FileGeometry& g,
+                         const stream::FileIndex& index,
+                         const stream::KvSection& kv) -> std::optional<int> {
+    absl::StatusOr<std::vector<const stream::IndexEntry*>> sel =
+        stream::ResolveNames(index, a.tensors);
+    if (!sel.ok()) return fail(sel.status());
+    absl::StatusOr<std::unique_ptr<stream::RecordingIngestSink>> s =
+        MakeSink(a);
+    if (!s.ok()) return fail(s.status());
+    sink = *std::move(s);
+    stream::PartialReadStats stats;
+    status = stream::ReadSelected(src, g, index, kv, *sel, options, sink.get(),
+                                  &stats);
+    bytes = stats.bytes_read;
+    return std::nullopt;
+  };
+  std::unique_ptr<stream::HttpBody> whole;  // the forward pass, over HTTP
+  bool forward = a.source == "-";
+  if (is_http) {
+    absl::StatusOr<stream::HttpRangeSource::Opened> opened =
+        stream::HttpRangeSource::Open(url, http);
+    if (!opened.ok()) return fail(opened.status());
+    if (opened->ranges != nullptr) {
+      stream::HttpRangeSource* src = opened->ranges.get();
+      absl::StatusOr<std::unique_ptr<stream::HrryMetadata>> meta =
+          stream::ReadHrryMetadata(src, options);
+      if (!meta.ok()) {
+        status = meta.status();
+      } else if (std::optional<int> code = read_ranges(
+                     src, (*meta)->geometry, (*meta)->index, (*meta)->kv)) {
+        return *code;
+      }
+      bytes = src->bytes_received();
+    } else {
+      whole = std::move(opened->whole);
+      forward = true;
+      err << "hurray ingest: " << TerminalSafe(a.source)
+          << ": the server does not serve byte ranges: reading the whole "
+             "file once, keeping only the named tensors\n";
+    }
+  } else if (!forward) {
+    if (!StartsWithFileMagic(a.source)) {
+      return UsageError("ingest",
+                        "--tensors needs a .hrry file (or a URL of one)", err);
+    }
+    absl::StatusOr<std::unique_ptr<stream::HrryFile>> file =
+        stream::HrryFile::Open(a.source, options);
+    if (!file.ok()) {
+      if (!RuleIdOf(file.status()).has_value()) return fail(file.status());
+      status = file.status();
+    } else {
+      stream::MemoryRangeSource src((*file)->bytes());
+      if (std::optional<int> code = read_ranges(
+              &src, (*file)->geometry(), (*file)->index(), (*file)->kv())) {
+        return *code;
+      }
+    }
+  }
+  if (forward) {
+    if (a.format == stream::OutputFormat::kSafetensors && a.out_dir) {
+      return fail(absl::FailedPreconditionError(
+          "--tensors with --format safetensors needs range requests (or a "
+          "file): in one forward pass every tensor is written before the "
+          "index names them"));
+    }
+    absl::StatusOr<std::unique_ptr<stream::RecordingIngestSink>> s =
+        MakeSink(a);
+    if (!s.ok()) return fail(s.status());
+    sink = *std::move(s);
+    stream::SelectingSink selecting(sink.get(), a.tensors);
+    std::unique_ptr<stream::ByteConsumer> consumer = stream::MakeConsumer(
+        stream::SourceFormat::kUnknown, options, &selecting, nullptr, nullptr);
+    stream::LoaderOptions lo;
+    lo.chunk_size = a.chunk_size;
+    lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
+    lo.connect_timeout_seconds = a.connect_timeout;
+    stream::Loader loader(lo);
+    const stream::LoadResult r =
+        loader.Run(whole != nullptr ? stream::LoadSource::Reader(whole.get())
+                                    : stream::LoadSource::Fd(STDIN_FILENO),
+                   consumer.get());
+    status = r.status;
+    bytes = r.bytes;
+    // A name the index lacks: an error of the request, not of the file.
+    if (!selecting.status().ok() && !RuleIdOf(selecting.status())) {
+      status = selecting.status();
+    }
+  }
+  static const std::vector<TensorRecord> kNone;
+  const std::vector<TensorRecord>& records =
+      sink != nullptr ? sink->records() : kNone;
+  if (a.json) {
+    PrintJson(a, status, bytes, records, out);
+  } else {
+    PrintTable(records, out);
+    if (status.ok()) {
+      out << a.source << ": OK (" << records.size() << " tensors, " << bytes
+          << " bytes read)\n";
+    } else if (RuleIdOf(status).has_value()) {
+      out << a.source << ": " << TerminalSafe(status.message()) << "\n";
+    }
+  }
+  if (!status.ok() && !RuleIdOf(status).has_value()) {
+    err << "hurray ingest: " << TerminalSafe(a.source) << ": "
+        << TerminalSafe(status.message()) << "\n";
+  }
+  out.flush();
+  return ExitCodeOf(status);
+}
+
 }  // namespace
 
 double IdleTimeoutFor(absl::string_view source, std::optional<double> flag) {
@@ -467,6 +646,10 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   }
   std::unique_ptr<stream::HttpBody> body;
   std::optional<stream::HttpValidator> http_id;
+  const bool is_net = absl::StartsWith(a.source, "tcp://");
+  if (!a.tensors.empty() && !is_net) {
+    return RunSelected(a, is_http, url, http, out, err);
+  }
 
   // The sink.
   std::unique_ptr<stream::RecordingIngestSink> sink;
@@ -502,7 +685,6 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   // Resume state. A file source is bound to its state by its identity and
   // the CRC-32C of the bytes consumed (stream/resume_source.h); both are
   // checked before anything in OUT is touched, and a mismatch is exit 2.
-  const bool is_net = absl::StartsWith(a.source, "tcp://");
   std::optional<stream::SourceIdentity> identity;
   if (a.state_file.has_value() && !is_net && !is_http) {
     absl::StatusOr<stream::SourceIdentity> id = stream::IdentifyFile(a.source);
@@ -595,6 +777,13 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     if (slash != absl::string_view::npos && slash + 1 < rest.size()) {
       net_names =
           absl::StrSplit(rest.substr(slash + 1), ',', absl::SkipEmpty());
+    }
+    if (!a.tensors.empty()) {
+      if (!net_names.empty()) {
+        return UsageError(
+            "ingest", "names in the tcp:// URL and --tensors: give one", err);
+      }
+      net_names = a.tensors;
     }
     if (resumed.has_value()) {
       net_names = resumed->remaining_names;

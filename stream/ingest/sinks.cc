@@ -210,7 +210,7 @@ absl::Status RecordingIngestSink::Preload(std::vector<TensorRecord> done) {
   return absl::OkStatus();
 }
 
-absl::Status RecordingIngestSink::DropTensors(absl::Span<const bool> keep) {
+absl::Status RecordingIngestSink::DropTensors(const std::vector<bool>& keep) {
   if (in_tensor_) return absl::FailedPreconditionError("a tensor is open");
   size_t out = 0;
   for (size_t i = 0; i < records_.size(); ++i) {
@@ -1137,7 +1137,7 @@ absl::Status DequantSink::OnTensorEnd() {
   return RecordingIngestSink::OnTensorEnd();
 }
 
-absl::Status DequantSink::DropTensors(absl::Span<const bool> keep) {
+absl::Status DequantSink::DropTensors(const std::vector<bool>& keep) {
   if (safetensors_ != nullptr) {
     return absl::FailedPreconditionError(
         "tensors cannot be dropped from model.safetensors");

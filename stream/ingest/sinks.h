@@ -172,7 +172,7 @@ class RecordingIngestSink : public IngestSink {
   // the end): before OnTensorNames, forgets tensor i unless keep[i] (its
   // record and its finished output, never published); the records left are
   // numbered again from 0 and OnTensorNames then takes their names.
-  virtual absl::Status DropTensors(absl::Span<const bool> keep);
+  virtual absl::Status DropTensors(const std::vector<bool>& keep);
 
  protected:
   TensorRecord* current() { return in_tensor_ ? &records_.back() : nullptr; }
@@ -244,7 +244,7 @@ class DequantSink : public RecordingIngestSink {
   // symlink) and takes over the pending ones; changes nothing in OUT_DIR.
   absl::Status Preload(std::vector<TensorRecord> done) override;
   // Not with --format safetensors (its data is already in one file).
-  absl::Status DropTensors(absl::Span<const bool> keep) override;
+  absl::Status DropTensors(const std::vector<bool>& keep) override;
 
  private:
   class Tensor;
