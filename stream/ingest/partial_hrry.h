@@ -12,13 +12,13 @@
 // member_count tensors in descriptor_offset order, nested heads pre-order;
 // the descriptors of the tensors without data, the only possible heads, are
 // read to find them), a named member is walked inside its whole composite
-// (its validation needs the head) but only it is reported; each group of consecutive tensors is walked by a TensorWalker from its
-// first descriptor, exactly as the forward reader walks it (descriptor
-// rules, buffer placement and padding, limits, the composite validator), and
-// each walked tensor is checked against its index entry (FILE-IDX-08, 10..13,
-// 15, FILE-REG-03). Rules that need the tensors not read (FILE-IDX-15 for an
-// unindexed tensor elsewhere in the region, the padding between groups,
-// FILE-HDR-10) are not checked.
+// (its validation needs the head) but only it is reported; each group of
+// consecutive tensors is walked by a TensorWalker from its first descriptor,
+// exactly as the forward reader walks it (descriptor rules, buffer placement
+// and padding, limits, the composite validator), and each walked tensor is
+// checked against its index entry (FILE-IDX-08, 10..13, 15, FILE-REG-03). Rules
+// that need the tensors not read (FILE-IDX-15 for an unindexed tensor elsewhere
+// in the region, the padding between groups, FILE-HDR-10) are not checked.
 //
 // Groups closer than kCoalesceGapBytes are read with one range (the bytes
 // between them are read and dropped), so a run of named neighbours costs one
