@@ -43,93 +43,20 @@ Clock::duration Seconds(double s) {
       std::chrono::duration<double>(s));
 }
 
-bool IsTokenChar(char c) {
-  return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
-         absl::string_view("!#$%&'*+-.^_`|~").find(c) !=
-             absl::string_view::npos;
-}
-
 bool IsRedirect(int status) {
   return status == 301 || status == 302 || status == 303 || status == 307 ||
          status == 308;
 }
 
 std::string Printable(absl::string_view s, size_t max = 120) {
-  std::string out;
-  for (char ch : s.substr(0, max)) {
-    const auto c = static_cast<unsigned char>(ch);
-    out += c >= 0x20 && c < 0x7f ? ch : '?';
-  }
-  if (s.size() > max) out += "...";
-  return out;
+  return PrintableAscii(s, max);
 }
 
 absl::string_view Sv(boost::beast::string_view s) {
   return absl::string_view(s.data(), s.size());
 }
 
-// "bytes FIRST-LAST/SIZE" (SIZE may be "*").
-bool ParseContentRange(absl::string_view v, uint64_t* first, uint64_t* last,
-                       std::optional<uint64_t>* size) {
-  v = absl::StripAsciiWhitespace(v);
-  if (!absl::ConsumePrefix(&v, "bytes ")) return false;
-  const size_t dash = v.find('-'), slash = v.find('/');
-  if (dash == absl::string_view::npos || slash == absl::string_view::npos ||
-      dash > slash) {
-    return false;
-  }
-  if (!absl::SimpleAtoi(v.substr(0, dash), first) ||
-      !absl::SimpleAtoi(v.substr(dash + 1, slash - dash - 1), last) ||
-      *last < *first) {
-    return false;
-  }
-  const absl::string_view total = v.substr(slash + 1);
-  if (total == "*") {
-    size->reset();
-    return true;
-  }
-  uint64_t t = 0;
-  if (!absl::SimpleAtoi(total, &t) || t <= *last) return false;
-  *size = t;
-  return true;
-}
-
 }  // namespace
-
-absl::StatusOr<std::pair<std::string, std::string>> ParseHeaderFlag(
-    absl::string_view text) {
-  const size_t colon = text.find(':');
-  if (colon == absl::string_view::npos || colon == 0) {
-    return absl::InvalidArgumentError("--header needs 'Name: value'");
-  }
-  const absl::string_view name = text.substr(0, colon);
-  const absl::string_view value =
-      absl::StripAsciiWhitespace(text.substr(colon + 1));
-  for (char c : name) {
-    if (!IsTokenChar(c)) {
-      return absl::InvalidArgumentError(
-          "--header: the name is not an HTTP token");
-    }
-  }
-  for (char ch : value) {
-    const auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && c != '\t') || c == 0x7f) {
-      return absl::InvalidArgumentError("--header: control bytes in the value");
-    }
-  }
-  if (text.size() > 8192) {
-    return absl::InvalidArgumentError("--header: too long");
-  }
-  for (absl::string_view managed :
-       {"host", "content-length", "transfer-encoding", "connection", "range",
-        "if-range", "accept-encoding", "te", "upgrade"}) {
-    if (absl::EqualsIgnoreCase(name, managed)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--header: ", name, " is set by hurray itself"));
-    }
-  }
-  return std::make_pair(std::string(name), std::string(value));
-}
 
 class HttpBody::Impl {
  public:
@@ -507,72 +434,20 @@ class HttpBody::Impl {
   absl::Status CheckResponse(const std::optional<HttpRange>& range) {
     const auto& msg = parser_->get();
     info_.status = static_cast<int>(msg.result_int());
-    const bool partial = info_.status == 206;
-    if (info_.status != 200 && !(partial && range.has_value())) {
+    if (info_.status != 200 && !(info_.status == 206 && range.has_value())) {
       return Error(absl::StrCat("HTTP ", info_.status, " ",
                                 Printable(Sv(msg.reason()), 60), " from ",
                                 Printable(info_.url.ToString())));
     }
+    std::vector<HeaderField> fields;
     for (const auto& f : msg) {
-      const absl::string_view name = Sv(f.name_string());
-      const absl::string_view value = absl::StripAsciiWhitespace(Sv(f.value()));
-      if (absl::EqualsIgnoreCase(name, "content-encoding") &&
-          !absl::EqualsIgnoreCase(value, "identity")) {
-        return Error(absl::StrCat("the server sent a '", Printable(value, 40),
-                                  "' Content-Encoding; only identity is "
-                                  "accepted"));
-      }
-      if (absl::EqualsIgnoreCase(name, "transfer-encoding") &&
-          !absl::EqualsIgnoreCase(value, "chunked")) {
-        return Error(absl::StrCat("the server sent a '", Printable(value, 40),
-                                  "' Transfer-Encoding; only chunked is "
-                                  "accepted"));
-      }
-      if (absl::EqualsIgnoreCase(name, "accept-ranges")) {
-        for (absl::string_view unit : absl::StrSplit(value, ',')) {
-          if (absl::EqualsIgnoreCase(absl::StripAsciiWhitespace(unit),
-                                     "bytes")) {
-            info_.accept_ranges = true;
-          }
-        }
-      }
-      if (absl::EqualsIgnoreCase(name, "etag")) {
-        info_.etag = std::string(value.substr(0, 1024));
-      }
-      if (absl::EqualsIgnoreCase(name, "last-modified")) {
-        info_.last_modified = std::string(value.substr(0, 200));
-      }
+      fields.push_back({Sv(f.name_string()), Sv(f.value())});
     }
     if (const auto cl = parser_->content_length(); cl.has_value()) {
       info_.content_length = *cl;
     }
     info_.chunked = parser_->chunked();
-    if (partial) {
-      const auto cr = msg.find(http::field::content_range);
-      uint64_t first = 0, last = 0;
-      std::optional<uint64_t> size;
-      if (cr == msg.end() ||
-          !ParseContentRange(Sv(cr->value()), &first, &last, &size)) {
-        return Error("HTTP 206 without a valid Content-Range");
-      }
-      const bool wrong =
-          first != range->first ||
-          (range->last.has_value() && last != *range->last) ||
-          (!range->last.has_value() && size.has_value() && last + 1 != *size) ||
-          (info_.content_length.has_value() &&
-           *info_.content_length != last - first + 1);
-      if (wrong) {
-        return Error(absl::StrCat("HTTP 206 with Content-Range '",
-                                  Printable(Sv(cr->value()), 80),
-                                  "' for the range from byte ", range->first));
-      }
-      info_.range_first = first;
-      info_.object_size = size;
-      info_.accept_ranges = true;
-    } else if (info_.content_length.has_value()) {
-      info_.object_size = info_.content_length;
-    }
-    return absl::OkStatus();
+    return InterpretResponse(fields, range, &info_);
   }
 
   absl::Status BodyError(const error_code& ec, bool in_time) {

@@ -38,6 +38,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "stream/ingest/http_fields.h"
 #include "stream/ingest/http_url.h"
 #include "stream/ingest/loader.h"
 
@@ -58,36 +59,6 @@ struct HttpOptions {
   int max_redirects = kMaxRedirects;
   size_t max_header_bytes = kMaxHttpHeaderBytes;
   std::string user_agent = "hurray";
-};
-
-// Parses "Name: value" (--header). Refuses names that are not HTTP tokens,
-// control bytes in the value, and the headers this client manages itself
-// (Host, Content-Length, Transfer-Encoding, Connection, Range, If-Range,
-// Accept-Encoding, TE, Upgrade).
-absl::StatusOr<std::pair<std::string, std::string>> ParseHeaderFlag(
-    absl::string_view text);
-
-// A range request: bytes from `first` to the end; with `if_range` (an ETag
-// or an HTTP date) the server sends 200 and the whole object when it
-// changed.
-struct HttpRange {
-  uint64_t first = 0;
-  std::optional<uint64_t> last;  // inclusive; none: to the end
-  std::string if_range;
-};
-
-struct HttpResponseInfo {
-  int status = 0;
-  Url url;  // after redirects
-  int redirects = 0;
-  std::optional<uint64_t> content_length;
-  bool chunked = false;
-  // 206: where the body starts and the object's size (when given).
-  uint64_t range_first = 0;
-  std::optional<uint64_t> object_size;
-  bool accept_ranges = false;  // "Accept-Ranges: bytes"
-  std::string etag;            // as sent (quotes, W/)
-  std::string last_modified;
 };
 
 class HttpBody final : public PullReader {

@@ -151,7 +151,16 @@ class SelectedReader {
     std::vector<uint32_t> members(n, 0);
     std::vector<uint32_t> heads;
     for (uint32_t p = 0; p < n; ++p) {
-      if (At(p).data_length == 0) heads.push_back(p);
+      const IndexEntry& e = At(p);
+      if (e.data_length != 0) continue;
+      // Nothing larger than a descriptor may be read (the decoder would
+      // refuse it at its descriptor_length field, byte 6).
+      if (e.descriptor_length > options_.parse.limits.max_descriptor_bytes) {
+        return ToStatus({Rule::kLimitDescBytes, e.descriptor_offset + 6,
+                         "the descriptor is larger than the descriptor byte "
+                         "limit"});
+      }
+      heads.push_back(p);
     }
     auto decoder = std::make_unique<DescriptorDecoder>(options_.parse);
     std::vector<uint8_t> bytes;
