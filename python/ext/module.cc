@@ -13,4 +13,5 @@ PYBIND11_MODULE(_hurray, m) {
   hurray::python::BindCodec(m);
   hurray::python::BindContainers(m);
   hurray::python::BindNet(m);
+  hurray::python::BindHttp(m);
 }

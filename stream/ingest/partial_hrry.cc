@@ -76,16 +76,25 @@ struct Group {
 // for their composite's sake).
 class GroupSink final : public TensorSink {
  public:
-  GroupSink(IngestSink* sink, const IndexEntry* last, std::vector<bool> report)
-      : sink_(sink), last_(last), report_(std::move(report)) {}
+  GroupSink(IngestSink* sink, std::vector<const IndexEntry*> entries,
+            std::vector<bool> report)
+      : sink_(sink),
+        last_(entries.back()),
+        entries_(std::move(entries)),
+        report_(std::move(report)) {}
   absl::Status OnDescriptor(const TensorDescriptor& d) override {
     if (seen_ == report_.size()) {
       return ToStatus({Rule::kFileIdx12, last_->data_length_at(),
                        "data_length differs from the buffers and their "
                        "padding"});
     }
-    on_ = report_[seen_++];
-    return on_ ? sink_->OnDescriptor(d) : absl::OkStatus();
+    on_ = report_[seen_];
+    const IndexEntry& e = *entries_[seen_++];
+    if (!on_) return absl::OkStatus();
+    // The index names it before its bytes (a .hrry read forward learns
+    // the names only at the end: OnTensorNames still comes).
+    HURRAY_RETURN_IF_ERROR(sink_->OnTensorKey(e.name));
+    return sink_->OnDescriptor(d);
   }
   absl::Status OnBufferPiece(uint32_t i, uint64_t at,
                              absl::Span<const uint8_t> piece) override {
@@ -100,6 +109,7 @@ class GroupSink final : public TensorSink {
  private:
   IngestSink* sink_;
   const IndexEntry* last_;
+  std::vector<const IndexEntry*> entries_;
   std::vector<bool> report_;
   size_t seen_ = 0;
   uint32_t ended_ = 0;
@@ -297,8 +307,11 @@ class SelectedReader {
 
   void StartGroup() {
     const Group& grp = groups_[current_];
+    std::vector<const IndexEntry*> entries;
+    for (uint32_t k = 0; k < grp.count; ++k)
+      entries.push_back(&At(grp.first + k));
     gate_ = std::make_unique<GroupSink>(
-        sink_, &At(grp.first + grp.count - 1),
+        sink_, std::move(entries),
         std::vector<bool>(wanted_.begin() + grp.first,
                           wanted_.begin() + grp.first + grp.count));
     Framing framing;

@@ -24,8 +24,9 @@
 // between them are read and dropped), so a run of named neighbours costs one
 // request. The sink sees what it sees for a forward read of a file that holds
 // only the named tensors: ExpectTensorNames, the tensors' events in file
-// order, then OnMetadata (the KV section), OnTensorNames, OnEndOfStream; on a
-// rejection OnInputRejected. Memory: the metadata (at most
+// order (each OnDescriptor preceded by OnTensorKey with its index name), then
+// OnMetadata (the KV section), OnTensorNames, OnEndOfStream; on a rejection
+// OnInputRejected. Memory: the metadata (at most
 // FileOptions::max_metadata_bytes) and the source's read buffer; tensor bytes
 // go to the sink as they arrive.
 #ifndef HURRAY_STREAM_INGEST_PARTIAL_HRRY_H_

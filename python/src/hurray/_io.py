@@ -248,7 +248,8 @@ def decode_descriptor(data, permissive=False):
 # -- ingest --------------------------------------------------------------------
 
 def ingest(source, dequantize=True, names=None, permissive=False,
-           idle_timeout=60.0, connect_timeout=10.0):
+           idle_timeout=60.0, connect_timeout=10.0, *, ca_file=None,
+           headers=None, insecure=False, total_timeout=0.0):
     """Yields ``(name, value)`` for every tensor of a source, validated as
     it arrives; the value is a float32 numpy array (``dequantize=True``) or
     the Tensor. Sources:
@@ -258,11 +259,31 @@ def ingest(source, dequantize=True, names=None, permissive=False,
     - ``tcp://HOST:PORT[/a,b,...]``: a ``hurray serve`` peer (the framed
       network protocol), every tensor it lists or the named ones, with the
       CLI's deadlines (connect, and idle: no byte for ``idle_timeout`` s).
+    - ``https://HOST[:PORT]/PATH`` (and ``http://`` when the URL says so):
+      a .hrry on a web server, read as ``hurray ingest`` reads it: the
+      certificate and host name verified against the system store
+      (``ca_file`` adds a trust anchor, ``insecure=True`` turns it off, with
+      a warning), at most 5 redirects and never from https to http,
+      ``headers`` ({"Name": "value"} or ["Name: value", ...];
+      Authorization is dropped when a redirect leaves the origin), the
+      connect and idle deadlines and ``total_timeout`` (0: none). The
+      server must serve byte ranges: the index is read first, then the
+      tensors (only the named ones with ``names``). A bare stream is read
+      in one pass, with or without ranges.
 
     Memory: the tensor being yielded and, for tcp://, at most 64 MiB of
     tensors received ahead. Bare streams have no names: ``tensor_<i>``.
     ``names`` selects tensors (a .hrry file, or a tcp:// peer).
     """
+    if isinstance(source, str) and source[:8].lower().startswith(
+            ("http://", "https://")):
+        yield from _ingest_http(source, dequantize, names, permissive,
+                                idle_timeout, connect_timeout, ca_file,
+                                headers, insecure, total_timeout)
+        return
+    if ca_file is not None or headers or insecure or total_timeout:
+        raise ValueError("ca_file, headers, insecure and total_timeout are "
+                         "for http:// and https:// sources")
     if isinstance(source, str) and "://" in source:
         yield from _ingest_tcp(source, dequantize, names, permissive,
                                idle_timeout, connect_timeout)
@@ -315,6 +336,38 @@ def _ingest_tcp(url, dequantize, names, permissive, idle, connect):
         return
     for key, t in _net_tensors(host, port, keys, permissive, idle, connect):
         yield key, (t.dequantize() if dequantize else t)
+
+
+def _header_lines(headers):
+    if headers is None:
+        return []
+    if isinstance(headers, dict):
+        return [f"{k}: {v}" for k, v in headers.items()]
+    out = []
+    for h in headers:
+        out.append(h if isinstance(h, str) else f"{h[0]}: {h[1]}")
+    return out
+
+
+def _ingest_http(url, dequantize, names, permissive, idle, connect, ca_file,
+                 headers, insecure, total):
+    if insecure:
+        import warnings
+        warnings.warn("insecure=True: the server's certificate and host name "
+                      "are NOT verified", stacklevel=3)
+    session = _hurray.HttpIngest(
+        url, list(names) if names is not None else [], permissive,
+        os.fspath(ca_file) if ca_file is not None else "",
+        _header_lines(headers), insecure, connect, idle, total)
+    i = 0
+    while True:
+        item = session.next()
+        if item is None:
+            return
+        key, fields, buffers = item
+        t = Tensor._from_parts(fields, buffers)
+        yield (key or f"tensor_{i}"), (t.dequantize() if dequantize else t)
+        i += 1
 
 
 def _open_input(path):
