@@ -2,7 +2,7 @@
 //                [--permissive] [--agree KIND=VALUE]... [--json]
 //                [--chunk-size N] [--idle-timeout S] [--connect-timeout S]
 //                [--total-timeout S] [--ca-file PEM] [--header 'N: v']...
-//                [--insecure]`
+//                [--insecure] [--tensors a,b,...]`
 //
 // Reads SOURCE through the loader (stream/loader.h), validating as the bytes
 // arrive: a .hrry file or a bare tensor stream (told apart by the first 8
@@ -16,6 +16,15 @@
 // memory). With --resume, a state file is rewritten after each completed
 // tensor and a rerun continues there (stream/ingest_state.h); a run that
 // finishes removes it. `-` cannot be resumed.
+//
+// --tensors a,b: only these tensors of a .hrry (a named composite head
+// brings its members; stream/ingest/partial_hrry.h): a file through the
+// mmap reader, a URL with range requests (header, trailer, index and KV
+// first, then the named tensors' ranges); one forward pass keeping only
+// them (stream/ingest/selecting_sink.h) for stdin and for a server without
+// range support, said on stderr. A name the index lacks: exit 2, and OUT is
+// not created (in the forward pass: nothing published). For tcp:// the
+// names are the keys requested. Not with --resume.
 //
 // Output: a progress line on stderr when stderr is a terminal; on stdout a
 // table (name, shape, type, scheme, bytes, verdict) and a last line
