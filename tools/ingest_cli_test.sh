@@ -199,6 +199,10 @@ else
   expect_rc 0 "tcp:// two names"
   expect_json "tcp:// --json"
   expect_contains "${out}" '"name":"layers.0.q_proj"' "tcp:// names"
+  run ingest "tcp://127.0.0.1:${port}" --tensors bias --json
+  expect_rc 0 "tcp:// --tensors"
+  expect_contains "${out}" '"tensors":[{"index":0,"name":"bias"' "tcp:// --tensors"
+  [[ "${out}" != *'"index":1'* ]] || fail "tcp:// --tensors: more than one tensor"
   run ingest "tcp://127.0.0.1:${port}/bias,nope" --resume nstate
   expect_rc 2 "tcp:// unknown name"
   expect_contains "${err}" "UNKNOWN_TENSOR" "tcp:// unknown name"
