@@ -313,6 +313,12 @@ expect_rc 2 "--tensors fallback, a name not in the index"
 expect_contains "${err}" "no tensor named 'nope'" "--tensors fallback, unknown name"
 [[ -z "$(ls -A out_nr_bad 2>/dev/null)" ]] ||
   fail "--tensors fallback, unknown name: outputs left: $(ls -A out_nr_bad)"
+# The object changes between the ranges (a new ETag, so If-Range gets the
+# whole object): refused, nothing written.
+run ingest "${h}/changing" --dequant out_ch --tensors counts
+expect_rc 2 "--tensors, the object changes between two ranges"
+expect_contains "${err}" "changed on the server" "--tensors, changing object"
+[[ -z "$(ls -A out_ch 2>/dev/null)" ]] || fail "--tensors, changing object: outputs left"
 run ingest "${h}/truncated" --dequant out_nr_t --tensors counts
 expect_rc 2 "--tensors fallback, truncated body"
 expect_contains "${out}" "STREAM-IO" "--tensors fallback, truncated"

@@ -9,13 +9,14 @@
 // bytes), from a file path, `-` (standard input, a pipe) or
 // `tcp://HOST:PORT[/name1,name2...]` (the network client session; see
 // MakeNetConsumer) or `https://HOST[:PORT]/PATH` (`http://` only when the
-// URL says so; stream/ingest/http_body.h: verified TLS, redirects, deadlines; the
-// body goes through the loader's ring like a file's bytes, and --resume
-// uses Range + If-Range so a changed object is refused, exit 2). With --dequant, every tensor is also written to
-// OUT_DIR/<name>.f32 (stream/sinks.h DequantSink: names, spooling, bounded
-// memory). With --resume, a state file is rewritten after each completed
-// tensor and a rerun continues there (stream/ingest_state.h); a run that
-// finishes removes it. `-` cannot be resumed.
+// URL says so; stream/ingest/http_body.h: verified TLS, redirects, deadlines;
+// the body goes through the loader's ring like a file's bytes, and --resume
+// uses Range + If-Range so a changed object is refused, exit 2). With
+// --dequant, every tensor is also written to OUT_DIR/<name>.f32 (stream/sinks.h
+// DequantSink: names, spooling, bounded memory). With --resume, a state file is
+// rewritten after each completed tensor and a rerun continues there
+// (stream/ingest_state.h); a run that finishes removes it. `-` cannot be
+// resumed.
 //
 // --tensors a,b: only these tensors of a .hrry (a named composite head
 // brings its members; stream/ingest/partial_hrry.h): a file through the

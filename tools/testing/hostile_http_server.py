@@ -16,6 +16,9 @@ same paths; FILE's bytes are the body where one is needed:
   /chunk-cut     chunked, stops before the last chunk and closes
   /badrange      206 to any Range, with Content-Range "bytes 0-9/<size>"
   /norange       200 and the whole file even to a Range request
+  /changing      serves ranges, but the object changes at every request
+                 (a new ETag each time: 200 and the whole file to an
+                 If-Range with an older one)
   /loop          302 to /loop (a redirect loop)
   /hop/N         302 to /hop/N-1; /hop/0 serves the file
   /downgrade     302 to http://127.0.0.1:<http port>/good
@@ -46,6 +49,8 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
 
 def make_handler(data, ports, scheme_of):
     etag = '"%s"' % hashlib.sha256(data).hexdigest()[:16]
+    versions = [0]  # /changing: requests so far
+    versions_lock = threading.Lock()
 
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -114,6 +119,30 @@ def make_handler(data, ports, scheme_of):
                     self.send_header("ETag", etag)
                     self.end_headers()
                     self.wfile.write(data)
+                elif p == "/changing":
+                    with versions_lock:
+                        versions[0] += 1
+                        tag = '"v%d"' % versions[0]
+                    rng = self.headers.get("Range", "")
+                    if_range = self.headers.get("If-Range")
+                    if rng.startswith("bytes=") and if_range in (None, tag):
+                        first, _, last = rng[6:].partition("-")
+                        first = int(first)
+                        last = min(int(last) if last else len(data) - 1,
+                                   len(data) - 1)
+                        self.send_response(206)
+                        self.send_header("Content-Length", str(last - first + 1))
+                        self.send_header("Content-Range", "bytes %d-%d/%d" %
+                                         (first, last, len(data)))
+                        self.send_header("ETag", tag)
+                        self.end_headers()
+                        self.wfile.write(data[first:last + 1])
+                    else:
+                        self.send_response(200)
+                        self.send_header("Content-Length", str(len(data)))
+                        self.send_header("ETag", tag)
+                        self.end_headers()
+                        self.wfile.write(data)
                 elif p == "/loop":
                     self.redirect("/loop")
                 elif p.startswith("/hop/"):
