@@ -19,6 +19,9 @@ namespace {
 // The source failed at `offset`: STREAM-IO with its reason, as the loader
 // reports a failed source.
 absl::Status SourceFailed(uint64_t offset, const absl::Status& why) {
+  // The source refused to go on (an HTTP object that changed between two
+  // ranges): no verdict on the bytes read, reported as it is.
+  if (why.code() == absl::StatusCode::kFailedPrecondition) return why;
   return WithDetail(
       ToStatus({Rule::kStreamIo, offset, "the byte source failed"}),
       why.message());
@@ -52,8 +55,11 @@ Rejection IndexedEnd(const IndexEntry& e, const FileGeometry& g,
     return {Rule::kFileIdx13, e.data_length_at(),
             "the data range reaches the KV section, index or trailer"};
   }
-  // Placement was checked: descriptor_offset + descriptor_length fits.
-  *end = std::max(e.descriptor_offset + e.descriptor_length, data_end);
+  // Placement was checked: descriptor_offset + descriptor_length fits (and
+  // the region ends at least a byte after it). At least one byte is read,
+  // so that an entry naming an empty descriptor is walked and refused.
+  *end = std::max({e.descriptor_offset + e.descriptor_length, data_end,
+                   e.descriptor_offset + 1});
   return kAccepted;
 }
 

@@ -58,7 +58,8 @@ class RangeSource {
   virtual uint64_t size() const = 0;
   // Passes the bytes [offset, offset + length) to `feed` in order, in
   // pieces (views valid during the call). Fewer bytes than asked for is an
-  // error (STREAM-IO-like: the source failed); `feed`'s error stops it.
+  // error (reported as STREAM-IO: the source failed); FailedPrecondition
+  // (the object changed) is reported as it is; `feed`'s error stops it.
   virtual absl::Status Read(uint64_t offset, uint64_t length, PieceFn feed) = 0;
 };
 
