@@ -28,6 +28,7 @@
 #include "parser/wire.h"
 #include "stream/container/crc32c.h"
 #include "stream/container/utf8.h"
+#include "stream/ingest/output/block_paged.h"
 #include "stream/ingest/output/npy.h"
 #include "stream/ingest/output/row_major_gather.h"
 #include "stream/ingest/output/sparse_walk.h"
@@ -241,8 +242,10 @@ class DequantSink::Tensor {
   // buffer 0 spooled (and the parameter buffers kept) until the tensor's
   // end, then read in logical row-major order (GatherRowMajor) for the
   // other dense layouts.
-  // kSparse: every buffer spooled, densified at the end.
-  enum class Kind : uint8_t { kNone, kQuant, kPlain, kSpool, kSparse };
+  // kSparse: every buffer spooled, densified at the end. kPaged: every
+  // buffer spooled, the page pool converted (dequantized) at the end and
+  // its pages copied out in block-table order.
+  enum class Kind : uint8_t { kNone, kQuant, kPlain, kSpool, kSparse, kPaged };
 
   // `dir`: where the files go (outputs with write_files, spools).
   Tensor(const DequantSinkOptions& o, SafeOutputDir* dir,
@@ -256,6 +259,7 @@ class DequantSink::Tensor {
   void Abandon() {
     if (in_safetensors_) safetensors_->AbandonTensor();
     in_safetensors_ = false;
+    late_safetensors_ = false;
     CloseOut();
     if (!temp_.empty()) dir_->Remove(temp_);
     temp_.clear();
@@ -295,6 +299,17 @@ class DequantSink::Tensor {
       out_type_ = *out;
       return BeginSparse(d, none);
     }
+    if (d.layout_tag == layout_tag::kBlockPaged) {
+      absl::StatusOr<OutputType> out =
+          ChooseOutput(d.type_tag, d.has(flag::kHasQuantization),
+                       options_.format, options_.dtype);
+      if (!out.ok()) {
+        *none = absl::StrCat("no output: ", out.status().message());
+        return absl::OkStatus();
+      }
+      out_type_ = *out;
+      return BeginPaged(d, none);
+    }
     if (!layout_tag::IsDense(d.layout_tag)) {
       *none = absl::StrCat("no output: layout ", LayoutName(d.layout_tag),
                            " is not converted yet");
@@ -321,6 +336,7 @@ class DequantSink::Tensor {
       case Kind::kPlain:
         return buffer == 0 ? ConvertPlain(piece) : absl::OkStatus();
       case Kind::kSparse:
+      case Kind::kPaged:
         return buffer < sparse_.size() ? AppendSpool(&sparse_[buffer], piece)
                                        : absl::OkStatus();
       case Kind::kSpool:
@@ -339,6 +355,11 @@ class DequantSink::Tensor {
   // no files are written), for the caller to publish; *crc is its CRC-32C.
   absl::Status End(std::string* temp, uint32_t* crc, std::string* verdict) {
     if (kind_ == Kind::kNone) return absl::OkStatus();
+    if (kind_ == Kind::kPaged) {
+      absl::Status s = FinishPaged(verdict);
+      if (!s.ok() || kind_ == Kind::kNone) return s;
+      return CloseFinished(temp, crc);
+    }
     if (kind_ == Kind::kSpool) {
       absl::Status s = quantized_ ? DequantizeSpool() : ConvertSpool();
       if (!s.ok()) return s;
@@ -358,6 +379,22 @@ class DequantSink::Tensor {
       *verdict = absl::StrCat(quantized_ ? "dequantized (" : "converted (",
                               conv_->done(), " values)");
     }
+    return CloseFinished(temp, crc);
+  }
+
+  // After Begin: the tensor has an entry in model.safetensors.
+  bool in_safetensors() const { return in_safetensors_; }
+  // After End: the entry was made at the tensor's end (block-paged: the
+  // shape is known only then).
+  bool TakeLateSafetensorsEntry() {
+    const bool late = late_safetensors_;
+    late_safetensors_ = false;
+    return late;
+  }
+
+ private:
+  // The output is complete in out_buf_ / its temp: flush and close it.
+  absl::Status CloseFinished(std::string* temp, uint32_t* crc) {
     absl::Status s = FlushOut();
     if (!s.ok()) return s;
     if (out_fd_ >= 0 && ::close(out_fd_) != 0) {
@@ -376,10 +413,6 @@ class DequantSink::Tensor {
     return absl::OkStatus();
   }
 
-  // After Begin: the tensor has an entry in model.safetensors.
-  bool in_safetensors() const { return in_safetensors_; }
-
- private:
   // The logical shape of the output (complex as pairs: a trailing 2).
   std::vector<uint64_t> OutputShape(const TensorDescriptor& d) const {
     std::vector<uint64_t> shape(d.shape, d.shape + std::min(d.rank, kMaxRank));
@@ -491,10 +524,13 @@ class DequantSink::Tensor {
 
   // The output's temp, and the .npy header (its shape and type known now).
   absl::Status OpenOut(const TensorDescriptor& d) {
+    return OpenOutShape(OutputShape(d));
+  }
+  absl::Status OpenOutShape(const std::vector<uint64_t>& shape) {
     if (!options_.write_files) return absl::OkStatus();
     if (safetensors_ != nullptr) {
       absl::Status s = safetensors_->BeginTensor(
-          name_, out_type_.safetensors_dtype(), OutputShape(d));
+          name_, out_type_.safetensors_dtype(), shape);
       in_safetensors_ = s.ok();
       return s;
     }
@@ -503,7 +539,7 @@ class DequantSink::Tensor {
     out_fd_ = t->fd;
     temp_ = t->name;
     if (options_.format == OutputFormat::kNpy) {
-      const std::string h = NpyHeader(out_type_.npy_descr(), OutputShape(d));
+      const std::string h = NpyHeader(out_type_.npy_descr(), shape);
       out_buf_.assign(h.begin(), h.end());
     }
     return absl::OkStatus();
@@ -627,20 +663,44 @@ class DequantSink::Tensor {
   // The values converted to the output type, then each stored element
   // copied to its row-major place in a zero-filled file (the output after
   // its header, or a temp for safetensors), mapped shared.
-  absl::Status Densify(std::string* verdict) {
-    std::vector<std::unique_ptr<Mapping>> maps;
-    std::vector<absl::Span<const uint8_t>> views(sparse_.size());
+  // Every spooled buffer as bytes: in memory, or its file mapped (the
+  // mappings in *maps).
+  absl::Status ViewSpools(std::vector<std::unique_ptr<Mapping>>* maps,
+                          std::vector<absl::Span<const uint8_t>>* views) {
+    views->assign(sparse_.size(), {});
     for (size_t i = 0; i < sparse_.size(); ++i) {
       BufferSpool& b = sparse_[i];
       if (b.file.fd < 0) {
-        views[i] = b.mem;
+        (*views)[i] = b.mem;
         continue;
       }
-      maps.push_back(std::make_unique<Mapping>());
-      absl::Status s = maps.back()->Map(b.file.fd, b.size, false);
+      maps->push_back(std::make_unique<Mapping>());
+      absl::Status s = maps->back()->Map(b.file.fd, b.size, false);
       if (!s.ok()) return s;
-      views[i] =
-          absl::MakeConstSpan(maps.back()->data(), static_cast<size_t>(b.size));
+      (*views)[i] = absl::MakeConstSpan(maps->back()->data(),
+                                        static_cast<size_t>(b.size));
+    }
+    return absl::OkStatus();
+  }
+
+  // A tensor found at its end to get no output (a broken index in a
+  // permissive input): nothing of it is kept, the verdict says why.
+  void NoOutputAtEnd(std::string* verdict, absl::string_view why) {
+    *verdict = absl::StrCat("no output: ", why);
+    CloseOut();
+    if (!temp_.empty()) dir_->Remove(temp_);
+    temp_.clear();
+    if (in_safetensors_) safetensors_->AbandonTensor();
+    in_safetensors_ = false;
+    kind_ = Kind::kNone;
+  }
+
+  absl::Status Densify(std::string* verdict) {
+    std::vector<std::unique_ptr<Mapping>> maps;
+    std::vector<absl::Span<const uint8_t>> views;
+    {
+      absl::Status s = ViewSpools(&maps, &views);
+      if (!s.ok()) return s;
     }
     // Converted values: a spool of their own.
     const uint64_t nnz = desc_->layout.nnz;
@@ -721,13 +781,7 @@ class DequantSink::Tensor {
     if (!s.ok()) {
       // A broken index (permissive input) leaves no output, not a failure.
       if (s.code() != absl::StatusCode::kInvalidArgument) return s;
-      *verdict = absl::StrCat("no output: ", s.message());
-      CloseOut();
-      if (!temp_.empty()) dir_->Remove(temp_);
-      temp_.clear();
-      if (in_safetensors_) safetensors_->AbandonTensor();
-      in_safetensors_ = false;
-      kind_ = Kind::kNone;
+      NoOutputAtEnd(verdict, s.message());
       return absl::OkStatus();
     }
     if (!in_safetensors_ && dense.fd >= 0) {
@@ -736,6 +790,198 @@ class DequantSink::Tensor {
       out_crc_ = *crc;
     }
     *verdict = absl::StrCat("densified (", placed, " stored values)");
+    return absl::OkStatus();
+  }
+
+  // --- Block-paged tensors (stream/ingest/output/block_paged.h). ----------
+
+  absl::Status BeginPaged(const TensorDescriptor& d, std::string* none) {
+    quantized_ = d.has(flag::kHasQuantization);
+    uint64_t parameter_bytes = 0;
+    for (uint32_t i = 3; i < d.buffer_count && i < kMaxBuffers; ++i) {
+      parameter_bytes += d.buffers[i].byte_size;
+    }
+    if (parameter_bytes > options_.max_parameter_bytes) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the parameter buffers of a tensor take ", parameter_bytes,
+          " bytes, more than the limit of ", options_.max_parameter_bytes));
+    }
+    if (d.rank != 3 || d.buffer_count < 3) {
+      *none = "no output: a block-paged tensor needs rank 3 and 3 buffers";
+      return absl::OkStatus();
+    }
+    *desc_ = d;
+    sparse_.resize(d.buffer_count);
+    uint64_t budget = options_.spool_memory_bytes;
+    for (uint32_t i = 0; i < d.buffer_count; ++i) {
+      absl::Status s = OpenSpool(&sparse_[i], d.buffers[i].byte_size, &budget);
+      if (!s.ok()) return s;
+    }
+    kind_ = Kind::kPaged;
+    return absl::OkStatus();  // the output opens at the end (its rows)
+  }
+
+  // The page pool converted to the output type (dequantized when
+  // quantized), row-major [num_pages · page_size, heads, dims], into *pool.
+  absl::Status ConvertPool(const std::vector<absl::Span<const uint8_t>>& views,
+                           BufferSpool* pool, std::string* none) {
+    std::vector<absl::Span<const uint8_t>> buffers = views;
+    dequant::ParameterBytes pb;
+    if (quantized_) {
+      absl::StatusOr<dequant::ParameterBytes> p =
+          dequant::ParametersFromBuffers(*desc_, buffers);
+      if (!p.ok()) return p.status();
+      pb = *p;
+    }
+    TensorDescriptor rm;
+    dequant::ParameterBytes rm_params;
+    std::vector<uint8_t> widened;
+    absl::Status s =
+        PoolAsRowMajor(*desc_, pb, options_.mode, &rm, &rm_params, &widened);
+    if (!s.ok()) {
+      if (RuleIdOf(s).has_value()) return s;
+      *none = std::string(s.message());
+      return absl::OkStatus();
+    }
+    uint64_t count = 0, bytes = 0;
+    if (!rm.ElementCount(&count) ||
+        !wire::CheckedMul(count, conv_->out_bytes_per_element(), &bytes)) {
+      *none = "the page pool's size overflows";
+      return absl::OkStatus();
+    }
+    uint64_t budget = options_.spool_memory_bytes;
+    s = OpenSpool(pool, bytes, &budget);
+    if (!s.ok()) return s;
+    std::vector<uint8_t> chunk;
+    if (!quantized_) {
+      ElementConverter conv(desc_->type_tag, out_type_, count);
+      for (size_t at = 0; s.ok() && at < views[0].size(); at += kSubPiece) {
+        chunk.clear();
+        conv.Feed(views[0].subspan(at, kSubPiece), &chunk);
+        s = AppendSpool(pool, chunk);
+      }
+      if (s.ok() && conv.done() < count) {
+        s = absl::DataLossError("the page pool is shorter than its pages");
+      }
+      return s;
+    }
+    absl::StatusOr<dequant::Dequantizer> dq =
+        dequant::Dequantizer::Create(rm, rm_params, dq_options_);
+    if (!dq.ok()) {
+      if (RuleIdOf(dq.status()).has_value()) return dq.status();
+      *none = std::string(dq.status().message());
+      return absl::OkStatus();
+    }
+    ElementConverter conv(type_tag::kFloat32, out_type_, count);
+    for (size_t at = 0; s.ok() && at < views[0].size(); at += kSubPiece) {
+      const absl::Span<const uint8_t> part = views[0].subspan(at, kSubPiece);
+      floats_.resize(static_cast<size_t>(dq->OutputCountFor(part.size())));
+      size_t written = 0;
+      s = dq->Consume(part, absl::MakeSpan(floats_), &written);
+      if (!s.ok()) break;
+      le_.resize(written * 4);
+      for (size_t i = 0; i < written; ++i) {
+        wire::StoreF32(&le_[4 * i], floats_[i]);
+      }
+      chunk.clear();
+      conv.Feed(le_, &chunk);
+      s = AppendSpool(pool, chunk);
+    }
+    if (s.ok()) s = dq->Finish();
+    if (s.ok() && conv.done() < count) {
+      s = absl::DataLossError("the page pool is shorter than its pages");
+    }
+    return s;
+  }
+
+  // The rows in block-table order (PlanPagedRows), each page copied from
+  // the converted pool.
+  absl::Status FinishPaged(std::string* verdict) {
+    dq_options_.mode = options_.mode;
+    conv_.emplace(quantized_ ? type_tag::kFloat32 : desc_->type_tag, out_type_,
+                  0);
+    std::vector<std::unique_ptr<Mapping>> maps;
+    std::vector<absl::Span<const uint8_t>> views;
+    absl::Status s = ViewSpools(&maps, &views);
+    if (!s.ok()) return s;
+    absl::StatusOr<PagedRows> rows = PlanPagedRows(*desc_, views[1], views[2]);
+    if (!rows.ok()) {
+      if (rows.status().code() != absl::StatusCode::kInvalidArgument) {
+        return rows.status();
+      }
+      NoOutputAtEnd(verdict, rows.status().message());
+      return absl::OkStatus();
+    }
+    std::string none;
+    BufferSpool pool;
+    s = ConvertPool(views, &pool, &none);
+    Mapping pool_map;
+    const uint8_t* vals = pool.mem.data();
+    if (s.ok() && none.empty() && pool.file.fd >= 0) {
+      s = pool_map.Map(pool.file.fd, pool.size, false);
+      vals = pool_map.data();
+    }
+    std::vector<uint64_t> shape = {rows->rows, desc_->shape[1],
+                                   desc_->shape[2]};
+    if (out_type_.pairs) shape.push_back(2);
+    if (s.ok() && none.empty()) {
+      s = OpenOutShape(shape);
+      late_safetensors_ = in_safetensors_;
+    }
+    const uint64_t row_bytes =
+        rows->row_elements * conv_->out_bytes_per_element();
+    uint64_t copied = 0;
+    if (s.ok() && none.empty()) {
+      const uint64_t page_bytes = row_bytes * desc_->layout.page_size;
+      s = ForEachPagedRun(*desc_, *rows, views[1],
+                          [&](uint64_t page, uint64_t slots) {
+                            const uint8_t* from = vals + page * page_bytes;
+                            for (uint64_t left = slots * row_bytes; left > 0;) {
+                              const size_t n = static_cast<size_t>(
+                                  std::min<uint64_t>(left, kOutBufferBytes));
+                              out_buf_.insert(out_buf_.end(), from, from + n);
+                              from += n;
+                              left -= n;
+                              copied += n;
+                              if (out_buf_.size() >= kOutBufferBytes) {
+                                absl::Status f = FlushOut();
+                                if (!f.ok()) return f;
+                              }
+                              if (copied % (uint64_t{64} << 20) < n)
+                                pool_map.Release();
+                            }
+                            return absl::OkStatus();
+                          });
+    }
+    pool_map.Reset();
+    if (pool.file.fd >= 0) {
+      ::close(pool.file.fd);
+      dir_->Remove(pool.file.name);
+    }
+    maps.clear();
+    DropSparse();
+    if (s.ok() && !none.empty()) {
+      NoOutputAtEnd(verdict, none);
+      return absl::OkStatus();
+    }
+    if (!s.ok()) {
+      if (s.code() != absl::StatusCode::kInvalidArgument ||
+          RuleIdOf(s).has_value()) {
+        return s;
+      }
+      NoOutputAtEnd(verdict, s.message());
+      return absl::OkStatus();
+    }
+    const uint64_t values =
+        row_bytes == 0 ? 0 : copied / row_bytes * rows->row_elements;
+    *verdict = absl::StrCat(quantized_ ? "dequantized (" : "converted (",
+                            values, " values, block-paged");
+    if (rows->padded) {
+      absl::StrAppend(verdict, "; every slot of its ", rows->logical_pages,
+                      " logical pages: the format does not give each "
+                      "sequence's token count");
+    }
+    absl::StrAppend(verdict, ")");
     return absl::OkStatus();
   }
 
@@ -958,6 +1204,7 @@ class DequantSink::Tensor {
   // Sparse.
   std::vector<BufferSpool> sparse_;
   uint64_t dense_bytes_ = 0;
+  bool late_safetensors_ = false;
 };
 
 DequantSink::DequantSink(const DequantSinkOptions& options)
@@ -1115,6 +1362,11 @@ absl::Status DequantSink::OnTensorEnd() {
   TensorRecord& r = records_.back();
   std::string verdict, temp;
   absl::Status s = tensor_->End(&temp, &r.output_crc32c, &verdict);
+  if (tensor_->TakeLateSafetensorsEntry() && s.ok()) {
+    safetensors_entry_.resize(records_.size(), -1);
+    safetensors_entry_.back() =
+        static_cast<int64_t>(safetensors_->tensor_count()) - 1;
+  }
   if (s.ok() && !temp.empty()) {
     if (names_at_end_) {
       // The index has not named it yet (and may never pass).

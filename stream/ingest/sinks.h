@@ -72,10 +72,20 @@
 // element copied to its row-major place in the zero-filled output, mapped
 // shared with its pages dropped as it goes.
 //
+// Block-paged tensors (layouts/block-paged.md) are written as their logical
+// dense tensor [tokens, num_heads, head_dim], the sequences one after the
+// other (stream/ingest/output/block_paged.h: when the file does not
+// determine each sequence's token count, every slot of every logical page,
+// and the verdict says so). Every buffer is spooled (memory within
+// spool_memory_bytes, else temps of OUT); at the tensor's end the page pool
+// is converted — dequantized, per-page-slot scales included — into a spool
+// of output elements, and its pages copied out in block-table order.
+//
 // A tensor that failed leaves no file. A composite head has no output (its
-// members have theirs); block-paged tensors, sparse ones above
-// max_dense_bytes or quantized, extension element types and quantization
-// schemes this reader does not interpret get none, with a verdict
+// members have theirs); sparse ones above max_dense_bytes or quantized,
+// extension element types, quantization schemes this reader does not
+// interpret and compositions the spec leaves undefined (block-paged with
+// NF4/MXFP, permissive input only) get none, with a verdict
 // "no output: ..." saying why (the tensor itself stays valid).
 // Data-level rejections (TYPE-PACK-0x, QNT-PCA-10, ...: dequantizer.h) fail
 // the sink with the rule id.
