@@ -31,6 +31,7 @@
 #include "stream/ingest/output/block_paged.h"
 #include "stream/ingest/output/npy.h"
 #include "stream/ingest/output/row_major_gather.h"
+#include "stream/ingest/output/sparse_dequant.h"
 #include "stream/ingest/output/sparse_walk.h"
 #include "stream/ingest/safe_output_dir.h"
 
@@ -286,14 +287,11 @@ class DequantSink::Tensor {
       return absl::OkStatus();
     }
     if (IsSparseLayout(d.layout_tag)) {
-      absl::StatusOr<OutputType> out = ChooseOutput(
-          d.type_tag, /*quantized=*/false, options_.format, options_.dtype);
-      if (d.has(flag::kHasQuantization) || !out.ok()) {
-        *none = absl::StrCat("no output: a ",
-                             d.has(flag::kHasQuantization)
-                                 ? "quantized sparse tensor"
-                                 : "sparse tensor of this element type",
-                             " is not densified yet");
+      absl::StatusOr<OutputType> out =
+          ChooseOutput(d.type_tag, d.has(flag::kHasQuantization),
+                       options_.format, options_.dtype);
+      if (!out.ok()) {
+        *none = absl::StrCat("no output: ", out.status().message());
         return absl::OkStatus();
       }
       out_type_ = *out;
@@ -366,7 +364,8 @@ class DequantSink::Tensor {
     }
     if (kind_ == Kind::kSparse) {
       absl::Status s = Densify(verdict);
-      if (!s.ok()) return s;
+      if (!s.ok() || kind_ == Kind::kNone) return s;
+      return CloseFinished(temp, crc);
     }
     if (quantized_) {
       absl::Status s = dq_->Finish();
@@ -634,7 +633,24 @@ class DequantSink::Tensor {
   };
 
   absl::Status BeginSparse(const TensorDescriptor& d, std::string* none) {
-    quantized_ = false;
+    quantized_ = d.has(flag::kHasQuantization);
+    if (quantized_) {
+      // Parameter buffers after the layout's: values + index buffers.
+      const uint32_t layout_buffers = d.layout_tag == layout_tag::kCoo ? 2
+                                      : d.layout_tag == layout_tag::kCsf
+                                          ? 2 * d.rank + 1
+                                          : 3;
+      uint64_t parameter_bytes = 0;
+      for (uint32_t i = layout_buffers; i < d.buffer_count && i < kMaxBuffers;
+           ++i) {
+        parameter_bytes += d.buffers[i].byte_size;
+      }
+      if (parameter_bytes > options_.max_parameter_bytes) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "the parameter buffers of a tensor take ", parameter_bytes,
+            " bytes, more than the limit of ", options_.max_parameter_bytes));
+      }
+    }
     uint64_t count = 0, dense = 0;
     const uint64_t width = out_type_.bytes() * (out_type_.pairs ? 2 : 1);
     if (!d.ElementCount(&count) || !wire::CheckedMul(count, width, &dense)) {
@@ -649,7 +665,8 @@ class DequantSink::Tensor {
     }
     *desc_ = d;
     dense_bytes_ = dense;
-    conv_.emplace(d.type_tag, out_type_, d.layout.nnz);
+    conv_.emplace(quantized_ ? type_tag::kFloat32 : d.type_tag, out_type_,
+                  d.layout.nnz);
     sparse_.resize(d.buffer_count);
     uint64_t budget = options_.spool_memory_bytes;
     for (uint32_t i = 0; i < d.buffer_count; ++i) {
@@ -695,6 +712,21 @@ class DequantSink::Tensor {
     kind_ = Kind::kNone;
   }
 
+  // One float as the output type (quantized outputs: float32, float16 or
+  // bfloat16, ChooseOutput), little-endian.
+  void StoreFloat(float f, uint8_t* to) {
+    switch (out_type_.tag) {
+      case type_tag::kFloat16:
+        wire::StoreU16(to, DoubleToF16Bits(f));
+        return;
+      case type_tag::kBFloat16:
+        wire::StoreU16(to, DoubleToBf16Bits(f));
+        return;
+      default:
+        wire::StoreF32(to, f);
+    }
+  }
+
   absl::Status Densify(std::string* verdict) {
     std::vector<std::unique_ptr<Mapping>> maps;
     std::vector<absl::Span<const uint8_t>> views;
@@ -702,19 +734,41 @@ class DequantSink::Tensor {
       absl::Status s = ViewSpools(&maps, &views);
       if (!s.ok()) return s;
     }
-    // Converted values: a spool of their own.
+    // Converted values: a spool of their own. Quantized values are
+    // dequantized at their positions instead (SparseDequantizer).
     const uint64_t nnz = desc_->layout.nnz;
     const uint32_t width = conv_->out_bytes_per_element();
+    std::optional<SparseDequantizer> deq;
+    if (quantized_) {
+      absl::StatusOr<dequant::ParameterBytes> pb =
+          dequant::ParametersFromBuffers(*desc_, views);
+      absl::StatusOr<SparseDequantizer> q =
+          pb.ok() ? SparseDequantizer::Create(*desc_, *pb, options_.mode)
+                  : absl::StatusOr<SparseDequantizer>(pb.status());
+      if (!q.ok()) {
+        if (RuleIdOf(q.status()).has_value()) return q.status();
+        NoOutputAtEnd(verdict, q.status().message());
+        DropSparse();
+        return absl::OkStatus();
+      }
+      deq.emplace(*std::move(q));
+    }
     BufferSpool values;
     uint64_t budget = options_.spool_memory_bytes;
-    absl::Status s = OpenSpool(&values, nnz * width, &budget);
+    absl::Status s = OpenSpool(&values, quantized_ ? 0 : nnz * width, &budget);
     std::vector<uint8_t> chunk;
-    for (size_t at = 0; s.ok() && at < views[0].size(); at += kSubPiece) {
+    for (size_t at = 0; !quantized_ && s.ok() && at < views[0].size();
+         at += kSubPiece) {
       chunk.clear();
       conv_->Feed(views[0].subspan(at, kSubPiece), &chunk);
       s = AppendSpool(&values, chunk);
     }
-    if (s.ok() && conv_->done() < nnz) {
+    if (s.ok() && !quantized_ && conv_->done() < nnz) {
+      s = absl::DataLossError("the values buffer is shorter than nnz");
+    }
+    if (s.ok() && quantized_ &&
+        views[0].size() * 8 / std::max<uint32_t>(desc_->ElementBits(), 1) <
+            nnz) {
       s = absl::DataLossError("the values buffer is shorter than nnz");
     }
     Mapping values_map;
@@ -752,7 +806,10 @@ class DequantSink::Tensor {
           out_map.data() == nullptr ? nullptr : out_map.data() + header;
       s = ForEachSparseElement(
           *desc_, views, [&](uint64_t value, uint64_t position) {
-            if (out != nullptr) {
+            if (out != nullptr && deq.has_value()) {
+              StoreFloat(deq->Value(views[0], value, position),
+                         out + position * width);
+            } else if (out != nullptr) {
               std::memcpy(out + position * width, vals + value * width, width);
             }
             if (++placed % (uint64_t{1} << 20) == 0) out_map.Release();

@@ -70,7 +70,9 @@
 // output: every buffer is spooled (memory within spool_memory_bytes, else
 // temps of OUT), the values converted to the output type, and each stored
 // element copied to its row-major place in the zero-filled output, mapped
-// shared with its pages dropped as it goes.
+// shared with its pages dropped as it goes. Quantized sparse tensors are
+// densified too, each stored value dequantized with the parameters of its
+// logical position (stream/ingest/output/sparse_dequant.h).
 //
 // Block-paged tensors (layouts/block-paged.md) are written as their logical
 // dense tensor [tokens, num_heads, head_dim], the sequences one after the
@@ -82,8 +84,8 @@
 // of output elements, and its pages copied out in block-table order.
 //
 // A tensor that failed leaves no file. A composite head has no output (its
-// members have theirs); sparse ones above max_dense_bytes or quantized,
-// extension element types, quantization schemes this reader does not
+// members have theirs); sparse ones above max_dense_bytes, extension
+// element types, quantization schemes this reader does not
 // interpret and compositions the spec leaves undefined (block-paged with
 // NF4/MXFP, permissive input only) get none, with a verdict
 // "no output: ..." saying why (the tensor itself stays valid).

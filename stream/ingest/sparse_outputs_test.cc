@@ -1,0 +1,171 @@
+// DequantSink outputs of sparse tensors (layouts/coo.md, csr.md, csc.md,
+// csf.md; issue 16 part 2). Quantized ones are densified with each stored
+// value dequantized by the parameters of its logical position (per-channel
+// i_axis; per-block b = outer · ceil(S / K) + i_axis / K, RESOLUTIONS.md 3),
+// the expected values written here from those formulas.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "parser/element_type.h"
+#include "parser/quantization.h"
+#include "parser/rules.h"
+#include "parser/wire.h"
+#include "stream/ingest/consumers.h"
+#include "stream/ingest/loader.h"
+#include "stream/ingest/sinks.h"
+#include "stream/ingest/testing/loader_test_util.h"
+
+namespace hurray::stream {
+namespace {
+
+using testing::IngestTensor;
+
+std::vector<uint8_t> U64s(const std::vector<uint64_t>& v) {
+  std::vector<uint8_t> b(v.size() * 8);
+  for (size_t i = 0; i < v.size(); ++i) wire::StoreU64(&b[8 * i], v[i]);
+  return b;
+}
+
+std::vector<uint8_t> I32s(const std::vector<int32_t>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  for (size_t i = 0; i < v.size(); ++i) {
+    wire::StoreU32(&b[4 * i], static_cast<uint32_t>(v[i]));
+  }
+  return b;
+}
+
+std::vector<uint8_t> F32s(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  for (size_t i = 0; i < v.size(); ++i) wire::StoreF32(&b[4 * i], v[i]);
+  return b;
+}
+
+IngestTensor Sparse(uint8_t type, uint8_t layout, std::vector<uint64_t> shape,
+                    uint64_t nnz, std::vector<std::vector<uint8_t>> buffers,
+                    const QuantizationDescriptor* q) {
+  auto d = std::make_unique<TensorDescriptor>();
+  d->type_tag = type;
+  d->layout_tag = layout;
+  d->rank = static_cast<uint32_t>(shape.size());
+  for (size_t k = 0; k < shape.size(); ++k) d->shape[k] = shape[k];
+  d->layout.nnz = nnz;
+  if (layout == layout_tag::kCoo) d->layout.is_sorted = 1;
+  if (q != nullptr) {
+    d->flags |= flag::kHasQuantization;
+    d->quantization = *q;
+  }
+  d->buffer_count = static_cast<uint32_t>(buffers.size());
+  for (uint32_t i = 0; i < d->buffer_count; ++i) {
+    d->buffers[i].byte_size = buffers[i].size();
+  }
+  IngestTensor t;
+  t.name = "sparse";
+  t.tensor.descriptor = std::move(d);
+  t.tensor.buffers = std::move(buffers);
+  return t;
+}
+
+struct SparseRun {
+  absl::Status status;
+  std::vector<TensorRecord> records;
+  std::string dir;
+};
+
+SparseRun Ingest(const IngestTensor& t, DequantSinkOptions o,
+                 const std::string& name) {
+  SparseRun r;
+  r.dir = testing::FreshDir(name);
+  o.out_dir = r.dir;
+  DequantSink sink(o);
+  std::unique_ptr<ByteConsumer> c = MakeConsumer(
+      SourceFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+  LoaderOptions lo;
+  lo.chunk_size = 5;
+  Loader loader(lo);
+  std::vector<IngestTensor> v(1);
+  v[0].name = t.name;
+  v[0].tensor.descriptor =
+      std::make_unique<TensorDescriptor>(*t.tensor.descriptor);
+  v[0].tensor.buffers = t.tensor.buffers;
+  const std::vector<uint8_t> bytes = testing::StreamBytes(v);
+  r.status = loader.Run(LoadSource::Memory(bytes), c.get()).status;
+  r.records = sink.records();
+  return r;
+}
+
+std::vector<float> ReadF32(const std::string& path) {
+  const std::vector<uint8_t> b = testing::ReadAll(path);
+  std::vector<float> f(b.size() / 4);
+  for (size_t i = 0; i < f.size(); ++i) f[i] = wire::LoadF32(&b[4 * i]);
+  return f;
+}
+
+// COO int8 [3, 4], per-channel on axis 1, asymmetric.
+TEST(SparseOutputs, QuantizedCooPerChannelDensified) {
+  const std::vector<int8_t> codes = {-7, 100, 3};
+  const std::vector<float> scales = {0.5f, 0.25f, 2.0f, -1.5f};
+  const std::vector<int32_t> zps = {1, -2, 0, 5};
+  std::vector<uint8_t> values(codes.size());
+  std::memcpy(values.data(), codes.data(), codes.size());
+  const QuantizationDescriptor q = *PerChannelAffine::Asymmetric(1, 2, 3);
+  const IngestTensor t =
+      Sparse(type_tag::kInt8, layout_tag::kCoo, {3, 4}, 3,
+             {values, U64s({0, 1, 1, 3, 2, 0}), F32s(scales), I32s(zps)}, &q);
+  std::vector<float> want(12, 0.0f);
+  want[0 * 4 + 1] = static_cast<float>(-7 - zps[1]) * scales[1];
+  want[1 * 4 + 3] = static_cast<float>(100 - zps[3]) * scales[3];
+  want[2 * 4 + 0] = static_cast<float>(3 - zps[0]) * scales[0];
+  for (uint64_t spool : {uint64_t{24} << 20, uint64_t{0}}) {
+    DequantSinkOptions o;
+    o.spool_memory_bytes = spool;
+    const SparseRun r = Ingest(t, o, "coo_pca");
+    ASSERT_TRUE(r.status.ok()) << r.status;
+    EXPECT_EQ(r.records[0].output, "tensor_0.f32") << r.records[0].verdict;
+    EXPECT_EQ(ReadF32(r.dir + "/tensor_0.f32"), want);
+  }
+}
+
+// CSR int4 [3, 8], per-block affine on axis 1, block 4, symmetric: scale
+// b = row · 2 + column / 4; five codes, the last byte's high nibble unused.
+TEST(SparseOutputs, QuantizedCsrPerBlockSubByteDensified) {
+  // (row, col, code): (0,2,-3) (0,5,7) (1,7,-8) (2,0,1) (2,4,-1)
+  const std::vector<uint8_t> values = {0xD | (7 << 4), 0x8 | (1 << 4), 0xF};
+  std::vector<float> scales(6);
+  for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.5f * (i + 1);
+  const QuantizationDescriptor q =
+      *PerBlockAffine::Symmetric(1, 4, 3, type_tag::kFloat32);
+  const IngestTensor t = Sparse(
+      type_tag::kInt4, layout_tag::kCsr, {3, 8}, 5,
+      {values, U64s({2, 5, 7, 0, 4}), U64s({0, 2, 3, 5}), F32s(scales)}, &q);
+  std::vector<float> want(24, 0.0f);
+  want[0 * 8 + 2] = -3 * scales[0];
+  want[0 * 8 + 5] = 7 * scales[1];
+  want[1 * 8 + 7] = -8 * scales[3];
+  want[2 * 8 + 0] = 1 * scales[4];
+  want[2 * 8 + 4] = -1 * scales[5];
+  const SparseRun r = Ingest(t, DequantSinkOptions(), "csr_pba");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.records[0].output, "tensor_0.f32") << r.records[0].verdict;
+  EXPECT_EQ(ReadF32(r.dir + "/tensor_0.f32"), want);
+}
+
+// A zero per-channel scale of a sparse tensor is the dense rule's
+// rejection (QNT-PCA-10), and nothing is published.
+TEST(SparseOutputs, QuantizedZeroScaleIsRejected) {
+  const QuantizationDescriptor q = *PerChannelAffine::Symmetric(1, 2);
+  const IngestTensor t =
+      Sparse(type_tag::kInt8, layout_tag::kCoo, {3, 4}, 1,
+             {{5}, U64s({1, 2}), F32s({1.0f, 1.0f, 0.0f, 1.0f})}, &q);
+  const SparseRun r = Ingest(t, DequantSinkOptions(), "coo_zero");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_EQ(RuleIdOf(r.status).value_or(""), "QNT-PCA-10") << r.status;
+  EXPECT_TRUE(testing::ListDir(r.dir).empty());
+}
+
+}  // namespace
+}  // namespace hurray::stream
