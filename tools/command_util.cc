@@ -62,7 +62,7 @@ Commands:
       many clients at once (127.0.0.1:7420 by default; --port 0 picks a free
       port). Prints "listening on ADDR:PORT"; SIGINT/SIGTERM stop it.
   ingest SOURCE [--dequant OUT_DIR [--format npy|safetensors|f32]
-         [--dtype T] [--max-dense-bytes N]]
+         [--dtype T] [--max-dense-bytes N] [--sparse dense|keep]]
          [--resume STATE_FILE] [--permissive]
          [--agree KIND=VALUE]... [--json] [--chunk-size N] [--idle-timeout S]
          [--connect-timeout S] [--total-timeout S] [--ca-file PEM]
@@ -122,12 +122,26 @@ Outputs (ingest --dequant, dequant):
   Every dense layout (row-major, column-major, strided, tiled, Morton,
   Hilbert) is written in logical row-major order; a layout other than
   row-major spools its data buffer (in OUT_DIR above 24 MiB) and reads it
-  back in that order, in bounded memory. Sparse tensors (COO, CSR, CSC,
-  CSF) are written dense (zeros where nothing is stored) when the dense form
-  takes at most --max-dense-bytes N bytes (default 1073741824); larger ones
-  get no output. A composite head has no output of its own (its members
-  have theirs); block-paged tensors get none yet. The summary's verdict
-  says "no output: <why>" for each of those.
+  back in that order, in bounded memory. Quantized tensors are dequantized
+  whatever their layout. Sparse tensors (COO, CSR, CSC, CSF) are written
+  dense (zeros where nothing is stored) when the dense form takes at most
+  --max-dense-bytes N bytes (default 1073741824). Larger ones, and every
+  sparse tensor with --sparse keep, are written as their arrays instead:
+  <name>.values (the stored values, converted or dequantized, in stored
+  order) and the uint64 index arrays as stored: COO <name>.indices [nnz,
+  rank]; CSR and CSC <name>.indices and <name>.indptr (scipy's names; CSC:
+  row indices and column pointers); CSF <name>.pos_L and <name>.crd_L for
+  each level L (.u64 raw files with --format f32; tensors of the same
+  names in model.safetensors). The summary gives the dense shape. Not with --resume (a
+  resumable run writes sparse tensors above the limit nowhere, and says so).
+  Block-paged tensors are written as their logical dense tensor [tokens,
+  heads, head_dim], the sequences one after the other; the format does not
+  carry each sequence's token count, so when the pages do not determine
+  them (partial last pages of several sequences) every slot of every
+  logical page is written, [pages x page_size, heads, head_dim], and the
+  verdict says so. A composite head has no output of its own (its members
+  have theirs). The summary's verdict says "no output: <why>" for a tensor
+  without one (extension types and schemes).
 
 For inspect and validate, a FILE starting with "HRRYFILE" is a whole .hrry
 file: header, tensors, KV section, index and trailer are checked and its

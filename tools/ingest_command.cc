@@ -62,6 +62,7 @@ struct IngestArgs {
   stream::OutputFormat format = stream::OutputFormat::kNpy;
   stream::OutputDtype dtype = stream::OutputDtype::kAuto;
   uint64_t max_dense_bytes = uint64_t{1} << 30;
+  stream::SparseOutput sparse = stream::SparseOutput::kDense;
 };
 
 absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
@@ -92,6 +93,16 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
       if (!absl::SimpleAtoi(args[++i], &a.max_dense_bytes)) {
         return absl::InvalidArgumentError(
             "--max-dense-bytes needs a byte count");
+      }
+    } else if (arg == "--sparse" && has_value) {
+      const std::string& v = args[++i];
+      if (v == "dense") {
+        a.sparse = stream::SparseOutput::kDense;
+      } else if (v == "keep") {
+        a.sparse = stream::SparseOutput::kKeep;
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--sparse: '", v, "' is not dense or keep"));
       }
     } else if (arg == "--dtype" && has_value) {
       absl::StatusOr<stream::OutputDtype> d =
@@ -146,6 +157,7 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
       rest.push_back(args[++i]);
     } else if (arg == "--dequant" || arg == "--resume" || arg == "--format" ||
                arg == "--dtype" || arg == "--max-dense-bytes" ||
+               arg == "--sparse" ||
                arg == "--chunk-size" || arg == "--idle-timeout" ||
                arg == "--connect-timeout" || arg == "--total-timeout" ||
                arg == "--ca-file" || arg == "--header" || arg == "--tensors") {
@@ -179,6 +191,11 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
     return absl::InvalidArgumentError(
         "--format safetensors cannot be resumed (model.safetensors is "
         "written whole at the end): use --format npy with --resume");
+  }
+  if (a.sparse == stream::SparseOutput::kKeep && a.state_file.has_value()) {
+    return absl::InvalidArgumentError(
+        "--sparse keep cannot be resumed (the resume state names one output "
+        "per tensor)");
   }
   if (a.source == "-" && a.state_file.has_value()) {
     return absl::InvalidArgumentError("standard input cannot be resumed");
@@ -315,6 +332,11 @@ void PrintJson(const IngestArgs& a, const absl::Status& status, uint64_t bytes,
     w.Key("complete").Bool(r.complete);
     w.Key("verdict").String(r.verdict);
     if (!r.output.empty()) w.Key("output").String(r.output);
+    if (!r.more_outputs.empty()) {
+      w.Key("more_outputs").BeginArray();
+      for (const std::string& m : r.more_outputs) w.String(m);
+      w.EndArray();
+    }
     w.EndObject();
   }
   w.EndArray();
@@ -666,6 +688,8 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     o.format = a.format;
     o.dtype = a.dtype;
     o.max_dense_bytes = a.max_dense_bytes;
+    o.sparse = a.sparse;
+    o.keep_large_sparse = !a.state_file.has_value();
     // A resumable run keeps finished .hrry outputs that wait for the index
     // when it is interrupted.
     o.keep_unnamed_outputs = a.state_file.has_value();

@@ -248,6 +248,23 @@ def _sparse_model(tmp_path):
     return path, {"coo": dense2, "csr": dense2, "csc": i16, "csf": d3}
 
 
+def _sparse_arrays():
+    """What --sparse keep writes for _sparse_model's tensors, computed again
+    from the same dense arrays: {file name: numpy array}."""
+    path_arrays = {}
+    dense2 = numpy.zeros((4, 5), dtype="<f4")
+    dense2[0, 1], dense2[2, 0], dense2[2, 4], dense2[3, 3] = 1.5, -2, 3, 4
+    rows, cols = numpy.nonzero(dense2)
+    perm = numpy.random.default_rng(11).permutation(len(rows))
+    path_arrays["coo.values"] = dense2[rows, cols][perm]
+    path_arrays["coo.indices"] = numpy.stack([rows, cols], axis=1)[perm]
+    path_arrays["csr.values"] = dense2[rows, cols]
+    path_arrays["csr.indices"] = cols
+    path_arrays["csr.indptr"] = numpy.searchsorted(rows, numpy.arange(5))
+    return {k: (v.astype("<u8") if "ind" in k else v)
+            for k, v in path_arrays.items()}
+
+
 def test_sparse_tensors_are_written_dense(tmp_path, cli):
     src, expected = _sparse_model(tmp_path)
     out = tmp_path / "out"
@@ -264,16 +281,100 @@ def test_sparse_tensors_are_written_dense(tmp_path, cli):
         assert tensors[name][1].tobytes() == want.tobytes(), name
 
 
-def test_sparse_above_max_dense_bytes_gets_no_output(tmp_path, cli):
+def test_sparse_above_max_dense_bytes_is_kept_as_arrays(tmp_path, cli):
     src, expected = _sparse_model(tmp_path)
     out = tmp_path / "out"
-    code, stdout, stderr = cli("ingest", src, "--dequant", out,
-                               "--max-dense-bytes", "80")
-    assert code == 0, stderr
+    stdout = _ingest(cli, src, out, "--max-dense-bytes", "80")
     # 4x5 float32 = 80 bytes fits; the int16 3x4 = 24 too; the 2x3x4
-    # float64 = 192 does not.
-    assert sorted(os.listdir(out)) == ["coo.npy", "csc.npy", "csr.npy"]
+    # float64 = 192 does not: its values and pos/crd arrays, per level.
+    csf = ["csf.values.npy"] + [f"csf.{a}_{l}.npy" for l in range(3)
+                                for a in ("pos", "crd")]
+    assert sorted(os.listdir(out)) == sorted(
+        ["coo.npy", "csc.npy", "csr.npy"] + csf)
+    assert "kept sparse" in stdout
+    d3 = expected["csf"]
+    order = [2, 0, 1]
+    pts = sorted(zip(*numpy.nonzero(d3)), key=lambda p: [p[m] for m in order])
+    values = numpy.load(out / "csf.values.npy")
+    assert values.dtype == numpy.float64
+    assert values.tolist() == [d3[tuple(p)] for p in pts]
+    # The leaf coordinates are the last mode's, in tree order.
+    crd2 = numpy.load(out / "csf.crd_2.npy")
+    assert crd2.dtype == numpy.uint64
+    assert crd2.tolist() == [p[order[2]] for p in pts]
+    assert numpy.load(out / "csf.pos_0.npy").tolist()[0] == 0
+    # A resumable run keeps no arrays: no output, and it says so.
+    out2 = tmp_path / "resumable"
+    code, stdout, stderr = cli("ingest", src, "--dequant", out2,
+                               "--max-dense-bytes", "80", "--resume",
+                               tmp_path / "state")
+    assert code == 0, stderr
+    assert sorted(os.listdir(out2)) == ["coo.npy", "csc.npy", "csr.npy"]
     assert "more than --max-dense-bytes 80" in stdout
+
+
+def test_sparse_keep_arrays_load_in_numpy(tmp_path, cli):
+    src, _ = _sparse_model(tmp_path)
+    out = tmp_path / "out"
+    _ingest(cli, src, out, "--sparse", "keep")
+    for name, want in _sparse_arrays().items():
+        got = numpy.load(out / f"{name}.npy")
+        assert got.dtype == want.dtype and got.shape == want.shape, name
+        assert got.tobytes() == want.tobytes(), name
+    assert sorted(os.listdir(out)) == sorted(
+        ["coo.values.npy", "coo.indices.npy", "csr.values.npy",
+         "csr.indices.npy", "csr.indptr.npy", "csc.values.npy",
+         "csc.indices.npy", "csc.indptr.npy", "csf.values.npy"] +
+        [f"csf.{a}_{l}.npy" for l in range(3) for a in ("pos", "crd")])
+    out = tmp_path / "st"
+    _ingest(cli, src, out, "--sparse", "keep", "--format", "safetensors")
+    _, tensors = _read_safetensors(out / "model.safetensors")
+    for name, want in _sparse_arrays().items():
+        assert tensors[name][1].tobytes() == want.tobytes(), name
+    code, _, stderr = cli("ingest", src, "--dequant", tmp_path / "r",
+                          "--sparse", "keep", "--resume", tmp_path / "s")
+    assert code == 2 and "resume" in stderr
+
+
+def _paged_stream(tmp_path, corpus, name, buffers):
+    """A bare stream: the corpus descriptor `name`, then its buffers."""
+    with open(os.path.join(corpus, "descriptors", name), "rb") as f:
+        desc = f.read()
+    path = tmp_path / (name + ".hrs")
+    path.write_bytes(desc + b"".join(b.tobytes() for b in buffers))
+    return path
+
+
+def test_block_paged_outputs_load_in_numpy(tmp_path, cli, corpus):
+    """layouts/block-paged.md § Element Lookup: token t of a sequence is
+slot t % page_size of page block_table[seq_ptr[s] + t // page_size]."""
+    rng = numpy.random.default_rng(5)
+    # float16 [16, 2, 8], 4 pages of 4 tokens, one sequence: 16 tokens.
+    pool = rng.standard_normal((4, 4, 2, 8)).astype("<f2")
+    table = numpy.array([2, 0, 3, 1], dtype="<u4")
+    src = _paged_stream(tmp_path, corpus, "layout_block_paged_f16_16x2x8.bin",
+                        [pool, table, numpy.array([0, 4], dtype="<u4")])
+    out = tmp_path / "out"
+    _ingest(cli, src, out)
+    got = numpy.load(out / "tensor_0.npy")
+    assert got.dtype == numpy.float16 and got.shape == (16, 2, 8)
+    assert got.tobytes() == pool[table].reshape(16, 2, 8).tobytes()
+    # int8 [40, 2, 8], pages of 16, 2 sequences owning 1 and 2 pages: their
+    # token counts are not in the file, so every slot of the 3 pages comes
+    # out, dequantized with its page slot's float16 scale.
+    codes = rng.integers(-128, 128, size=(4, 16, 2, 8)).astype("i1")
+    scales = rng.uniform(0.01, 1, size=(4, 16)).astype("<f2")
+    table = numpy.array([3, 0, 3], dtype="<u4")
+    src = _paged_stream(tmp_path, corpus, "block_paged_int8_pba.bin",
+                        [codes, table, numpy.array([0, 1, 3], dtype="<u4"),
+                         scales])
+    out = tmp_path / "out_q"
+    stdout = _ingest(cli, src, out)
+    assert "every slot of its 3 logical pages" in stdout
+    got = numpy.load(out / "tensor_0.npy")
+    want = (codes.astype("f4") * scales.astype("f4")[:, :, None, None])[table]
+    assert got.dtype == numpy.float32 and got.shape == (48, 2, 8)
+    assert got.tobytes() == want.reshape(48, 2, 8).tobytes()
 
 
 def test_safetensors_round_trip_through_convert(tmp_path, cli):

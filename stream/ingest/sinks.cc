@@ -74,6 +74,47 @@ absl::StatusOr<uint32_t> FileCrc32c(const SafeOutputDir& dir,
   return crc;
 }
 
+// One more output of a tensor (a kept sparse tensor's index array): the
+// part of its name ("<name><suffix>.npy"), its temp, its CRC-32C.
+struct KeptPart {
+  std::string suffix;
+  std::string temp;
+  uint32_t crc = 0;
+};
+
+// The index arrays of a sparse layout, each a uint64 buffer (coo.md,
+// csr.md, csc.md, csf.md § Buffer Table): COO indices [nnz, rank]; CSR and
+// CSC indices and indptr (scipy's names); CSF pos_L and crd_L per level.
+struct KeptArray {
+  std::string suffix;
+  uint32_t buffer;
+  uint64_t columns;
+};
+
+// The file suffix of an index array: ".npy", or ".u64" (raw little-endian
+// uint64) for --format f32.
+std::string IndexFileSuffix(OutputFormat f) {
+  return f == OutputFormat::kF32 ? ".u64" : std::string(OutputSuffix(f));
+}
+
+std::vector<KeptArray> KeptArrays(const TensorDescriptor& d) {
+  switch (d.layout_tag) {
+    case layout_tag::kCoo:
+      return {{".indices", 1, d.rank}};
+    case layout_tag::kCsr:
+    case layout_tag::kCsc:
+      return {{".indices", 1, 1}, {".indptr", 2, 1}};
+    default: {
+      std::vector<KeptArray> v;
+      for (uint32_t l = 0; l < d.rank && l < kMaxRank; ++l) {
+        v.push_back({absl::StrCat(".pos_", l), 2 * l + 1, 1});
+        v.push_back({absl::StrCat(".crd_", l), 2 * l + 2, 1});
+      }
+      return v;
+    }
+  }
+}
+
 std::string ShapeText(const TensorDescriptor& d) {
   std::string s = "[";
   for (uint32_t i = 0; i < d.rank && i < kMaxRank; ++i) {
@@ -260,7 +301,8 @@ class DequantSink::Tensor {
   void Abandon() {
     if (in_safetensors_) safetensors_->AbandonTensor();
     in_safetensors_ = false;
-    late_safetensors_ = false;
+    late_entries_.clear();
+    keep_ = false;
     CloseOut();
     if (!temp_.empty()) dir_->Remove(temp_);
     temp_.clear();
@@ -273,6 +315,9 @@ class DequantSink::Tensor {
 
   // The name the output gets when it is published.
   const std::string& final_name() const { return final_name_; }
+  const std::string& base() const { return base_; }
+  // Begin chose to keep a sparse tensor as its arrays.
+  bool kept() const { return keep_; }
 
   // Sets up for `d`; a tensor that gets no output says why in *none, else
   // an error.
@@ -281,6 +326,7 @@ class DequantSink::Tensor {
     Abandon();
     name_ = name;
     final_name_ = absl::StrCat(base, OutputSuffix(options_.format));
+    base_ = base;
     out_crc_ = 0;
     if (d.layout_tag == layout_tag::kComposite) {
       *none = "composite head: its members are the outputs";
@@ -351,7 +397,8 @@ class DequantSink::Tensor {
   // The tensor's bytes all arrived: finish the output. *temp names the
   // finished output's temp in the directory (empty when there is none or
   // no files are written), for the caller to publish; *crc is its CRC-32C.
-  absl::Status End(std::string* temp, uint32_t* crc, std::string* verdict) {
+  absl::Status End(std::string* temp, uint32_t* crc, std::string* verdict,
+                   std::vector<KeptPart>* more) {
     if (kind_ == Kind::kNone) return absl::OkStatus();
     if (kind_ == Kind::kPaged) {
       absl::Status s = FinishPaged(verdict);
@@ -361,6 +408,9 @@ class DequantSink::Tensor {
     if (kind_ == Kind::kSpool) {
       absl::Status s = quantized_ ? DequantizeSpool() : ConvertSpool();
       if (!s.ok()) return s;
+    }
+    if (kind_ == Kind::kSparse && keep_) {
+      return KeepArrays(temp, crc, verdict, more);
     }
     if (kind_ == Kind::kSparse) {
       absl::Status s = Densify(verdict);
@@ -385,10 +435,11 @@ class DequantSink::Tensor {
   bool in_safetensors() const { return in_safetensors_; }
   // After End: the entry was made at the tensor's end (block-paged: the
   // shape is known only then).
-  bool TakeLateSafetensorsEntry() {
-    const bool late = late_safetensors_;
-    late_safetensors_ = false;
-    return late;
+  // The name suffixes of the entries, "" for the tensor's own name.
+  std::vector<std::string> TakeLateEntries() {
+    std::vector<std::string> v;
+    v.swap(late_entries_);
+    return v;
   }
 
  private:
@@ -653,15 +704,27 @@ class DequantSink::Tensor {
     }
     uint64_t count = 0, dense = 0;
     const uint64_t width = out_type_.bytes() * (out_type_.pairs ? 2 : 1);
-    if (!d.ElementCount(&count) || !wire::CheckedMul(count, width, &dense)) {
-      *none = "no output: the dense form's size overflows";
+    const bool fits = d.ElementCount(&count) &&
+                      wire::CheckedMul(count, width, &dense) &&
+                      dense <= options_.max_dense_bytes;
+    // Kept as its arrays: asked for, or too large to write dense.
+    keep_ = options_.sparse == SparseOutput::kKeep ||
+            (!fits && options_.keep_large_sparse);
+    if (!fits && !keep_) {
+      *none = absl::StrCat(
+          "no output: its dense form takes more than --max-dense-bytes ",
+          options_.max_dense_bytes, " bytes (a resumable run keeps no arrays)");
       return absl::OkStatus();
     }
-    if (dense > options_.max_dense_bytes) {
-      *none = absl::StrCat("no output: its dense form takes ", dense,
-                           " bytes, more than --max-dense-bytes ",
-                           options_.max_dense_bytes);
-      return absl::OkStatus();
+    if (keep_) {
+      // Values first: "<name>.values", then the index arrays (KeepArrays).
+      final_name_ =
+          absl::StrCat(base_, ".values", OutputSuffix(options_.format));
+      if (!wire::CheckedMul(d.layout.nnz, width, &dense)) {
+        *none = "no output: the values' size overflows";
+        keep_ = false;
+        return absl::OkStatus();
+      }
     }
     *desc_ = d;
     dense_bytes_ = dense;
@@ -674,7 +737,104 @@ class DequantSink::Tensor {
       if (!s.ok()) return s;
     }
     kind_ = Kind::kSparse;
+    if (keep_) return absl::OkStatus();  // the outputs open at the end
     return OpenOut(d);
+  }
+
+  // A sparse tensor kept as its arrays (DequantSinkOptions::sparse): the
+  // values converted (dequantized) in stored order as the main output
+  // "<name>.values", then each index array as it is stored (uint64) in
+  // *more. The index is walked first: a broken one (permissive input)
+  // leaves nothing.
+  absl::Status KeepArrays(std::string* temp, uint32_t* crc,
+                          std::string* verdict, std::vector<KeptPart>* more) {
+    std::vector<std::unique_ptr<Mapping>> maps;
+    std::vector<absl::Span<const uint8_t>> views;
+    absl::Status s = ViewSpools(&maps, &views);
+    if (s.ok()) {
+      s = ForEachSparseElement(*desc_, views, [](uint64_t, uint64_t) {});
+    }
+    if (!s.ok()) {
+      if (s.code() != absl::StatusCode::kInvalidArgument) return s;
+      NoOutputAtEnd(verdict, s.message());
+      DropSparse();
+      return absl::OkStatus();
+    }
+    const uint64_t nnz = desc_->layout.nnz;
+    std::vector<uint64_t> shape = {nnz};
+    if (out_type_.pairs) shape.push_back(2);
+    const std::string name = name_;
+    name_ = name + ".values";
+    s = OpenOutShape(shape);
+    if (s.ok() && in_safetensors_) late_entries_.push_back(".values");
+    if (s.ok()) s = Densify(verdict, /*by_value=*/true);
+    if (!s.ok() || kind_ == Kind::kNone) {
+      DropSparse();
+      return s;
+    }
+    s = CloseFinished(temp, crc);
+    if (!s.ok()) return s;
+    for (const KeptArray& a : KeptArrays(*desc_)) {
+      if (a.buffer >= views.size()) continue;
+      std::vector<uint64_t> ashape = {views[a.buffer].size() / 8};
+      if (a.columns > 1) ashape = {ashape[0] / a.columns, a.columns};
+      s = WritePart(name, a.suffix, views[a.buffer], ashape, &maps, more);
+      if (!s.ok()) break;
+    }
+    maps.clear();
+    DropSparse();
+    if (!s.ok()) return s;
+    *verdict = absl::StrCat("kept sparse (", nnz, " values and ", more->size(),
+                            " index arrays, shape ", ShapeText(*desc_), ")");
+    return absl::OkStatus();
+  }
+
+  // One index array (little-endian uint64) as its own output.
+  absl::Status WritePart(const std::string& name, const std::string& suffix,
+                         absl::Span<const uint8_t> bytes,
+                         const std::vector<uint64_t>& shape,
+                         std::vector<std::unique_ptr<Mapping>>* maps,
+                         std::vector<KeptPart>* more) {
+    if (!options_.write_files) return absl::OkStatus();
+    auto release = [maps] {
+      for (auto& m : *maps) m->Release();
+    };
+    if (safetensors_ != nullptr) {
+      absl::Status s = safetensors_->BeginTensor(name + suffix, "U64", shape);
+      for (size_t at = 0; s.ok() && at < bytes.size(); at += kSpoolReadBytes) {
+        s = safetensors_->Append(bytes.subspan(at, kSpoolReadBytes));
+        release();
+      }
+      if (!s.ok()) {
+        safetensors_->AbandonTensor();
+        return s;
+      }
+      safetensors_->EndTensor();
+      late_entries_.push_back(suffix);
+      return absl::OkStatus();
+    }
+    absl::StatusOr<TempFile> t = dir_->CreateTemp(0644);
+    if (!t.ok()) return t.status();
+    more->push_back(KeptPart{suffix, t->name, 0});
+    KeptPart& part = more->back();
+    absl::Status s = absl::OkStatus();
+    if (options_.format == OutputFormat::kNpy) {
+      const std::string h = NpyHeader("<u8", shape);
+      part.crc = Crc32cExtend(
+          0, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(h.data()),
+                                 h.size()));
+      s = WriteAllFd(t->fd, h.data(), h.size(), dir_->Describe(t->name));
+    }
+    for (size_t at = 0; s.ok() && at < bytes.size(); at += kSpoolReadBytes) {
+      const absl::Span<const uint8_t> c = bytes.subspan(at, kSpoolReadBytes);
+      part.crc = Crc32cExtend(part.crc, c);
+      s = WriteAllFd(t->fd, c.data(), c.size(), dir_->Describe(t->name));
+      release();
+    }
+    if (::close(t->fd) != 0 && s.ok()) {
+      s = ErrnoStatus("cannot write", dir_->Describe(t->name));
+    }
+    return s;
   }
 
   // The values converted to the output type, then each stored element
@@ -727,7 +887,9 @@ class DequantSink::Tensor {
     }
   }
 
-  absl::Status Densify(std::string* verdict) {
+  // by_value: each stored element at its value index instead of its
+  // position (a kept sparse tensor's values, dequantized or converted).
+  absl::Status Densify(std::string* verdict, bool by_value = false) {
     std::vector<std::unique_ptr<Mapping>> maps;
     std::vector<absl::Span<const uint8_t>> views;
     {
@@ -806,11 +968,12 @@ class DequantSink::Tensor {
           out_map.data() == nullptr ? nullptr : out_map.data() + header;
       s = ForEachSparseElement(
           *desc_, views, [&](uint64_t value, uint64_t position) {
+            const uint64_t at = by_value ? value : position;
             if (out != nullptr && deq.has_value()) {
               StoreFloat(deq->Value(views[0], value, position),
-                         out + position * width);
+                         out + at * width);
             } else if (out != nullptr) {
-              std::memcpy(out + position * width, vals + value * width, width);
+              std::memcpy(out + at * width, vals + value * width, width);
             }
             if (++placed % (uint64_t{1} << 20) == 0) out_map.Release();
           });
@@ -834,7 +997,7 @@ class DequantSink::Tensor {
       dir_->Remove(values.file.name);
     }
     maps.clear();
-    DropSparse();
+    if (!by_value) DropSparse();
     if (!s.ok()) {
       // A broken index (permissive input) leaves no output, not a failure.
       if (s.code() != absl::StatusCode::kInvalidArgument) return s;
@@ -983,7 +1146,7 @@ class DequantSink::Tensor {
     if (out_type_.pairs) shape.push_back(2);
     if (s.ok() && none.empty()) {
       s = OpenOutShape(shape);
-      late_safetensors_ = in_safetensors_;
+      if (in_safetensors_) late_entries_.push_back("");
     }
     const uint64_t row_bytes =
         rows->row_elements * conv_->out_bytes_per_element();
@@ -1261,7 +1424,9 @@ class DequantSink::Tensor {
   // Sparse.
   std::vector<BufferSpool> sparse_;
   uint64_t dense_bytes_ = 0;
-  bool late_safetensors_ = false;
+  std::vector<std::string> late_entries_;
+  bool keep_ = false;  // a sparse tensor kept as its arrays
+  std::string base_;   // the file name before its suffixes
 };
 
 DequantSink::DequantSink(const DequantSinkOptions& options)
@@ -1300,6 +1465,10 @@ void DequantSink::DropPending(absl::string_view why) {
   for (TensorRecord& r : records_) {
     if (r.pending_output.empty()) continue;
     if (dir_ != nullptr) dir_->Remove(r.pending_output);
+    for (const auto& [suffix, temp] : r.more_pending) {
+      if (dir_ != nullptr) dir_->Remove(temp);
+    }
+    r.more_pending.clear();
     r.pending_output.clear();
     r.output_crc32c = 0;
     if (r.complete) absl::StrAppend(&r.verdict, "; ", why);
@@ -1320,7 +1489,7 @@ absl::Status DequantSink::OnEndOfStream() {
     return status_;
   }
   for (size_t i = 0; i < records_.size(); ++i) {
-    if (i < safetensors_entry_.size() && safetensors_entry_[i] >= 0) {
+    if (i < safetensors_entries_.size() && !safetensors_entries_[i].empty()) {
       records_[i].output = kSafetensorsFileName;
     }
   }
@@ -1390,11 +1559,11 @@ absl::Status DequantSink::OnDescriptor(const TensorDescriptor& d) {
   }
   r.verdict = none;
   if (safetensors_ != nullptr) {
-    safetensors_entry_.resize(records_.size(), -1);
-    safetensors_entry_.back() =
-        tensor_->in_safetensors()
-            ? static_cast<int64_t>(safetensors_->tensor_count()) - 1
-            : -1;
+    safetensors_entries_.resize(records_.size());
+    if (tensor_->in_safetensors()) {
+      safetensors_entries_.back().emplace_back(safetensors_->tensor_count() - 1,
+                                               "");
+    }
   }
   return status_;
 }
@@ -1418,23 +1587,48 @@ absl::Status DequantSink::OnTensorEnd() {
   if (!status_.ok() || !in_tensor_) return status_;
   TensorRecord& r = records_.back();
   std::string verdict, temp;
-  absl::Status s = tensor_->End(&temp, &r.output_crc32c, &verdict);
-  if (tensor_->TakeLateSafetensorsEntry() && s.ok()) {
-    safetensors_entry_.resize(records_.size(), -1);
-    safetensors_entry_.back() =
-        static_cast<int64_t>(safetensors_->tensor_count()) - 1;
+  std::vector<KeptPart> more;
+  absl::Status s = tensor_->End(&temp, &r.output_crc32c, &verdict, &more);
+  const std::vector<std::string> late = tensor_->TakeLateEntries();
+  if (s.ok() && safetensors_ != nullptr) {
+    safetensors_entries_.resize(records_.size());
+    for (size_t j = 0; j < late.size(); ++j) {
+      safetensors_entries_.back().emplace_back(
+          safetensors_->tensor_count() - late.size() + j, late[j]);
+    }
+  }
+  if (!s.ok() || temp.empty()) {
+    for (const KeptPart& p : more) dir_->Remove(p.temp);
+    more.clear();
   }
   if (s.ok() && !temp.empty()) {
+    // A kept sparse tensor: "<name>.values" and its index arrays, all
+    // complete before any is published.
+    r.part = more.empty() && !tensor_->kept() ? "" : ".values";
+    const std::string fmt = IndexFileSuffix(options_.format);
     if (names_at_end_) {
       // The index has not named it yet (and may never pass).
       r.pending_output = temp;
       if (options_.keep_unnamed_outputs) dir_->Keep(temp);
+      for (const KeptPart& p : more) {
+        r.more_pending.emplace_back(p.suffix, p.temp);
+        if (options_.keep_unnamed_outputs) dir_->Keep(p.temp);
+      }
     } else {
       s = dir_->Publish(temp, tensor_->final_name());
       if (s.ok()) {
         r.output = tensor_->final_name();
       } else {
         dir_->Remove(temp);
+      }
+      for (const KeptPart& p : more) {
+        const std::string name = tensor_->base() + p.suffix + fmt;
+        if (s.ok()) s = dir_->Publish(p.temp, name);
+        if (s.ok()) {
+          r.more_outputs.push_back(name);
+        } else {
+          dir_->Remove(p.temp);
+        }
       }
     }
   }
@@ -1462,10 +1656,11 @@ absl::Status DequantSink::DropTensors(const std::vector<bool>& keep) {
 absl::Status DequantSink::OnTensorNames(absl::Span<const std::string> names) {
   HURRAY_RETURN_IF_ERROR(RecordingIngestSink::OnTensorNames(names));
   if (safetensors_ != nullptr) {
-    for (size_t i = 0; i < names.size() && i < safetensors_entry_.size(); ++i) {
-      if (safetensors_entry_[i] >= 0 && !names[i].empty()) {
-        safetensors_->SetName(static_cast<size_t>(safetensors_entry_[i]),
-                              names[i]);
+    for (size_t i = 0; i < names.size() && i < safetensors_entries_.size();
+         ++i) {
+      if (names[i].empty()) continue;
+      for (const auto& [entry, suffix] : safetensors_entries_[i]) {
+        safetensors_->SetName(entry, names[i] + suffix);
       }
     }
   }
@@ -1474,10 +1669,11 @@ absl::Status DequantSink::OnTensorNames(absl::Span<const std::string> names) {
   for (size_t i = 0; i < records_.size(); ++i) {
     TensorRecord& r = records_[i];
     if (r.pending_output.empty()) continue;
-    const std::string name =
+    const std::string base =
         options_.rename_to_names && i < names.size() && !names[i].empty()
-            ? SafeFileName(names[i], i) + std::string(suffix)
-            : absl::StrCat("tensor_", i, suffix);
+            ? SafeFileName(names[i], i)
+            : absl::StrCat("tensor_", i);
+    const std::string name = absl::StrCat(base, r.part, suffix);
     absl::Status s = dir_->Publish(r.pending_output, name);
     if (!s.ok()) {
       Fail(s);
@@ -1485,6 +1681,17 @@ absl::Status DequantSink::OnTensorNames(absl::Span<const std::string> names) {
     }
     r.pending_output.clear();
     r.output = name;
+    for (const auto& [part, temp] : r.more_pending) {
+      const std::string more =
+          absl::StrCat(base, part, IndexFileSuffix(options_.format));
+      s = dir_->Publish(temp, more);
+      if (!s.ok()) {
+        Fail(s);
+        return status_;
+      }
+      r.more_outputs.push_back(more);
+    }
+    r.more_pending.clear();
   }
   return status_;
 }

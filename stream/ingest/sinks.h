@@ -72,7 +72,13 @@
 // element copied to its row-major place in the zero-filled output, mapped
 // shared with its pages dropped as it goes. Quantized sparse tensors are
 // densified too, each stored value dequantized with the parameters of its
-// logical position (stream/ingest/output/sparse_dequant.h).
+// logical position (stream/ingest/output/sparse_dequant.h). Above
+// max_dense_bytes (with keep_large_sparse), or with sparse = kKeep, a sparse
+// tensor is kept as its arrays instead: the values, converted (dequantized)
+// in stored order, as OUT/<name>.values.npy, and each index buffer as it is
+// stored (uint64) as <name>.indices / .indptr / .pos_L / .crd_L (.u64 raw
+// for f32; tensors of those names in model.safetensors). Each array is
+// complete in its temp before any is published (TensorRecord::more_outputs).
 //
 // Block-paged tensors (layouts/block-paged.md) are written as their logical
 // dense tensor [tokens, num_heads, head_dim], the sequences one after the
@@ -128,6 +134,13 @@ struct TensorRecord {
   // DequantSink, .hrry: the finished output's temp in OUT_DIR while it
   // waits for the index to name it (SafeOutputDir::IsTempName).
   std::string pending_output;
+  // A sparse tensor kept as its arrays (DequantSinkOptions::sparse):
+  // `output` is "<name>.values<suffix>", `part` ".values", and the index
+  // arrays are more_outputs (published) or more_pending (part, temp).
+  // Never in a resumable run (keep_large_sparse off, --sparse keep refused).
+  std::string part;
+  std::vector<std::string> more_outputs;
+  std::vector<std::pair<std::string, std::string>> more_pending;
   // CRC-32C of the bytes of `output` (or `pending_output`), checked when a
   // resumed run takes the record over.
   uint32_t output_crc32c = 0;
@@ -213,6 +226,9 @@ class ValidateSink : public RecordingIngestSink {
   explicit ValidateSink(Mode mode = Mode::kStrict) { set_element_mode(mode); }
 };
 
+// --sparse dense|keep.
+enum class SparseOutput : uint8_t { kDense, kKeep };
+
 struct DequantSinkOptions {
   std::string out_dir;
   Mode mode = Mode::kStrict;
@@ -222,8 +238,15 @@ struct DequantSinkOptions {
   // holds them again as float32: up to 4x for e8m0 scales).
   uint64_t max_parameter_bytes = uint64_t{4} << 20;
   // Sparse tensors (COO, CSR, CSC, CSF) are written dense up to this many
-  // output bytes; larger ones get no output (a verdict says so).
+  // output bytes; larger ones are kept as their arrays (below), or, without
+  // keep_large_sparse, get no output (a verdict says so).
   uint64_t max_dense_bytes = uint64_t{1} << 30;
+  // kKeep: every sparse tensor is written as its arrays, "<name>.values"
+  // and its index arrays ("<name>.indices", ".indptr", ".pos_L", ".crd_L").
+  SparseOutput sparse = SparseOutput::kDense;
+  // Sparse tensors above max_dense_bytes are kept as their arrays. Off in
+  // a resumable run: the resume state names one output per tensor.
+  bool keep_large_sparse = true;
   // What the outputs are (stream/ingest/output/element_convert.h). The
   // library's default stays the raw .f32 files; the CLI's is npy.
   OutputFormat format = OutputFormat::kF32;
@@ -269,7 +292,8 @@ class DequantSink : public RecordingIngestSink {
   // --format safetensors: the one file of every tensor; the entry of each
   // record in it (-1: none).
   std::unique_ptr<SafetensorsWriter> safetensors_;
-  std::vector<int64_t> safetensors_entry_;
+  // (entry, name suffix) pairs: a kept sparse tensor has several.
+  std::vector<std::vector<std::pair<size_t, std::string>>> safetensors_entries_;
   std::vector<std::pair<std::string, std::string>> metadata_;
   std::unique_ptr<Tensor> tensor_;  // destroyed before dir_
   bool names_at_end_ = false;

@@ -77,7 +77,7 @@ struct SparseRun {
 };
 
 SparseRun Ingest(const IngestTensor& t, DequantSinkOptions o,
-                 const std::string& name) {
+                 const std::string& name, bool hrry = false) {
   SparseRun r;
   r.dir = testing::FreshDir(name);
   o.out_dir = r.dir;
@@ -92,7 +92,8 @@ SparseRun Ingest(const IngestTensor& t, DequantSinkOptions o,
   v[0].tensor.descriptor =
       std::make_unique<TensorDescriptor>(*t.tensor.descriptor);
   v[0].tensor.buffers = t.tensor.buffers;
-  const std::vector<uint8_t> bytes = testing::StreamBytes(v);
+  const std::vector<uint8_t> bytes =
+      hrry ? testing::HrryBytes(v) : testing::StreamBytes(v);
   r.status = loader.Run(LoadSource::Memory(bytes), c.get()).status;
   r.records = sink.records();
   return r;
@@ -165,6 +166,97 @@ TEST(SparseOutputs, QuantizedZeroScaleIsRejected) {
   ASSERT_FALSE(r.status.ok());
   EXPECT_EQ(RuleIdOf(r.status).value_or(""), "QNT-PCA-10") << r.status;
   EXPECT_TRUE(testing::ListDir(r.dir).empty());
+}
+
+// The .npy file's header text and its data bytes.
+std::pair<std::string, std::vector<uint8_t>> Npy(const std::string& path) {
+  const std::vector<uint8_t> b = testing::ReadAll(path);
+  if (b.size() < 10) return {};
+  const size_t len = b[8] | (b[9] << 8);
+  return {std::string(b.begin() + 10, b.begin() + 10 + len),
+          std::vector<uint8_t>(b.begin() + 10 + len, b.end())};
+}
+
+// --sparse keep: the values in stored order, the index arrays as stored.
+TEST(SparseOutputs, KeepWritesTheArrays) {
+  const std::vector<float> vals = {1.5f, -2.0f, 4.0f};
+  const std::vector<uint8_t> idx = U64s({2, 1, 0, 3, 1, 0});  // unsorted
+  IngestTensor t = Sparse(type_tag::kFloat32, layout_tag::kCoo, {3, 4}, 3,
+                          {F32s(vals), idx}, nullptr);
+  t.tensor.descriptor->layout.is_sorted = 0;
+  DequantSinkOptions o;
+  o.format = OutputFormat::kNpy;
+  o.sparse = SparseOutput::kKeep;
+  for (bool hrry : {false, true}) {
+    SCOPED_TRACE(hrry);
+    const SparseRun r = Ingest(t, o, "coo_keep", hrry);
+    ASSERT_TRUE(r.status.ok()) << r.status;
+    const std::string base = hrry ? "sparse" : "tensor_0";
+    EXPECT_EQ(testing::ListDir(r.dir),
+              (std::vector<std::string>{base + ".indices.npy",
+                                        base + ".values.npy"}));
+    EXPECT_EQ(r.records[0].output, base + ".values.npy");
+    EXPECT_EQ(r.records[0].more_outputs,
+              std::vector<std::string>{base + ".indices.npy"});
+    EXPECT_NE(r.records[0].verdict.find("kept sparse"), std::string::npos)
+        << r.records[0].verdict;
+    const auto [vh, vd] = Npy(r.dir + "/" + base + ".values.npy");
+    EXPECT_NE(vh.find("'descr': '<f4'"), std::string::npos) << vh;
+    EXPECT_NE(vh.find("'shape': (3,)"), std::string::npos) << vh;
+    EXPECT_EQ(vd, F32s(vals));
+    const auto [ih, id] = Npy(r.dir + "/" + base + ".indices.npy");
+    EXPECT_NE(ih.find("'descr': '<u8'"), std::string::npos) << ih;
+    EXPECT_NE(ih.find("'shape': (3, 2)"), std::string::npos) << ih;
+    EXPECT_EQ(id, idx);
+  }
+}
+
+// CSR above --max-dense-bytes: kept as values, indices, indptr; in a
+// resumable run (keep_large_sparse off) no output, and the verdict says so.
+TEST(SparseOutputs, AboveTheDenseLimitIsKept) {
+  const IngestTensor t =
+      Sparse(type_tag::kInt16, layout_tag::kCsr, {3, 4}, 2,
+             {{7, 0, 0xFD, 0xFF}, U64s({1, 3}), U64s({0, 1, 1, 2})}, nullptr);
+  DequantSinkOptions o;
+  o.format = OutputFormat::kNpy;
+  o.max_dense_bytes = 23;  // the dense int16 [3, 4] takes 24
+  SparseRun r = Ingest(t, o, "csr_large");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(
+      testing::ListDir(r.dir),
+      (std::vector<std::string>{"tensor_0.indices.npy", "tensor_0.indptr.npy",
+                                "tensor_0.values.npy"}));
+  EXPECT_EQ(Npy(r.dir + "/tensor_0.values.npy").second,
+            (std::vector<uint8_t>{7, 0, 0xFD, 0xFF}));
+  EXPECT_EQ(Npy(r.dir + "/tensor_0.indptr.npy").second, U64s({0, 1, 1, 2}));
+  o.max_dense_bytes = 24;
+  r = Ingest(t, o, "csr_fits");
+  EXPECT_EQ(testing::ListDir(r.dir), std::vector<std::string>{"tensor_0.npy"});
+  o.max_dense_bytes = 23;
+  o.keep_large_sparse = false;
+  r = Ingest(t, o, "csr_resumable");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_TRUE(testing::ListDir(r.dir).empty());
+  EXPECT_NE(r.records[0].verdict.find("no output"), std::string::npos);
+}
+
+// Kept quantized values are dequantized in stored order, each with the
+// parameters of its own position.
+TEST(SparseOutputs, KeptQuantizedValuesAreDequantized) {
+  const std::vector<float> scales = {0.5f, 0.25f, 2.0f, -1.5f};
+  const QuantizationDescriptor q = *PerChannelAffine::Symmetric(1, 2);
+  // (2, 3) code 4, (0, 1) code -6: COO need not be sorted.
+  IngestTensor t = Sparse(type_tag::kInt8, layout_tag::kCoo, {3, 4}, 2,
+                          {{4, 0xFA}, U64s({2, 3, 0, 1}), F32s(scales)}, &q);
+  t.tensor.descriptor->layout.is_sorted = 0;
+  DequantSinkOptions o;
+  o.sparse = SparseOutput::kKeep;
+  const SparseRun r = Ingest(t, o, "coo_keep_q");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(ReadF32(r.dir + "/tensor_0.values.f32"),
+            (std::vector<float>{4 * scales[3], -6 * scales[1]}));
+  EXPECT_EQ(testing::ReadAll(r.dir + "/tensor_0.indices.u64"),
+            U64s({2, 3, 0, 1}));
 }
 
 }  // namespace
