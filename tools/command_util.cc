@@ -34,10 +34,11 @@ Commands:
       Print one line per FILE: "FILE: OK" or
       "FILE: <RULE-ID> at byte <offset>: <message>".
   dequant [--json] [--permissive] [--agree KIND=VALUE]... FILE -o OUT
-          [--format npy|f32] [--dtype T]
+          [--format npy|safetensors|f32] [--dtype T]
       FILE holds one quantized tensor in the streaming format (descriptor,
       then its buffers back to back); write it dequantized to OUT in logical
-      row-major order (a .npy file by default; see "Outputs" below).
+      row-major order (a .npy file by default; safetensors: one tensor named
+      after FILE's stem; see "Outputs" below).
   pack -o OUT.hrry [--unsorted] [--no-crc] [--kv KEY=VALUE]... NAME=STREAM...
   pack -o OUT.hrry --sample
       Write a .hrry file from tensors in the streaming format (one tensor

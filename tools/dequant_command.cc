@@ -19,6 +19,7 @@
 #include "parser/wire.h"
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/output/npy.h"
+#include "stream/ingest/output/safetensors.h"
 #include "stream/ingest/safe_output_dir.h"
 #include "tools/command_util.h"
 #include "tools/json_writer.h"
@@ -161,6 +162,27 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
         reinterpret_cast<const uint8_t*>(h.data()), h.size()));
     if (!s.ok()) return s;
   }
+  if (format == stream::OutputFormat::kSafetensors) {
+    // One tensor, named after FILE (its stem), its size known: the header
+    // first, then the data as it is dequantized.
+    stream::SafetensorsEntry e;
+    e.name = std::filesystem::path(file).stem().string();
+    if (e.name.empty()) e.name = "tensor_0";
+    e.dtype = std::string(type->safetensors_dtype());
+    e.shape.assign(d.dims().begin(), d.dims().end());
+    if (!wire::CheckedMul(dq->plan().logical_elements, type->bytes(), &e.end)) {
+      return absl::ResourceExhaustedError("the output's size overflows");
+    }
+    const std::string h = stream::SafetensorsHeader({e}, {});
+    uint8_t n[8];
+    wire::StoreU64(n, h.size());
+    absl::Status s = (*out)->Write(n);
+    if (s.ok()) {
+      s = (*out)->Write(absl::MakeConstSpan(
+          reinterpret_cast<const uint8_t*>(h.data()), h.size()));
+    }
+    if (!s.ok()) return s;
+  }
   stream::ElementConverter conv(type_tag::kFloat32, *type,
                                 dq->plan().logical_elements);
   std::vector<uint8_t> converted;
@@ -295,10 +317,6 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
   }
   if (!output.has_value() || parsed->files.size() != 1) {
     return UsageError("dequant", "needs one FILE and -o OUT", err);
-  }
-  if (format == stream::OutputFormat::kSafetensors) {
-    return UsageError("dequant", "--format safetensors: not for one tensor",
-                      err);
   }
   absl::Status fd = stream::CheckFormatAndDtype(format, dtype);
   if (!fd.ok()) return UsageError("dequant", fd.message(), err);

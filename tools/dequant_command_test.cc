@@ -20,6 +20,7 @@
 #include "dequant/scalar.h"
 #include "dequant/testing/test_tensor.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "parser/element_type.h"
 #include "parser/encoder.h"
 #include "parser/wire.h"
@@ -225,6 +226,48 @@ TEST(DequantCommandTest, ASymlinkAtTheOutputIsNotWrittenThrough) {
   ASSERT_EQ(::lstat(out.c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));
   EXPECT_EQ(ReadFloats(out).size(), 16u);
+}
+
+// --format safetensors: one tensor named after FILE's stem, the header
+// first; --dtype bfloat16 rounds the reference's floats to nearest even
+// (written out here on the float32 bits).
+TEST(DequantCommandTest, SafetensorsWithBfloat16) {
+  std::mt19937_64 rng(21);
+  const TensorSpec spec = {
+      Scheme::kPerChannelAffine, type_tag::kInt8, {3, 6}, 1};
+  const TestTensor t = dequant::testing::MakeTensor(spec, rng);
+  const std::string in = WriteStream(t, "weights.hrs");
+  const std::string out = TempPath("weights.safetensors");
+  const CommandRun r = Dequant(
+      {in, "-o", out, "--format", "safetensors", "--dtype", "bfloat16"});
+  ASSERT_EQ(r.exit_code, kExitOk) << r.out << r.err;
+  std::vector<float> want;
+  ASSERT_TRUE(
+      dequant::ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want)
+          .ok());
+  std::ifstream f(out, std::ios::binary);
+  const std::vector<char> bytes((std::istreambuf_iterator<char>(f)), {});
+  ASSERT_GE(bytes.size(), 8u);
+  const uint64_t n = wire::LoadU64(reinterpret_cast<const uint8_t*>(&bytes[0]));
+  ASSERT_EQ(n % 8, 0u);
+  ASSERT_EQ(bytes.size(), 8 + n + 2 * want.size());
+  const nlohmann::json h =
+      nlohmann::json::parse(std::string(&bytes[8], static_cast<size_t>(n)));
+  EXPECT_EQ(h.size(), 1u) << h.dump();
+  EXPECT_EQ(h["weights"]["dtype"], "BF16");
+  EXPECT_EQ(h["weights"]["shape"], nlohmann::json::array({3, 6}));
+  EXPECT_EQ(h["weights"]["data_offsets"],
+            nlohmann::json::array({0, 2 * want.size()}));
+  for (size_t i = 0; i < want.size(); ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &want[i], 4);
+    const uint16_t bf16 =
+        static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
+    EXPECT_EQ(
+        wire::LoadU16(reinterpret_cast<const uint8_t*>(&bytes[8 + n + 2 * i])),
+        bf16)
+        << i;
+  }
 }
 
 TEST(DequantCommandTest, UsageAndUnsupportedExitTwo) {

@@ -125,6 +125,16 @@ def test_dequant_command_writes_npy(tmp_path, cli):
     got = numpy.load(tmp_path / "t.npy")
     assert got.dtype == numpy.float32
     assert got.tobytes() == t.dequantize().tobytes()
+    # The same formats as ingest: one tensor in a safetensors file, named
+    # after FILE's stem.
+    code, _, stderr = cli("dequant", src, "-o", tmp_path / "t.safetensors",
+                          "--format", "safetensors", "--dtype", "float16")
+    assert code == 0, stderr
+    _, tensors = _read_safetensors(tmp_path / "t.safetensors")
+    assert list(tensors) == ["t"]
+    dtype, a = tensors["t"]
+    assert dtype == "F16" and a.shape == (4, 32)
+    assert a.tobytes() == t.dequantize().astype("<f2").tobytes()
 
 
 _ST_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I8": "i1",
