@@ -230,6 +230,18 @@ void CheckDir(const std::map<std::string, std::string>& files,
       HURRAY_FUZZ_CHECK(files.count(r.pending_output) == 1);
       ++named;
     }
+    // A sparse tensor kept as its arrays: the index arrays' files.
+    for (const std::string& m : r.more_outputs) {
+      HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(m));
+      HURRAY_FUZZ_CHECK(files.count(m) == 1);
+      HURRAY_FUZZ_CHECK(r.complete && !r.output.empty());
+      ++named;
+    }
+    for (const auto& [part, temp] : r.more_pending) {
+      HURRAY_FUZZ_CHECK(pending_ok && !r.pending_output.empty());
+      HURRAY_FUZZ_CHECK(files.count(temp) == 1);
+      ++named;
+    }
   }
   HURRAY_FUZZ_CHECK(files.size() == named);
 }

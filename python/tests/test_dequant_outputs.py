@@ -369,6 +369,10 @@ slot t % page_size of page block_table[seq_ptr[s] + t // page_size]."""
     got = numpy.load(out / "tensor_0.npy")
     assert got.dtype == numpy.float16 and got.shape == (16, 2, 8)
     assert got.tobytes() == pool[table].reshape(16, 2, 8).tobytes()
+    _ingest(cli, src, tmp_path / "st", "--format", "safetensors")
+    _, tensors = _read_safetensors(tmp_path / "st" / "model.safetensors")
+    assert tensors["tensor_0"][0] == "F16"
+    assert tensors["tensor_0"][1].tobytes() == got.tobytes()
     # int8 [40, 2, 8], pages of 16, 2 sequences owning 1 and 2 pages: their
     # token counts are not in the file, so every slot of the 3 pages comes
     # out, dequantized with its page slot's float16 scale.

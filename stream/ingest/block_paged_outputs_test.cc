@@ -112,16 +112,20 @@ struct PagedRun {
 };
 
 PagedRun Ingest(const IngestTensor& t, OutputFormat format,
-                uint64_t spool_bytes, const std::string& name) {
+                uint64_t spool_bytes, const std::string& name,
+                Mode mode = Mode::kStrict) {
   PagedRun r;
   r.dir = testing::FreshDir(name);
   DequantSinkOptions o;
   o.out_dir = r.dir;
   o.format = format;
   o.spool_memory_bytes = spool_bytes;
+  o.mode = mode;
   DequantSink sink(o);
-  std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      SourceFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+  FileOptions fo;
+  fo.parse.mode = mode;
+  std::unique_ptr<ByteConsumer> c =
+      MakeConsumer(SourceFormat::kUnknown, fo, &sink, nullptr, nullptr);
   LoaderOptions lo;
   lo.chunk_size = 7;
   Loader loader(lo);
@@ -322,6 +326,26 @@ TEST(BlockPagedOutputs, ZeroScaleIsQntPba12) {
   ASSERT_FALSE(r.status.ok());
   EXPECT_EQ(RuleIdOf(r.status).value_or(""), "QNT-PBA-12") << r.status;
   EXPECT_TRUE(testing::ListDir(r.dir).empty());
+}
+
+// A page id past the pool (LAY-BPG-18, a strict-only data rule the ingest
+// sinks do not run yet): the tensor gets no output, nothing is left in OUT,
+// in either mode.
+TEST(BlockPagedOutputs, PageIdPastThePool) {
+  Paged p;
+  p.seq_ptr = {0, 2};
+  p.block_table = {1, 5};  // num_pages 5
+  p.tokens = {8};
+  const IngestTensor t =
+      Make(p, F32s(RandomFloats(5 * 4 * 2 * 3, 7)), nullptr, {});
+  for (Mode mode : {Mode::kStrict, Mode::kPermissive}) {
+    const PagedRun r = Ingest(t, OutputFormat::kNpy, 0, "bad_page", mode);
+    ASSERT_TRUE(r.status.ok()) << r.status;
+    EXPECT_NE(r.records[0].verdict.find("no output: block-paged index"),
+              std::string::npos)
+        << r.records[0].verdict;
+    EXPECT_TRUE(testing::ListDir(r.dir).empty());
+  }
 }
 
 }  // namespace

@@ -708,8 +708,11 @@ class DequantSink::Tensor {
                       wire::CheckedMul(count, width, &dense) &&
                       dense <= options_.max_dense_bytes;
     // Kept as its arrays: asked for, or too large to write dense.
-    keep_ = options_.sparse == SparseOutput::kKeep ||
-            (!fits && options_.keep_large_sparse);
+    // Never in a resumable run (keep_unnamed_outputs): the resume state
+    // names one output per tensor.
+    keep_ = !options_.keep_unnamed_outputs &&
+            (options_.sparse == SparseOutput::kKeep ||
+             (!fits && options_.keep_large_sparse));
     if (!fits && !keep_) {
       *none = absl::StrCat(
           "no output: its dense form takes more than --max-dense-bytes ",
@@ -776,9 +779,12 @@ class DequantSink::Tensor {
     if (!s.ok()) return s;
     for (const KeptArray& a : KeptArrays(*desc_)) {
       if (a.buffer >= views.size()) continue;
-      std::vector<uint64_t> ashape = {views[a.buffer].size() / 8};
-      if (a.columns > 1) ashape = {ashape[0] / a.columns, a.columns};
-      s = WritePart(name, a.suffix, views[a.buffer], ashape, &maps, more);
+      // Whole entries (rows) only: the header's shape holds every byte.
+      std::vector<uint64_t> ashape = {views[a.buffer].size() / 8 / a.columns};
+      if (a.columns > 1) ashape.push_back(a.columns);
+      const absl::Span<const uint8_t> bytes =
+          views[a.buffer].first(static_cast<size_t>(ashape[0] * a.columns * 8));
+      s = WritePart(name, a.suffix, bytes, ashape, &maps, more);
       if (!s.ok()) break;
     }
     maps.clear();
@@ -864,6 +870,7 @@ class DequantSink::Tensor {
   // permissive input): nothing of it is kept, the verdict says why.
   void NoOutputAtEnd(std::string* verdict, absl::string_view why) {
     *verdict = absl::StrCat("no output: ", why);
+    late_entries_.clear();
     CloseOut();
     if (!temp_.empty()) dir_->Remove(temp_);
     temp_.clear();
@@ -1153,25 +1160,26 @@ class DequantSink::Tensor {
     uint64_t copied = 0;
     if (s.ok() && none.empty()) {
       const uint64_t page_bytes = row_bytes * desc_->layout.page_size;
-      s = ForEachPagedRun(*desc_, *rows, views[1],
-                          [&](uint64_t page, uint64_t slots) {
-                            const uint8_t* from = vals + page * page_bytes;
-                            for (uint64_t left = slots * row_bytes; left > 0;) {
-                              const size_t n = static_cast<size_t>(
-                                  std::min<uint64_t>(left, kOutBufferBytes));
-                              out_buf_.insert(out_buf_.end(), from, from + n);
-                              from += n;
-                              left -= n;
-                              copied += n;
-                              if (out_buf_.size() >= kOutBufferBytes) {
-                                absl::Status f = FlushOut();
-                                if (!f.ok()) return f;
-                              }
-                              if (copied % (uint64_t{64} << 20) < n)
-                                pool_map.Release();
-                            }
-                            return absl::OkStatus();
-                          });
+      // Each page's rows from the converted pool; its pages dropped from
+      // the resident set every 16 MiB.
+      auto copy = [&](uint64_t page, uint64_t slots) -> absl::Status {
+        const uint8_t* from = vals + page * page_bytes;
+        for (uint64_t left = slots * row_bytes; left > 0;) {
+          const size_t n =
+              static_cast<size_t>(std::min<uint64_t>(left, kOutBufferBytes));
+          out_buf_.insert(out_buf_.end(), from, from + n);
+          from += n;
+          left -= n;
+          copied += n;
+          if (out_buf_.size() >= kOutBufferBytes) {
+            absl::Status f = FlushOut();
+            if (!f.ok()) return f;
+          }
+          if (copied % (uint64_t{16} << 20) < n) pool_map.Release();
+        }
+        return absl::OkStatus();
+      };
+      s = ForEachPagedRun(*desc_, *rows, views[1], copy);
     }
     pool_map.Reset();
     if (pool.file.fd >= 0) {
@@ -1431,6 +1439,7 @@ class DequantSink::Tensor {
 
 DequantSink::DequantSink(const DequantSinkOptions& options)
     : options_(options) {
+  set_element_mode(options_.mode);  // strict-only element rules as asked
   // Opened once: every output and spool is created relative to it.
   absl::StatusOr<std::unique_ptr<SafeOutputDir>> dir =
       SafeOutputDir::Open(options_.out_dir);

@@ -245,7 +245,8 @@ struct DequantSinkOptions {
   // and its index arrays ("<name>.indices", ".indptr", ".pos_L", ".crd_L").
   SparseOutput sparse = SparseOutput::kDense;
   // Sparse tensors above max_dense_bytes are kept as their arrays. Off in
-  // a resumable run: the resume state names one output per tensor.
+  // a resumable run: the resume state names one output per tensor (with
+  // keep_unnamed_outputs nothing is kept as arrays, `sparse` included).
   bool keep_large_sparse = true;
   // What the outputs are (stream/ingest/output/element_convert.h). The
   // library's default stays the raw .f32 files; the CLI's is npy.
