@@ -866,6 +866,14 @@ class DequantSink::Tensor {
     return absl::OkStatus();
   }
 
+  // Drops the pages of every spool mapping read so far from the resident
+  // set (clean file pages: a later read faults them in again).
+  static void ReleaseAll(const std::vector<std::unique_ptr<Mapping>>& maps) {
+    for (const auto& m : maps) m->Release();
+  }
+  // Input bytes read from mapped spools between two ReleaseAll.
+  static constexpr size_t kReleaseBytes = size_t{4} << 20;
+
   // A tensor found at its end to get no output (a broken index in a
   // permissive input): nothing of it is kept, the verdict says why.
   void NoOutputAtEnd(std::string* verdict, absl::string_view why) {
@@ -931,6 +939,7 @@ class DequantSink::Tensor {
       chunk.clear();
       conv_->Feed(views[0].subspan(at, kSubPiece), &chunk);
       s = AppendSpool(&values, chunk);
+      if ((at + kSubPiece) % kReleaseBytes == 0) ReleaseAll(maps);
     }
     if (s.ok() && !quantized_ && conv_->done() < nnz) {
       s = absl::DataLossError("the values buffer is shorter than nnz");
@@ -982,7 +991,11 @@ class DequantSink::Tensor {
             } else if (out != nullptr) {
               std::memcpy(out + at * width, vals + value * width, width);
             }
-            if (++placed % (uint64_t{1} << 20) == 0) out_map.Release();
+            if (++placed % (uint64_t{1} << 20) == 0) {
+              out_map.Release();
+              values_map.Release();
+              ReleaseAll(maps);
+            }
           });
     }
     if (s.ok() && in_safetensors_ && dense.fd >= 0) {
@@ -1051,6 +1064,7 @@ class DequantSink::Tensor {
   // The page pool converted to the output type (dequantized when
   // quantized), row-major [num_pages · page_size, heads, dims], into *pool.
   absl::Status ConvertPool(const std::vector<absl::Span<const uint8_t>>& views,
+                           const std::vector<std::unique_ptr<Mapping>>& maps,
                            BufferSpool* pool, std::string* none) {
     std::vector<absl::Span<const uint8_t>> buffers = views;
     dequant::ParameterBytes pb;
@@ -1086,6 +1100,7 @@ class DequantSink::Tensor {
         chunk.clear();
         conv.Feed(views[0].subspan(at, kSubPiece), &chunk);
         s = AppendSpool(pool, chunk);
+        if ((at + kSubPiece) % kReleaseBytes == 0) ReleaseAll(maps);
       }
       if (s.ok() && conv.done() < count) {
         s = absl::DataLossError("the page pool is shorter than its pages");
@@ -1113,6 +1128,7 @@ class DequantSink::Tensor {
       chunk.clear();
       conv.Feed(le_, &chunk);
       s = AppendSpool(pool, chunk);
+      if ((at + kSubPiece) % kReleaseBytes == 0) ReleaseAll(maps);
     }
     if (s.ok()) s = dq->Finish();
     if (s.ok() && conv.done() < count) {
@@ -1141,7 +1157,7 @@ class DequantSink::Tensor {
     }
     std::string none;
     BufferSpool pool;
-    s = ConvertPool(views, &pool, &none);
+    s = ConvertPool(views, maps, &pool, &none);
     Mapping pool_map;
     const uint8_t* vals = pool.mem.data();
     if (s.ok() && none.empty() && pool.file.fd >= 0) {
@@ -1175,7 +1191,7 @@ class DequantSink::Tensor {
             absl::Status f = FlushOut();
             if (!f.ok()) return f;
           }
-          if (copied % (uint64_t{16} << 20) < n) pool_map.Release();
+          if (copied % kReleaseBytes < n) pool_map.Release();
         }
         return absl::OkStatus();
       };
