@@ -755,7 +755,10 @@ class DequantSink::Tensor {
     std::vector<absl::Span<const uint8_t>> views;
     absl::Status s = ViewSpools(&maps, &views);
     if (s.ok()) {
-      s = ForEachSparseElement(*desc_, views, [](uint64_t, uint64_t) {});
+      uint64_t seen = 0;
+      s = ForEachSparseElement(*desc_, views, [&](uint64_t, uint64_t) {
+        if (++seen % (uint64_t{1} << 18) == 0) ReleaseAll(maps);
+      });
     }
     if (!s.ok()) {
       if (s.code() != absl::StatusCode::kInvalidArgument) return s;
@@ -991,7 +994,7 @@ class DequantSink::Tensor {
             } else if (out != nullptr) {
               std::memcpy(out + at * width, vals + value * width, width);
             }
-            if (++placed % (uint64_t{1} << 20) == 0) {
+            if (++placed % (uint64_t{1} << 18) == 0) {
               out_map.Release();
               values_map.Release();
               ReleaseAll(maps);
