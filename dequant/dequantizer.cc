@@ -41,11 +41,18 @@ absl::StatusOr<Dequantizer> Dequantizer::Create(const TensorDescriptor& d,
                                                 const DequantOptions& options) {
   absl::StatusOr<Plan> plan = MakePlan(d);
   if (!plan.ok()) return plan.status();
-  absl::StatusOr<Params> loaded = LoadParams(*plan, params, options.mode);
+  return Create(*std::move(plan), d, params, options);
+}
+
+absl::StatusOr<Dequantizer> Dequantizer::Create(Plan plan,
+                                                const TensorDescriptor& d,
+                                                const ParameterBytes& params,
+                                                const DequantOptions& options) {
+  absl::StatusOr<Params> loaded = LoadParams(plan, params, options.mode);
   if (!loaded.ok()) return loaded.status();
 
   Dequantizer dq;
-  dq.plan_ = *std::move(plan);
+  dq.plan_ = std::move(plan);
   dq.mode_ = options.mode;
   dq.stores_ = options.stores;
   dq.prefix_left_ = dq.plan_.byte_offset;
@@ -339,6 +346,45 @@ absl::Status Dequantizer::Consume(absl::Span<const uint8_t> piece,
     }
   }
   *elements_written = static_cast<size_t>(o - out.data());
+  return status;
+}
+
+absl::Status Dequantizer::Feed(absl::Span<const uint8_t> piece,
+                               DequantOutput& out) {
+  if (!status_.ok()) return status_;
+  if (walk_ != nullptr) {
+    const absl::Span<float> tensor = out.Tensor(plan_.logical_elements);
+    if (tensor.size() < plan_.logical_elements) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "layout ", static_cast<int>(plan_.layout_tag),
+          " stores elements out of logical order, and the output cannot "
+          "hold the whole tensor (",
+          plan_.logical_elements, " floats)"));
+    }
+    return ConsumeScattered(piece, tensor);
+  }
+  if (piece.size() > plan_.data_buffer_size - bytes_seen_) {
+    return absl::OutOfRangeError(absl::StrCat(
+        "data piece of ", piece.size(), " bytes runs past the data buffer (",
+        plan_.data_buffer_size, " bytes, ", bytes_seen_, " seen)"));
+  }
+  const uint64_t first = elements_written();
+  const uint64_t need = OutputCountFor(piece.size());
+  absl::Span<float> window;
+  if (need > 0) {
+    window = out.Window(first, static_cast<size_t>(need));
+    if (window.size() < need) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "the output cannot take the ", need, " floats a piece of ",
+          piece.size(), " bytes completes"));
+    }
+  }
+  size_t written = 0;
+  absl::Status status = Consume(piece, window, &written);
+  if (written > 0) {
+    absl::Status committed = out.Commit(first, written);
+    if (status.ok()) status = std::move(committed);
+  }
   return status;
 }
 

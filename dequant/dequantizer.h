@@ -2,40 +2,35 @@
 //
 //   absl::StatusOr<Dequantizer> dq = Dequantizer::Create(descriptor, params);
 //   // for each piece of the data buffer as it arrives, cut anywhere:
-//   std::vector<float> out(dq->OutputCountFor(piece.size()));
-//   size_t written = 0;
-//   absl::Status s = dq->Consume(piece, absl::MakeSpan(out), &written);
+//   absl::Status s = dq->Feed(piece, output);   // a DequantOutput
 //   ...
 //   absl::Status done = dq->Finish();  // every element written?
 //
-// Consume takes the bytes of the data buffer (buffer 0) from its first byte:
-// the byte_offset prefix is skipped, bytes after the tensor's last group are
-// ignored, and a group cut by a piece boundary (a 16/32-bit value, a 6-bit
-// 3-byte group) is carried over in at most 3 bytes. It writes float32 for
-// every element it completes, in logical row-major order; per-block affine
-// and NF4 padding elements are skipped (RESOLUTIONS.md 2).
+// Feed is the one streaming entry point: it takes the bytes of the data
+// buffer (buffer 0) from its first byte, skips the byte_offset prefix,
+// ignores bytes after the tensor's last group, and carries a group cut by a
+// piece boundary (a 16/32-bit value, a 6-bit 3-byte group) over in at most 3
+// bytes. It picks the path from the layout (dequant/output.h):
+//   - row-major storage: every element it completes is written in logical
+//     row-major order into a window the output lends for the piece (bounded
+//     memory whatever the tensor's size; per-block affine and NF4 padding
+//     elements are skipped, RESOLUTIONS.md 2);
+//   - other dense layouts (column-major, strided, tiled, Morton, Hilbert)
+//     store elements out of logical order: each element it completes goes to
+//     its logical row-major position in the whole-tensor memory the output
+//     lends. Elements arrive in storage order (dequant/storage_walk.h); a
+//     layout whose strides interleave or overlap has no such order
+//     (streamable() is false) and must be fed its whole data buffer at once.
+// Consume and ConsumeScattered are those two paths, for callers that hold
+// the right memory already; ConsumeWhole takes a whole buffer on N threads.
+// Sparse, block-paged, composite and extension layouts are Unimplemented at
+// Create.
 //
-// Other dense layouts (column-major, strided, tiled, Morton, Hilbert) store
-// elements out of logical order. Their pieces go to ConsumeScattered, which
-// writes each element it completes to its logical row-major position in a
-// caller-provided whole-tensor output:
-//
-//   std::vector<float> tensor(dq->plan().logical_elements);
-//   for each piece: dq->ConsumeScattered(piece, absl::MakeSpan(tensor));
-//   dq->Finish();
-//
-// ConsumeScattered also takes row-major tensors (it then calls Consume at
-// tensor[elements_written()...]), so a loader can use it for every layout.
-// Elements arrive in storage order (dequant/storage_walk.h); a layout whose
-// strides interleave or overlap has no such order (streamable() is false)
-// and must be given its whole data buffer in one piece. Sparse, block-paged,
-// composite and extension layouts are Unimplemented at Create.
-//
-// Data-level rules, strict by default (ParseOptions-style Mode):
+// Data-level rules, strict by default (DequantOptions::mode):
 //   at Create: QNT-PCA-10, QNT-PCA-11, QNT-PBA-12, QNT-PBA-13 (strict),
 //     QNT-NF4-07, QNT-MX-07, offsets as documented in dequant/params.h;
-//   in Consume: TYPE-PACK-02/03/04 (strict) for non-zero unused bits after
-//     the last element of a 4-, 2- or 6-bit tensor; the offset is the
+//   while feeding: TYPE-PACK-02/03/04 (strict) for non-zero unused bits
+//     after the last element of a 4-, 2- or 6-bit tensor; the offset is the
 //     element index (in the data buffer's packed grid) of the first unused
 //     slot that is not zero. Row- and column-major only: the other layouts
 //     have no "last element" of a packed grid.
@@ -54,6 +49,8 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "dequant/minifloat.h"
+#include "dequant/options.h"
+#include "dequant/output.h"
 #include "dequant/params.h"
 #include "dequant/plan.h"
 #include "dequant/storage_walk.h"
@@ -61,32 +58,6 @@
 #include "parser/rules.h"
 
 namespace hurray::dequant {
-
-// How Consume writes its output: through the caches, or with non-temporal
-// stores that skip reading the destination first (faster for outputs far
-// larger than the caches, slower when the caller reads them right away).
-enum class StoreMode : uint8_t {
-  kAuto,  // non-temporal when one Consume writes >= 32 MiB
-  kCached,
-  kNonTemporal,
-};
-
-struct DequantOptions {
-  Mode mode = Mode::kStrict;
-  StoreMode stores = StoreMode::kAuto;
-  // DequantizeAll only: split a row-major tensor's data at group boundaries
-  // over this many threads (the caller's included; Dequantizer::ConsumeWhole).
-  // Bit-identical to one thread, the same warnings and rejections.
-  int threads = 1;
-};
-
-struct DequantWarnings {
-  // Padding elements of partial trailing blocks holding a non-zero code, and
-  // the lowest element offset (ElementAddresser::Offset; the packed-grid
-  // element index for row-major) of one.
-  uint64_t nonzero_padding = 0;
-  uint64_t first_nonzero_padding = 0;
-};
 
 // One Dequantizer reads one tensor's data stream; it is movable, not
 // thread-safe, and holds only the tensor's plan and parameters (no data).
@@ -98,6 +69,21 @@ class Dequantizer {
   static absl::StatusOr<Dequantizer> Create(
       const TensorDescriptor& d, const ParameterBytes& params,
       const DequantOptions& options = DequantOptions());
+  // The same, with `plan` = MakePlan(d) already built by the caller (it is
+  // not built twice).
+  static absl::StatusOr<Dequantizer> Create(
+      Plan plan, const TensorDescriptor& d, const ParameterBytes& params,
+      const DequantOptions& options = DequantOptions());
+
+  // Consumes the next piece of the data buffer and writes the elements it
+  // completes to `out` (see dequant/output.h for which memory it asks for).
+  // Errors: ResourceExhausted, nothing consumed, when `out` lends too little
+  // memory; OutOfRange when the piece runs past the data buffer's byte_size;
+  // FailedPrecondition for a piece that is not the whole data buffer when
+  // !streamable(); the status of out.Commit; a data-level rejection
+  // (TYPE-PACK-0x) stops the dequantizer, and every later call returns it.
+  [[nodiscard]] absl::Status Feed(absl::Span<const uint8_t> piece,
+                                  DequantOutput& out);
 
   // How many floats Consume writes for a next piece of `piece_bytes` bytes
   // (0 for a layout that needs ConsumeScattered).
@@ -110,8 +96,9 @@ class Dequantizer {
   // rejection (TYPE-PACK-0x) stops the dequantizer, and every later call
   // returns it. *elements_written counts what was written, also on error.
   // Row-major storage only (FailedPrecondition otherwise: in_order()).
-  absl::Status Consume(absl::Span<const uint8_t> piece, absl::Span<float> out,
-                       size_t* elements_written);
+  [[nodiscard]] absl::Status Consume(absl::Span<const uint8_t> piece,
+                                     absl::Span<float> out,
+                                     size_t* elements_written);
 
   // Consumes the next piece of the data buffer and writes every element it
   // completes to tensor[logical row-major index]. `tensor` holds
@@ -119,8 +106,8 @@ class Dequantizer {
   // consumed). Any dense layout. Same errors as Consume; besides,
   // FailedPrecondition when !streamable() and the piece is not the whole
   // data buffer.
-  absl::Status ConsumeScattered(absl::Span<const uint8_t> piece,
-                                absl::Span<float> tensor);
+  [[nodiscard]] absl::Status ConsumeScattered(absl::Span<const uint8_t> piece,
+                                              absl::Span<float> tensor);
 
   // The whole data buffer at once, from a fresh (or Restart()ed)
   // Dequantizer, into `tensor` (plan().logical_elements floats), split at
@@ -128,12 +115,13 @@ class Dequantizer {
   // row-major storage: bit-identical to one thread, the same warnings and
   // rejections. Otherwise (other layouts, data shorter than the tensor, a
   // started Dequantizer) it is ConsumeScattered on the calling thread.
-  absl::Status ConsumeWhole(absl::Span<const uint8_t> data,
-                            absl::Span<float> tensor, int threads);
+  [[nodiscard]] absl::Status ConsumeWhole(absl::Span<const uint8_t> data,
+                                          absl::Span<float> tensor,
+                                          int threads);
 
   // OK when every element has been written; OutOfRange when data is missing;
   // the rejection if one stopped the dequantizer.
-  absl::Status Finish() const;
+  [[nodiscard]] absl::Status Finish() const;
 
   // Rewinds to the first byte of the data buffer, keeping the parameters
   // (to dequantize the same tensor's data again, e.g. a re-sent buffer).
@@ -224,12 +212,11 @@ class Dequantizer {
 // the logical element count. ResourceExhausted for a non-row-major tensor of
 // more than 16 Mi elements and more than 64 per data byte (broadcast strides
 // make any count possible): ConsumeScattered takes the caller's output.
-absl::Status DequantizeAll(const TensorDescriptor& d,
-                           absl::Span<const uint8_t> data,
-                           const ParameterBytes& params,
-                           std::vector<float>* out,
-                           const DequantOptions& options = DequantOptions(),
-                           DequantWarnings* warnings = nullptr);
+[[nodiscard]] absl::Status DequantizeAll(
+    const TensorDescriptor& d, absl::Span<const uint8_t> data,
+    const ParameterBytes& params, std::vector<float>* out,
+    const DequantOptions& options = DequantOptions(),
+    DequantWarnings* warnings = nullptr);
 
 }  // namespace hurray::dequant
 

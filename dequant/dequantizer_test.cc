@@ -3,6 +3,7 @@
 // library's own quantized vectors (tests/vectors.h).
 #include "dequant/dequantizer.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
+#include "dequant/output.h"
 #include "dequant/scalar.h"
 #include "dequant/testing/test_tensor.h"
 #include "gtest/gtest.h"
@@ -221,6 +223,65 @@ TEST_F(DequantizerTest, ShortOutputConsumesNothing) {
   ASSERT_TRUE(dq->Consume(t.data(), absl::MakeSpan(out), &written).ok());
   EXPECT_EQ(written, 320u);
   EXPECT_EQ(FirstBitDifference(out, Reference(t)), -1);
+}
+
+// Feed, the streaming entry point: row-major storage writes through a
+// reused window in order, committing exactly what each piece completes.
+TEST_F(DequantizerTest, FeedWritesRowMajorThroughAWindow) {
+  TensorSpec spec = Int6Spec();
+  spec.byte_offset = 3;
+  const TestTensor t = MakeTensor(spec, rng_);
+  absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(*t.descriptor, t.params());
+  ASSERT_TRUE(dq.ok()) << dq.status();
+  std::vector<float> got;
+  WindowOutput out([&](uint64_t first, absl::Span<const float> f) {
+    EXPECT_EQ(first, got.size());
+    got.insert(got.end(), f.begin(), f.end());
+    return absl::OkStatus();
+  });
+  for (size_t at = 0; at < t.data().size(); at += 4) {
+    const size_t n = std::min<size_t>(4, t.data().size() - at);
+    ASSERT_TRUE(dq->Feed(t.data().subspan(at, n), out).ok()) << at;
+  }
+  ASSERT_TRUE(dq->Finish().ok());
+  EXPECT_EQ(FirstBitDifference(got, Reference(t)), -1);
+}
+
+// Other layouts need the whole tensor: an output that cannot lend it is
+// refused before anything is consumed; a whole-tensor output then works.
+TEST_F(DequantizerTest, FeedAsksForTheWholeTensorOutOfOrder) {
+  TensorSpec spec = Int6Spec();
+  spec.layout.tag = layout_tag::kColumnMajor;
+  const TestTensor t = MakeTensor(spec, rng_);
+  absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(*t.descriptor, t.params());
+  ASSERT_TRUE(dq.ok()) << dq.status();
+  ASSERT_FALSE(dq->in_order());
+  WindowOutput window(
+      [](uint64_t, absl::Span<const float>) { return absl::OkStatus(); });
+  EXPECT_EQ(dq->Feed(t.data(), window).code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(dq->elements_written(), 0u);
+  std::vector<float> tensor(dq->plan().logical_elements);
+  TensorOutput whole(absl::MakeSpan(tensor));
+  ASSERT_TRUE(dq->Feed(t.data(), whole).ok());
+  ASSERT_TRUE(dq->Finish().ok());
+  EXPECT_EQ(FirstBitDifference(tensor, Reference(t)), -1);
+}
+
+// A failing Commit stops that Feed with the output's status.
+TEST_F(DequantizerTest, FeedReturnsTheCommitStatus) {
+  const TestTensor t = MakeTensor(Int6Spec(), rng_);
+  absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(*t.descriptor, t.params());
+  ASSERT_TRUE(dq.ok());
+  WindowOutput out([](uint64_t, absl::Span<const float>) {
+    return absl::DataLossError("disk full");
+  });
+  const absl::Status s = dq->Feed(t.data(), out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(s.message(), "disk full");
 }
 
 TEST_F(DequantizerTest, DataPastTheBufferIsRefused) {

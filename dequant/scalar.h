@@ -23,7 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
-#include "dequant/dequantizer.h"
+#include "dequant/options.h"
 #include "dequant/params.h"
 #include "parser/descriptor.h"
 

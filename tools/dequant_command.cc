@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "dequant/dequantizer.h"
+#include "dequant/output.h"
 #include "dequant/params.h"
 #include "parser/decoder.h"
 #include "parser/element_type.h"
@@ -35,6 +37,42 @@ constexpr size_t kChunkBytes = size_t{1} << 20;
 // Whole-tensor output of a non-row-major layout (floats), and the data
 // buffer of one whose strides interleave (bytes).
 constexpr uint64_t kMaxScatteredFloats = uint64_t{1} << 30;
+
+// Where Dequantizer::Feed puts the floats: written to OUT as they complete
+// (row-major storage, through a reused window), or gathered whole and
+// written by WriteTensor (other layouts, at most kMaxScatteredFloats).
+class DequantFileOutput final : public dequant::DequantOutput {
+ public:
+  using Write = std::function<absl::Status(absl::Span<const float>)>;
+  explicit DequantFileOutput(Write write) : write_(std::move(write)) {}
+
+  absl::Span<float> Window(uint64_t, size_t count) override {
+    if (window_.size() < count) window_.resize(count);
+    return absl::MakeSpan(window_.data(), count);
+  }
+  absl::Status Commit(uint64_t, size_t count) override {
+    return write_(absl::MakeConstSpan(window_.data(), count));
+  }
+  absl::Span<float> Tensor(uint64_t count) override {
+    if (count > kMaxScatteredFloats) return {};
+    if (tensor_.size() != count) tensor_.assign(static_cast<size_t>(count), 0);
+    return absl::MakeSpan(tensor_);
+  }
+  // The gathered tensor, if any, in chunks.
+  absl::Status WriteTensor() {
+    const absl::Span<const float> all(tensor_);
+    for (size_t at = 0; at < all.size(); at += kChunkBytes / 4) {
+      absl::Status s = write_(all.subspan(at, kChunkBytes / 4));
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  Write write_;
+  std::vector<float> window_;
+  std::vector<float> tensor_;
+};
 
 struct Failure {
   int exit_code;
@@ -185,69 +223,30 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
   }
   stream::ElementConverter conv(type_tag::kFloat32, *type,
                                 dq->plan().logical_elements);
-  std::vector<uint8_t> converted;
-  auto write_le = [&](absl::Span<const uint8_t> le_floats) {
+  std::vector<uint8_t> le, converted;
+  // Floats in logical row-major order, converted and appended to OUT.
+  auto write_floats = [&](absl::Span<const float> floats) -> absl::Status {
+    le.resize(4 * floats.size());
+    for (size_t i = 0; i < floats.size(); ++i) {
+      wire::StoreF32(&le[4 * i], floats[i]);
+    }
     converted.clear();
-    conv.Feed(le_floats, &converted);
+    conv.Feed(le, &converted);
     return (*out)->Write(converted);
   };
+  if (!dq->in_order() && !dq->streamable() &&
+      d.buffers[0].byte_size > kMaxScatteredFloats) {
+    return absl::ResourceExhaustedError(
+        "an interleaved-stride data buffer above 1 GiB");
+  }
+  // A layout whose strides interleave needs its data buffer in one piece.
+  std::vector<uint8_t> data(dq->streamable()
+                                ? kChunkBytes
+                                : static_cast<size_t>(d.buffers[0].byte_size));
+  DequantFileOutput sink(write_floats);
   in.clear();
   in.seekg(static_cast<std::streamoff>(offsets[0]));
-  std::vector<uint8_t> data(kChunkBytes);
-  std::vector<float> floats;
-  std::vector<uint8_t> le;
   uint64_t left = d.buffers[0].byte_size;
-  if (!dq->in_order()) {
-    // Other dense layouts: each element goes to its logical position in a
-    // whole-tensor output, written once complete. A layout whose strides
-    // interleave needs its data buffer in one piece.
-    if (dq->plan().logical_elements > kMaxScatteredFloats) {
-      return absl::ResourceExhaustedError(
-          "a non-row-major tensor above 1 Gi elements");
-    }
-    if (!dq->streamable()) {
-      if (left > kMaxScatteredFloats) {
-        return absl::ResourceExhaustedError(
-            "an interleaved-stride data buffer above 1 GiB");
-      }
-      data.resize(static_cast<size_t>(left));
-    }
-    floats.assign(static_cast<size_t>(dq->plan().logical_elements), 0.0f);
-    while (left > 0) {
-      const size_t n =
-          static_cast<size_t>(std::min<uint64_t>(left, data.size()));
-      in.read(reinterpret_cast<char*>(data.data()),
-              static_cast<std::streamsize>(n));
-      if (static_cast<size_t>(in.gcount()) != n) {
-        return absl::DataLossError("cannot read the data buffer");
-      }
-      left -= n;
-      absl::Status s = dq->ConsumeScattered(absl::MakeConstSpan(data.data(), n),
-                                            absl::MakeSpan(floats));
-      if (!s.ok()) {
-        if (RuleIdOf(s).has_value()) *exit_code = kExitRejected;
-        return s;
-      }
-    }
-    absl::Status s = dq->Finish();
-    if (!s.ok()) {
-      if (RuleIdOf(s).has_value()) *exit_code = kExitRejected;
-      return s;
-    }
-    le.resize(kChunkBytes);
-    for (size_t at = 0; at < floats.size(); at += kChunkBytes / 4) {
-      const size_t count = std::min(kChunkBytes / 4, floats.size() - at);
-      for (size_t i = 0; i < count; ++i) {
-        wire::StoreF32(&le[4 * i], floats[at + i]);
-      }
-      absl::Status s = write_le(absl::MakeConstSpan(le.data(), 4 * count));
-      if (!s.ok()) return s;
-    }
-    s = (*out)->Commit();
-    if (!s.ok()) return s;
-    *exit_code = kExitOk;
-    return dq->elements_written();
-  }
   while (left > 0) {
     const size_t n = static_cast<size_t>(std::min<uint64_t>(left, data.size()));
     in.read(reinterpret_cast<char*>(data.data()),
@@ -256,24 +255,19 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
       return absl::DataLossError("cannot read the data buffer");
     }
     left -= n;
-    floats.resize(dq->OutputCountFor(n));
-    size_t written = 0;
-    absl::Status s = dq->Consume(absl::MakeConstSpan(data.data(), n),
-                                 absl::MakeSpan(floats), &written);
+    absl::Status s = dq->Feed(absl::MakeConstSpan(data.data(), n), sink);
     if (!s.ok()) {
       if (RuleIdOf(s).has_value()) *exit_code = kExitRejected;
       return s;
     }
-    le.resize(written * 4);
-    for (size_t i = 0; i < written; ++i) wire::StoreF32(&le[4 * i], floats[i]);
-    s = write_le(le);
-    if (!s.ok()) return s;
   }
   absl::Status s = dq->Finish();
   if (!s.ok()) {
     if (RuleIdOf(s).has_value()) *exit_code = kExitRejected;
     return s;
   }
+  s = sink.WriteTensor();
+  if (!s.ok()) return s;
   s = (*out)->Commit();
   if (!s.ok()) return s;
   *exit_code = kExitOk;

@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "dequant/dequantizer.h"
 #include "dequant/minifloat.h"
+#include "dequant/output.h"
 #include "dequant/params.h"
 #include "dequant/plan.h"
 #include "dequant/storage_walk.h"
@@ -487,7 +488,7 @@ class DequantSink::Tensor {
     const bool scattered = d.layout_tag != layout_tag::kRowMajor;
     if (d.buffer_count == 1 && !scattered) {
       absl::StatusOr<dequant::Dequantizer> dq = dequant::Dequantizer::Create(
-          d, dequant::ParameterBytes(), dq_options_);
+          *std::move(plan), d, dequant::ParameterBytes(), dq_options_);
       if (!dq.ok()) return NoneOrFail(dq.status(), none);
       dq_.emplace(*std::move(dq));
       kind_ = Kind::kQuant;
@@ -1280,11 +1281,7 @@ class DequantSink::Tensor {
       const absl::Span<const uint8_t> part =
           piece.first(std::min(piece.size(), kSubPiece));
       piece.remove_prefix(part.size());
-      floats_.resize(static_cast<size_t>(dq_->OutputCountFor(part.size())));
-      size_t written = 0;
-      absl::Status s = dq_->Consume(part, absl::MakeSpan(floats_), &written);
-      if (!s.ok()) return s;
-      s = WriteFloats(floats_.data(), written);
+      absl::Status s = dq_->Feed(part, floats_out_);
       if (!s.ok()) return s;
     }
     return absl::OkStatus();
@@ -1435,7 +1432,12 @@ class DequantSink::Tensor {
   std::vector<uint8_t> out_buf_;
   dequant::DequantOptions dq_options_;
   std::optional<dequant::Dequantizer> dq_;
-  std::vector<float> floats_;
+  // Feed's output: a reused window of at most one sub-piece's floats,
+  // written out as they complete (the tensor is heap-held: `this` stays).
+  dequant::WindowOutput floats_out_{
+      [this](uint64_t, absl::Span<const float> f) {
+        return WriteFloats(f.data(), f.size());
+      }};
   std::vector<uint8_t> le_;
   // Spool.
   std::unique_ptr<TensorDescriptor> desc_;
