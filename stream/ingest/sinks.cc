@@ -1119,19 +1119,20 @@ class DequantSink::Tensor {
       return absl::OkStatus();
     }
     ElementConverter conv(type_tag::kFloat32, out_type_, count);
+    // The pool, dequantized in order (rm is row-major) and converted.
+    dequant::WindowOutput pool_out(
+        [&](uint64_t, absl::Span<const float> f) -> absl::Status {
+          le_.resize(f.size() * 4);
+          for (size_t i = 0; i < f.size(); ++i) {
+            wire::StoreF32(&le_[4 * i], f[i]);
+          }
+          chunk.clear();
+          conv.Feed(le_, &chunk);
+          return AppendSpool(pool, chunk);
+        });
     for (size_t at = 0; s.ok() && at < views[0].size(); at += kSubPiece) {
       const absl::Span<const uint8_t> part = views[0].subspan(at, kSubPiece);
-      floats_.resize(static_cast<size_t>(dq->OutputCountFor(part.size())));
-      size_t written = 0;
-      s = dq->Consume(part, absl::MakeSpan(floats_), &written);
-      if (!s.ok()) break;
-      le_.resize(written * 4);
-      for (size_t i = 0; i < written; ++i) {
-        wire::StoreF32(&le_[4 * i], floats_[i]);
-      }
-      chunk.clear();
-      conv.Feed(le_, &chunk);
-      s = AppendSpool(pool, chunk);
+      s = dq->Feed(part, pool_out);
       if ((at + kSubPiece) % kReleaseBytes == 0) ReleaseAll(maps);
     }
     if (s.ok()) s = dq->Finish();
