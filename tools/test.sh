@@ -5,7 +5,7 @@
 # libFuzzer smoke run of every fuzz target from its committed corpus.
 # Idempotent.
 #
-# FUZZ_SECONDS (default 30) sets the smoke run per target; 0 skips it.
+# FUZZ_SECONDS (default 20) sets the smoke run per target; 0 skips it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +25,7 @@ run() {
 run bazel test //...
 run bazel test --config=sanitize //...
 
-fuzz_seconds="${FUZZ_SECONDS:-30}"
+fuzz_seconds="${FUZZ_SECONDS:-20}"
 if [[ "${fuzz_seconds}" != 0 ]]; then
   for target in $(bazel query 'attr(tags, "fuzz_target", //fuzz:all + //capi:all)' 2>/dev/null); do
     name="${target##*:}"
