@@ -15,14 +15,17 @@
 #include <boost/asio/write.hpp>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace hurray::stream {
 
@@ -105,10 +108,10 @@ class Loader::Session {
       End end = End::kNone;
       std::string why;
       {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [this] {
-          return cancelled_ || full_count_ > 0 || end_ != End::kNone;
-        });
+        absl::MutexLock lock(&mu_);
+        while (!cancelled_ && full_count_ == 0 && end_ == End::kNone) {
+          cv_.Wait(&mu_);
+        }
         if (cancelled_) {
           end = End::kCancelled;
         } else if (full_count_ > 0) {
@@ -158,17 +161,14 @@ class Loader::Session {
   }
 
   // Thread-safe.
-  void Cancel() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      cancelled_ = true;
-      stop_ = true;
-    }
-    cv_.notify_all();
+  void Cancel() ABSL_LOCKS_EXCLUDED(mu_) {
     asio::io_context* io = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
+      cancelled_ = true;
+      stop_ = true;
       io = io_.get();
+      cv_.SignalAll();
     }
     if (io != nullptr) asio::post(*io, [this] { CloseStream(); });
     if (source_.kind == LoadSource::Kind::kReader &&
@@ -191,6 +191,7 @@ class Loader::Session {
   LoadResult Done(LoadResult result) {
     StopReader();
     result.elapsed_seconds = Elapsed();
+    absl::MutexLock lock(&mu_);
     hooks_->max_slots_in_flight = max_in_flight_;
     return result;
   }
@@ -198,49 +199,49 @@ class Loader::Session {
   // --- The ring. -------------------------------------------------------------
 
   // Reader side: a free slot, waiting for one; -1 once stopped.
-  int AcquireFree() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return stop_ || !free_.empty(); });
+  int AcquireFree() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    while (!stop_ && free_.empty()) cv_.Wait(&mu_);
     return stop_ ? -1 : TakeFreeLocked();
   }
   // Reader side, without waiting: -1 when none is free (or stopped).
-  int TryAcquireFree() {
-    std::lock_guard<std::mutex> lock(mu_);
+  int TryAcquireFree() ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
     return stop_ || free_.empty() ? -1 : TakeFreeLocked();
   }
-  int TakeFreeLocked() {
+  int TakeFreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const int slot = free_.back();
     free_.pop_back();
     max_in_flight_ = std::max(max_in_flight_, slots_.size() - free_.size());
     return slot;
   }
-  void PushFull(int slot, size_t n) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      full_[(full_head_ + full_count_) % full_.size()] = Filled{slot, n};
-      ++full_count_;
-    }
-    cv_.notify_all();
+  void PushFull(int slot, size_t n) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    full_[(full_head_ + full_count_) % full_.size()] = Filled{slot, n};
+    ++full_count_;
+    cv_.SignalAll();
   }
-  void PushEnd(End end, std::string why, int slot = -1) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (slot >= 0) free_.push_back(slot);
-      if (end_ == End::kNone) {
-        end_ = end;
-        why_ = std::move(why);
-      }
+  void PushEnd(End end, std::string why, int slot = -1)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock lock(&mu_);
+    if (slot >= 0) free_.push_back(slot);
+    if (end_ == End::kNone) {
+      end_ = end;
+      why_ = std::move(why);
     }
-    cv_.notify_all();
+    cv_.SignalAll();
   }
-  // Consumer side: the slot was fed.
-  void Release(int slot) {
+  // Consumer side: the slot was fed. The io thread is told, as Cancel
+  // tells it, through the io_context read under mu_.
+  void Release(int slot) ABSL_LOCKS_EXCLUDED(mu_) {
+    asio::io_context* io = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       free_.push_back(slot);
+      io = io_.get();
+      cv_.SignalAll();
     }
-    cv_.notify_all();
-    if (io_ != nullptr) asio::post(*io_, [this] { OnSlotFreed(); });
+    if (io != nullptr) asio::post(*io, [this] { OnSlotFreed(); });
   }
 
   // --- Readers. --------------------------------------------------------------
@@ -359,16 +360,16 @@ class Loader::Session {
     auto io = std::make_unique<asio::io_context>(1);
     // run() must not return while the reader waits for a free slot.
     work_ = std::make_unique<Work>(io->get_executor());
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     io_ = std::move(io);
   }
 
-  void StopReader() {
+  void StopReader() ABSL_LOCKS_EXCLUDED(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       stop_ = true;
+      cv_.SignalAll();
     }
-    cv_.notify_all();
     if (source_.kind == LoadSource::Kind::kReader && thread_.joinable()) {
       source_.reader->Interrupt();
     }
@@ -434,8 +435,12 @@ class Loader::Session {
         std::chrono::duration_cast<Clock::duration>(
             std::chrono::duration<double>(static_cast<double>(delivered) /
                                           hooks_->throttle_bytes_per_second));
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_until(lock, due, [this] { return stop_; });
+    const absl::Time deadline =
+        absl::Now() + absl::FromChrono(due - Clock::now());
+    absl::MutexLock lock(&mu_);
+    while (!stop_) {
+      if (cv_.WaitWithDeadline(&mu_, deadline)) break;  // timed out
+    }
   }
 
   // --- Asio (io thread only from here on). -----------------------------------
@@ -498,7 +503,7 @@ class Loader::Session {
     DisarmTimer();
     bool cancelled;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       cancelled = cancelled_;
     }
     std::string why = timed_out_ && connecting_ ? "connect timeout"
@@ -542,7 +547,7 @@ class Loader::Session {
                                 : absl::StrCat("read failed: ", ec.message()),
                      n > 0 ? -1 : slot);
                if (n == 0) {
-                 std::lock_guard<std::mutex> lock(mu_);
+                 absl::MutexLock lock(&mu_);
                  free_.push_back(slot);
                }
                StartRead();
@@ -587,22 +592,28 @@ class Loader::Session {
   size_t chunk_;
   Clock::time_point start_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::unique_ptr<uint8_t[]>> slots_;
-  std::vector<int> free_;     // guarded by mu_
-  std::vector<Filled> full_;  // circular, guarded by mu_
-  size_t full_head_ = 0, full_count_ = 0;
-  End end_ = End::kNone;  // guarded by mu_
-  std::string why_;
-  bool stop_ = false;       // guarded by mu_
-  bool cancelled_ = false;  // guarded by mu_
-  size_t max_in_flight_ = 0;
+  // The ring's state, shared by the consumer (Run), the reader (io thread
+  // or reader thread) and Cancel (any thread). cv_ is signalled on every
+  // change a waiter may wait for.
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  std::vector<std::unique_ptr<uint8_t[]>> slots_;  // fixed after Start
+  std::vector<int> free_ ABSL_GUARDED_BY(mu_);
+  std::vector<Filled> full_ ABSL_GUARDED_BY(mu_);  // circular
+  size_t full_head_ ABSL_GUARDED_BY(mu_) = 0;
+  size_t full_count_ ABSL_GUARDED_BY(mu_) = 0;
+  End end_ ABSL_GUARDED_BY(mu_) = End::kNone;
+  std::string why_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  size_t max_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<bool> timed_out_{false};
 
   std::thread thread_;
   int own_fd_ = -1;
   int saved_flags_ = -1;
+  // Set by SetIo (under mu_) before the reader starts and kept until the
+  // session ends: Cancel and Release read it under mu_ from other threads.
   std::unique_ptr<asio::io_context> io_;
   using Work = asio::executor_work_guard<asio::io_context::executor_type>;
   std::unique_ptr<Work> work_;
@@ -623,21 +634,23 @@ Loader::~Loader() = default;
 LoadResult Loader::Run(const LoadSource& source, ByteConsumer* consumer) {
   auto session = std::make_unique<Session>(options_, &hooks_, source, consumer);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    // Published under mu_, with the cancelled_ check: a Cancel() before this
+    // point is seen here, one after it finds session_ (never both missed).
+    absl::MutexLock lock(&mu_);
     session_ = session.get();
+    if (cancelled_) session->Cancel();
   }
-  if (cancelled_) session->Cancel();
   LoadResult result = session->Run();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     session_ = nullptr;
   }
   return result;
 }
 
 void Loader::Cancel() {
+  absl::MutexLock lock(&mu_);
   cancelled_ = true;
-  std::lock_guard<std::mutex> lock(mu_);
   if (session_ != nullptr) session_->Cancel();
 }
 

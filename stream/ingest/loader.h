@@ -36,11 +36,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "stream/container/byte_consumer.h"
 
@@ -137,9 +138,11 @@ class Loader {
 
   LoaderOptions options_;
   TestHooks hooks_;
-  std::atomic<bool> cancelled_{false};
-  std::mutex mu_;
-  Session* session_ = nullptr;  // guarded by mu_
+  // Cancel() may come from any thread at any time; Run publishes its
+  // session under the same lock (the session's own state has its own).
+  absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  Session* session_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace hurray::stream
