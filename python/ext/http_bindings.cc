@@ -22,6 +22,7 @@
 #include "python/ext/codec_bindings.h"
 #include "python/ext/descriptor_dict.h"
 #include "python/ext/errors.h"
+#include "python/ext/next_tensor.h"
 #include "python/ext/queue_sink.h"
 #include "stream/container/file_format.h"
 #include "stream/ingest/consumers.h"
@@ -108,23 +109,7 @@ class PyHttpIngest {
   }
 
   // (name, fields, buffers), or None at the end; raises what stopped it.
-  py::object Next() {
-    Arrived a;
-    absl::Status status;
-    bool got;
-    {
-      py::gil_scoped_release release;
-      got = queue_.Next(&a, &status);
-    }
-    if (!got) {
-      ThrowIfError(status);
-      return py::none();
-    }
-    py::list buffers;
-    for (std::string& b : a.buffers) buffers.append(OwnedBytes(std::move(b)));
-    return py::make_tuple(py::str(a.key), DescriptorToDict(*a.descriptor),
-                          buffers);
-  }
+  py::object Next() { return NextTensor(queue_); }
 
  private:
   absl::Status Run(const stream::Url& url, const stream::HttpOptions& http,

@@ -20,6 +20,7 @@
 #include "python/ext/codec_bindings.h"
 #include "python/ext/descriptor_dict.h"
 #include "python/ext/errors.h"
+#include "python/ext/next_tensor.h"
 #include "python/ext/queue_sink.h"
 #include "stream/container/tensor_sink.h"
 #include "stream/ingest/loader.h"
@@ -60,23 +61,7 @@ class PyNetIngest {
 
   // (key, fields, buffers), or None at the end; raises what stopped the
   // session.
-  py::object Next() {
-    Arrived a;
-    absl::Status status;
-    bool got;
-    {
-      py::gil_scoped_release release;
-      got = sink_.Next(&a, &status);
-    }
-    if (!got) {
-      ThrowIfError(status);
-      return py::none();
-    }
-    py::list buffers;
-    for (std::string& b : a.buffers) buffers.append(OwnedBytes(std::move(b)));
-    return py::make_tuple(py::str(a.key), DescriptorToDict(*a.descriptor),
-                          buffers);
-  }
+  py::object Next() { return NextTensor(sink_); }
 
  private:
   QueueSink sink_;
