@@ -359,23 +359,37 @@ TEST_F(DequantizerTest, RefusesUnquantizedAndDynamicTensors) {
             absl::StatusCode::kFailedPrecondition);
 }
 
-// An empty tensor whose other dimensions multiply past 64 bits. (The zero
-// comes first: the parser's BUF-SZ-01 check multiplies in order and rejects
-// [2^40, 2^40, 0, 3] as an overflow.)
+// An empty tensor whose other dimensions multiply past 64 bits, with the
+// zero anywhere: the element count is exactly 0 (wire::CheckedProduct). The
+// zero last used to fail as "shape overflows" (gguf_fuzz found it through a
+// GGUF tensor converted as is).
 TEST_F(DequantizerTest, EmptyTensorWithHugeDimensions) {
+  constexpr uint64_t kHuge = uint64_t{1} << 40;
+  const std::vector<std::vector<uint64_t>> shapes = {
+      {0, kHuge, kHuge, 4}, {kHuge, 0, kHuge, 4}, {kHuge, kHuge, 4, 0}};
   for (Scheme scheme : {Scheme::kPerChannelAffine, Scheme::kPerBlockAffine}) {
-    TensorSpec spec;
-    spec.scheme = scheme;
-    spec.storage_type = kInt8;
-    spec.shape = {0, uint64_t{1} << 40, uint64_t{1} << 40, 3};
-    spec.axis = 3;
-    spec.block_size = scheme == Scheme::kPerBlockAffine ? 2 : 0;
-    const TestTensor t = MakeTensor(spec, rng_);
-    std::vector<float> out;
-    const absl::Status s =
-        DequantizeAll(*t.descriptor, t.data(), t.params(), &out);
-    EXPECT_TRUE(s.ok()) << s;
-    EXPECT_TRUE(out.empty());
+    for (const std::vector<uint64_t>& shape : shapes) {
+      TensorSpec spec;
+      spec.scheme = scheme;
+      spec.storage_type = kInt8;
+      spec.shape = shape;
+      // The axis is the dimension of 4 (per-channel: 4 parameters).
+      spec.axis = static_cast<uint32_t>(
+          std::find(shape.begin(), shape.end(), 4) - shape.begin());
+      spec.block_size = scheme == Scheme::kPerBlockAffine ? 2 : 0;
+      const TestTensor t = MakeTensor(spec, rng_);
+      SCOPED_TRACE(::testing::PrintToString(shape));
+      std::vector<float> out = {1.0f};
+      const absl::Status s =
+          DequantizeAll(*t.descriptor, t.data(), t.params(), &out);
+      EXPECT_TRUE(s.ok()) << s;
+      EXPECT_TRUE(out.empty());
+      out = {1.0f};
+      const absl::Status r =
+          ReferenceDequantize(*t.descriptor, t.data(), t.params(), &out);
+      EXPECT_TRUE(r.ok()) << r;
+      EXPECT_TRUE(out.empty());
+    }
   }
 }
 

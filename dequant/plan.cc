@@ -10,6 +10,7 @@
 #include "parser/element_type.h"
 #include "parser/quantization.h"
 #include "parser/rules.h"
+#include "parser/wire.h"
 
 namespace hurray::dequant {
 namespace {
@@ -179,10 +180,12 @@ absl::StatusOr<Plan> MakePlan(const TensorDescriptor& d) {
   }
   plan.codec = *codec;
 
-  uint64_t logical = 1;
-  for (uint32_t k = 0; k < d.rank; ++k) {
-    if (!Mul(logical, d.shape[k], &logical)) return Invalid("shape overflows");
-  }
+  // Exact: a zero dimension empties the tensor whatever the others multiply
+  // to (wire::CheckedProduct).
+  wire::CheckedProduct product;
+  for (uint32_t k = 0; k < d.rank; ++k) product.Mul(d.shape[k]);
+  uint64_t logical = 0;
+  if (!product.Get(&logical)) return Invalid("shape overflows");
   plan.logical_elements = logical;
 
   if (plan.scheme == Scheme::kPerTensorAffine) {

@@ -9,6 +9,9 @@
 # written. Crash inputs are kept in fuzz/findings/TARGET/ (git-ignored).
 # FUZZ_CORPUS=DIR starts from DIR instead of corpus/TARGET/.
 # FUZZ_PACKAGE=PKG builds //PKG:TARGET (default fuzz; e.g. capi).
+# FUZZ_SEED=N (default 1) fixes libFuzzer's seed, so a CI run repeats the
+# same mutations and a red smoke reproduces; 0 draws a new seed (campaigns,
+# fuzz/campaign.sh, are where new inputs are searched for).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,7 +53,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 echo "run_smoke: ${target} for ${seconds}s from $(ls "${work}/corpus" | wc -l) seeds"
 timeout $((seconds + 300)) "${bin}" "${dict_args[@]}" \
-  -max_total_time="${seconds}" -timeout=10 -rss_limit_mb=2048 \
+  -seed="${FUZZ_SEED:-1}" -max_total_time="${seconds}" -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 -artifact_prefix="${work}/artifacts/" \
   "${work}/corpus" 2>&1 | tee "${work}/fuzz.log" | grep -vE '^#[0-9]+.*(NEW|REDUCE|pulse)'
 rc=${PIPESTATUS[0]}
@@ -61,6 +64,14 @@ if [[ ${rc} -ne 0 ]] || [[ -n "$(ls -A "${work}/artifacts")" ]]; then
   cp -R "${work}/artifacts/." "${work}/fuzz.log" "${keep}/" 2>/dev/null
   echo "run_smoke: ${target} FAILED (exit ${rc}); inputs and log in ${keep}/" >&2
   echo "run_smoke: reproduce with: ${bin} ${keep}/<crash file>" >&2
+  # A CI log may be all that is left of the run: print each input (up to
+  # 64 KiB) so it can be rebuilt with base64 -d.
+  for f in "${work}/artifacts"/*; do
+    [[ -f "${f}" ]] || continue
+    if [[ $(stat -c %s "${f}") -le 65536 ]]; then
+      echo "run_smoke: $(basename "${f}") base64: $(base64 -w0 "${f}")" >&2
+    fi
+  done
   exit 1
 fi
 echo "run_smoke: ${target} OK"

@@ -125,14 +125,12 @@ bool operator==(const Statistics& a, const Statistics& b) {
 }
 
 bool TensorDescriptor::ElementCount(uint64_t* count) const {
-  uint64_t n = 1;
+  wire::CheckedProduct n;
   for (uint32_t k = 0; k < rank; ++k) {
-    if (shape[k] == kDynamicDim || !wire::CheckedMul(n, shape[k], &n)) {
-      return false;
-    }
+    if (shape[k] == kDynamicDim) return false;
+    n.Mul(shape[k]);
   }
-  *count = n;
-  return true;
+  return n.Get(count);
 }
 
 bool TensorDescriptor::HasDynamicDim() const {

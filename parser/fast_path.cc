@@ -12,6 +12,7 @@ namespace {
 
 using wire::CheckedAdd;
 using wire::CheckedMul;
+using wire::CheckedProduct;
 using wire::IsPowerOfTwo;
 using wire::LoadU32;
 using wire::LoadU64;
@@ -191,13 +192,8 @@ bool FastAccepts(const TensorDescriptor& d, const ParseOptions& o) {
   if (d.byte_offset > data.byte_size) return false;  // DESC-SHP-03
 
   // Element count over static dimensions, without overflow.
-  uint64_t elements = 1;
-  for (uint32_t k = 0; k < rank; ++k) {
-    if (d.shape[k] == kDynamicDim ||
-        !CheckedMul(elements, d.shape[k], &elements)) {
-      return false;
-    }
-  }
+  uint64_t elements = 0;
+  if (!d.ElementCount(&elements)) return false;
   if (elements == 0 && data.byte_size != 0) return false;  // DESC-SHP-05
 
   uint64_t stored = elements;  // elements buffer 0 holds (padded grid)
@@ -231,15 +227,14 @@ bool FastAccepts(const TensorDescriptor& d, const ParseOptions& o) {
       // Parameter array sizes (QNT-*-size rules, QNT-PLC-04).
       uint64_t entries = len;  // per-channel: one per channel
       if (scheme != scheme_tag::kPerChannelAffine) {
-        uint64_t outer = 1;
-        for (uint32_t j = 0; j < rank; ++j) {
-          if (j != q.axis && !CheckedMul(outer, d.shape[j], &outer)) {
-            return false;
-          }
-        }
         const uint64_t per_axis =
             scheme == scheme_tag::kMxfp ? len / k : len / k + (len % k != 0);
-        if (!CheckedMul(per_axis, outer, &entries)) return false;
+        CheckedProduct product;
+        product.Mul(per_axis);
+        for (uint32_t j = 0; j < rank; ++j) {
+          if (j != q.axis) product.Mul(d.shape[j]);
+        }
+        if (!product.Get(&entries)) return false;
       }
       const uint64_t width = scheme == scheme_tag::kMxfp ? 1
                              : (scheme == scheme_tag::kPerBlockAffine &&

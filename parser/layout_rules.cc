@@ -406,8 +406,11 @@ Rejection CheckPagedSizes(const TensorDescriptor& d, const ParseOptions& o) {
   }
   if (d.shape[1] != kDynamicDim && d.shape[2] != kDynamicDim) {
     uint64_t elems = 0, bytes = 0;
-    const bool ok = slots_ok && CheckedMul(slots, d.shape[1], &elems) &&
-                    CheckedMul(elems, d.shape[2], &elems) &&
+    wire::CheckedProduct product;  // exact: a zero factor empties the pool
+    product.Mul(slots);
+    product.Mul(d.shape[1]);
+    product.Mul(d.shape[2]);
+    const bool ok = slots_ok && product.Get(&elems) &&
                     d.StorageBytesFor(elems, &bytes);
     if (d.ElementBits() != 0 && (!ok || d.buffers[0].byte_size != bytes)) {
       return {r, d.offsets.handle(0), "page pool size does not match"};

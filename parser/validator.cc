@@ -213,15 +213,13 @@ bool StorageAllowed(uint8_t scheme, uint8_t t) {
 // Product of the dimensions other than `axis`; false if one is dynamic or
 // the product overflows.
 bool OuterCount(const TensorDescriptor& d, uint32_t axis, uint64_t* out) {
-  uint64_t n = 1;
+  wire::CheckedProduct n;
   for (uint32_t k = 0; k < d.rank; ++k) {
     if (k == axis) continue;
-    if (d.shape[k] == kDynamicDim || !CheckedMul(n, d.shape[k], &n)) {
-      return false;
-    }
+    if (d.shape[k] == kDynamicDim) return false;
+    n.Mul(d.shape[k]);
   }
-  *out = n;
-  return true;
+  return n.Get(out);
 }
 
 // Expected byte sizes of the scale and zero-point arrays. `known` is false
@@ -242,17 +240,20 @@ ParamSizes ExpectedParamSizes(const TensorDescriptor& d) {
   if (q.scheme_tag == scheme_tag::kPerChannelAffine) {
     entries = len;  // one per channel, whatever the other dimensions hold
   } else {
-    uint64_t outer = 0;
-    if (!OuterCount(d, q.axis, &outer)) {
-      // Dynamic elsewhere: unknown; an overflow cannot be told apart from a
-      // huge but legal count here, so both skip (the data size check
-      // catches the overflow).
-      return s;
-    }
     const uint64_t k = q.block_size;
     const uint64_t per_axis =
         q.scheme_tag == scheme_tag::kMxfp ? len / k : len / k + (len % k != 0);
-    if (!CheckedMul(per_axis, outer, &entries)) {
+    uint64_t outer = 0;
+    if (!OuterCount(d, q.axis, &outer) && (per_axis != 0 || d.HasDynamicDim())) {
+      // Dynamic elsewhere: unknown; an overflow cannot be told apart from a
+      // huge but legal count here, so both skip (the data size check
+      // catches the overflow). An empty axis has no blocks, whatever the
+      // other dimensions multiply to (outer is then unused).
+      return s;
+    }
+    if (per_axis == 0) {
+      entries = 0;
+    } else if (!CheckedMul(per_axis, outer, &entries)) {
       s.overflow = true;
       return s;
     }

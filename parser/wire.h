@@ -85,6 +85,36 @@ inline bool CheckedMul(uint64_t a, uint64_t b, uint64_t* out) {
   return !__builtin_mul_overflow(a, b, out);
 }
 
+// The product of factors in exact arithmetic: a zero factor makes it 0 even
+// when the other factors' product would not fit 64 bits (a shape
+// [2^40, 2^40, 0] holds no element; an overflow is a rejection only when the
+// exact value overflows, REJECT-RULES.md § 3 "overflow-checked").
+class CheckedProduct {
+ public:
+  void Mul(uint64_t factor) {
+    if (factor == 0) {
+      zero_ = true;
+    } else if (!overflow_) {
+      overflow_ = !CheckedMul(value_, factor, &value_);
+    }
+  }
+  // False when the exact product does not fit 64 bits.
+  bool Get(uint64_t* out) const {
+    if (zero_) {
+      *out = 0;
+      return true;
+    }
+    if (overflow_) return false;
+    *out = value_;
+    return true;
+  }
+
+ private:
+  uint64_t value_ = 1;
+  bool zero_ = false;
+  bool overflow_ = false;
+};
+
 inline bool IsPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 // Index of the first non-zero byte among bytes[0, n), or -1 (reserved-byte

@@ -20,6 +20,7 @@
 #include "parser/decoder.h"
 #include "parser/descriptor.h"
 #include "parser/element_type.h"
+#include "parser/fast_path.h"
 #include "parser/encoder.h"
 #include "parser/options.h"
 #include "parser/quantization.h"
@@ -1186,6 +1187,37 @@ TEST(LayoutRulings, EmptyTensorWithHugeOtherDimensions) {
   EXPECT_EQ(Outcome(Validate(*d)), "OK");
   d->layout_tag = layout_tag::kColumnMajor;
   EXPECT_EQ(Outcome(Validate(*d)), "OK");
+  // The element count is exactly 0, not an overflow: an empty tensor with a
+  // non-empty data buffer is DESC-SHP-05 (found by gguf_fuzz; the count
+  // used to overflow before it met the zero, and the rule never fired).
+  uint64_t count = 7;
+  ASSERT_TRUE(d->ElementCount(&count));
+  EXPECT_EQ(count, 0u);
+  d->layout_tag = layout_tag::kRowMajor;
+  d->buffers[0].byte_size = 16;
+  EXPECT_EQ(Decoded(*d), Rejects("DESC-SHP-05", Handle(*d, 0)));
+  EXPECT_FALSE(FastAccepts(*d, ParseOptions()));
+}
+
+// The parameter count is exact too: an empty quantization axis has no
+// blocks whatever the other dimensions multiply to, and an empty other
+// dimension none either. The fast path agrees with the validator.
+TEST(LayoutRulings, QuantizedEmptyTensorWithHugeOtherDimensions) {
+  for (const uint32_t axis : {1u, 2u}) {
+    Desc d = vectors::Dense(kInt8, {1ull << 40, axis == 1 ? 0 : 64,
+                                    axis == 1 ? 1ull << 40 : 0});
+    d->flags |= flag::kHasQuantization;
+    d->quantization = Must(PerBlockAffine::Symmetric(axis, 32, 1, kFloat16));
+    d->buffer_count = 2;
+    d->buffers[0] = Buf(0);
+    d->buffers[1] = Buf(0);
+    SCOPED_TRACE(axis);
+    EXPECT_EQ(Decoded(*d), "OK");
+    EXPECT_TRUE(FastAccepts(*d, ParseOptions()));
+    d->buffers[1].byte_size = 2;
+    EXPECT_EQ(Decoded(*d), Rejects("QNT-PBA-10", Handle(*d, 1)));
+    EXPECT_FALSE(FastAccepts(*d, ParseOptions()));
+  }
 }
 
 }  // namespace

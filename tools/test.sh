@@ -25,6 +25,7 @@ run() {
 run bazel test //...
 run bazel test --config=sanitize //...
 
+findings=()
 fuzz_seconds="${FUZZ_SECONDS:-20}"
 if [[ "${fuzz_seconds}" != 0 ]]; then
   for target in $(bazel query 'attr(tags, "fuzz_target", //fuzz:all + //capi:all)' 2>/dev/null); do
@@ -36,6 +37,13 @@ if [[ "${fuzz_seconds}" != 0 ]]; then
       echo "//${pkg}:${name}_smoke PASSED" | tee -a "${log}"
     else
       echo "//${pkg}:${name}_smoke FAILED" | tee -a "${log}"
+      # Its inputs, for the closing lines (run_smoke.sh keeps them here).
+      newest="$(ls -td "fuzz/findings/${name}"/smoke-* 2>/dev/null | head -1)"
+      for f in "${newest}"/crash-* "${newest}"/leak-* "${newest}"/timeout-* \
+        "${newest}"/oom-*; do
+        [[ -f "${f}" && $(stat -c %s "${f}") -le 65536 ]] || continue
+        findings+=("${name}: $(basename "${f}") base64: $(base64 -w0 "${f}")")
+      done
       status=1
     fi
   done
@@ -46,6 +54,9 @@ fi
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "${log}")
 failed=$(grep -cE '^//[^ ]+ +(FAILED|TIMEOUT|NO STATUS)' "${log}")
 echo
+# Name what failed last, where a log's tail shows it.
+grep -E '^//[^ ]+ +(FAILED|TIMEOUT|NO STATUS)' "${log}" | sed 's/^/failed: /'
+for f in "${findings[@]}"; do echo "fuzz finding: ${f}"; done
 echo "${passed} passed, ${failed} failed"
 [[ ${failed} -eq 0 ]] || status=1
 exit "${status}"
