@@ -91,11 +91,16 @@ absl::StatusOr<ImportedTensor> ImportPerAxis(const PerAxisEncoding& e,
   if (exclude_zero && !symmetric) {
     return Invalid("the exclude-zero mapping is symmetric: offsets must be 0");
   }
-  uint64_t count = 1;
+  wire::CheckedProduct product;  // exact: a zero dimension gives 0
   for (uint64_t n : shape) {
-    if (n == kDynamicDim || !wire::CheckedMul(count, n, &count)) {
+    if (n == kDynamicDim) {
       return Invalid("the shape has no finite element count");
     }
+    product.Mul(n);
+  }
+  uint64_t count = 0;
+  if (!product.Get(&count)) {
+    return Invalid("the shape has no finite element count");
   }
   uint64_t value_bytes = 0;
   if (!wire::CheckedMul(count, container.bits / 8, &value_bytes) ||
