@@ -42,6 +42,7 @@
 #include "parser/encoder.h"
 #include "parser/quantization.h"
 #include "parser/validator.h"
+#include "parser/wire.h"
 
 namespace hurray::fuzz {
 namespace {
@@ -240,11 +241,16 @@ void Run(const uint8_t* data, size_t size) {
   }
 
   // Values: one container per element, from the rest of the input.
-  uint64_t count = 1;
-  bool finite = true;  // no dynamic dimension, no overflow
+  // No dynamic dimension, and an exact product that fits (a zero dimension
+  // makes it 0 whatever the others multiply to).
+  bool finite = true;
+  wire::CheckedProduct product;
   for (uint64_t n : shape) {
-    finite &= n != kDynamicDim && !__builtin_mul_overflow(count, n, &count);
+    finite &= n != kDynamicDim;
+    product.Mul(n);
   }
+  uint64_t count = 0;
+  finite = finite && product.Get(&count);
   const bool small = finite && count <= kMaxElements;
   if (!small) count = in.ConsumeIntegralInRange(0, 8);
   const size_t width = container.bits / 8;

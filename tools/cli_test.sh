@@ -80,6 +80,13 @@ for cmd in inspect validate; do
   expect_contains "${err}" "no input files" "${cmd} without files"
   expect_contains "${err}" "Usage: hurray" "${cmd} without files"
 
+  # A usage error shows the command's own usage, not the whole manual.
+  expect_contains "${err}" "Usage: hurray ${cmd} " "${cmd} without files"
+  expect_contains "${err}" "'hurray help' lists every command" \
+    "${cmd} without files"
+  [[ $(printf '%s\n' "${err}" | wc -l) -le 20 ]] ||
+    fail "${cmd} without files: the usage error is $(printf '%s\n' "${err}" | wc -l) lines"
+
   run "${cmd}" --bogus valid/dense_f32_3x4.bin
   expect_rc 2 "${cmd} --bogus"
   expect_contains "${err}" "unknown option '--bogus'" "${cmd} --bogus"

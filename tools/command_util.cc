@@ -3,12 +3,14 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace hurray::tools {
 namespace {
@@ -236,10 +238,32 @@ absl::StatusOr<CommandArgs> ParseCommandArgs(absl::Span<const std::string> args,
   return parsed;
 }
 
+void PrintCommandUsage(absl::string_view command, std::ostream& os) {
+  std::ostringstream full;
+  PrintUsage(full);
+  // The command's entry of the "Commands:" list: its synopsis lines (two
+  // spaces, then the command's name) and the indented lines under them.
+  const std::string head = absl::StrCat("  ", command, " ");
+  bool in_entry = false, any = false;
+  for (absl::string_view line : absl::StrSplit(full.str(), '\n')) {
+    if (absl::StartsWith(line, head)) {
+      os << (any ? "       hurray " : "Usage: hurray ") << line.substr(2)
+         << "\n";
+      in_entry = any = true;
+    } else if (in_entry && absl::StartsWith(line, "    ")) {
+      os << line << "\n";
+    } else {
+      in_entry = false;
+    }
+  }
+  if (!any) PrintUsage(os);
+}
+
 int UsageError(absl::string_view command, absl::string_view message,
                std::ostream& err) {
   err << "hurray " << command << ": " << message << "\n\n";
-  PrintUsage(err);
+  PrintCommandUsage(command, err);
+  err << "\n'hurray help' lists every command and option.\n";
   return kExitError;
 }
 

@@ -26,6 +26,8 @@ inline constexpr size_t kMaxInputFileBytes = size_t{64} << 20;  // 64 MiB
 
 // Writes the usage text of the hurray tool.
 void PrintUsage(std::ostream& os);
+// The usage of one command (its entry of PrintUsage), for usage errors.
+void PrintCommandUsage(absl::string_view command, std::ostream& os);
 
 struct CommandArgs {
   bool help = false;  // --help / -h: print usage, exit 0

@@ -195,6 +195,8 @@ wait "${pid}" 2>/dev/null
 grep -q '^http ' state_r || fail "resume: the state has no http validator"
 done_before="$(grep -c '^record ' state_r)"
 [[ "${done_before}" -lt 40 ]] || fail "resume: the first run was not interrupted"
+ls -A out_r | grep -q '^\.hurray-.*-lock$' ||
+  fail "resume: the killed run left no lock file (nothing to clean up)"
 run ingest "${slow}" "${ca[@]}" --dequant out_r --resume state_r
 expect_rc 0 "resumed over https"
 [[ "$(table "${out}")" == "$(table "${local_many}")" ]] ||
@@ -202,9 +204,11 @@ expect_rc 0 "resumed over https"
 diff -r --exclude=".hurray-*" out_r out_many_local >/dev/null ||
   fail "resumed: the outputs differ from an uninterrupted run"
 [[ ! -e state_r ]] || fail "resumed: the state file was not removed"
-# (kill -9 may leave the hidden temp of the tensor being written: it is
-# not an output, and the resumed run never adopts a temp its state does
-# not name.)
+# kill -9 left the hidden temp of the tensor being written (and the run's
+# lock file); the resumed run removed them (SafeOutputDir: the temps of a
+# run whose lock nobody holds).
+leftovers="$(ls -A out_r | grep '^\.hurray-' || true)"
+[[ -z "${leftovers}" ]] || fail "resumed: temps of the killed run are left: ${leftovers}"
 grep -q '^/slow/many.hrry 206 ' "${NGINX_ACCESS_LOG}" ||
   fail "resumed: no ranged request (206) in nginx's log"
 

@@ -1,11 +1,14 @@
 #include "stream/ingest/safe_output_dir.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <random>
 #include <utility>
 
@@ -19,6 +22,11 @@ namespace {
 
 constexpr absl::string_view kTempPrefix = ".hurray-";
 constexpr absl::string_view kTempSuffix = ".tmp";
+constexpr absl::string_view kKeptSuffix = ".kept";
+constexpr absl::string_view kLockName = "lock";
+// Clean-up looks at this many of our names at most (a directory is the
+// user's, and may hold anything).
+constexpr size_t kMaxStaleNames = 1 << 16;
 
 absl::Status ErrnoError(absl::string_view what, absl::string_view path,
                         int err) {
@@ -52,6 +60,25 @@ bool AllLowerHex(absl::string_view s, size_t size) {
       return false;
     }
   }
+  return true;
+}
+
+// Splits one of our names, ".hurray-<pid>-<16 hex>-<rest>", into the run's
+// prefix (up to the last '-') and <rest>.
+bool SplitOurName(absl::string_view name, absl::string_view* run,
+                  absl::string_view* rest) {
+  absl::string_view n = name;
+  if (!absl::ConsumePrefix(&n, kTempPrefix)) return false;
+  const size_t a = n.find('-');
+  if (a == absl::string_view::npos || !AllDigits(n.substr(0, a), 10)) {
+    return false;
+  }
+  n.remove_prefix(a + 1);
+  if (n.size() < 18 || !AllLowerHex(n.substr(0, 16), 16) || n[16] != '-') {
+    return false;
+  }
+  *rest = n.substr(17);
+  *run = name.substr(0, name.size() - rest->size());
   return true;
 }
 
@@ -122,7 +149,93 @@ SafeOutputDir::~SafeOutputDir() {
   for (const std::string& t : temps_) {
     if (kept_.count(t) == 0) ::unlinkat(fd_, t.c_str(), 0);
   }
+  temps_.clear();
+  Unlock();
   ::close(fd_);
+}
+
+void SafeOutputDir::Unlock() {
+  if (lock_fd_ < 0 || !temps_.empty()) return;
+  ::unlinkat(fd_, absl::StrCat(prefix_, kLockName).c_str(), 0);
+  ::close(lock_fd_);
+  lock_fd_ = -1;
+}
+
+absl::Status SafeOutputDir::Lock() {
+  if (lock_fd_ >= 0) return absl::OkStatus();
+  SweepOnce();
+  const std::string name = absl::StrCat(prefix_, kLockName);
+  const int fd =
+      ::openat(fd_, name.c_str(),
+               O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return ErrnoError("cannot create", Describe(name), errno);
+  // Held until this object goes away (or the process dies). A clean-up of
+  // another run may hold it for a moment: wait for it.
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      const int err = errno;
+      ::close(fd);
+      ::unlinkat(fd_, name.c_str(), 0);
+      return ErrnoError("cannot lock", Describe(name), err);
+    }
+  }
+  lock_fd_ = fd;
+  return absl::OkStatus();
+}
+
+void SafeOutputDir::SweepOnce() {
+  // Clean up after killed runs once, when this run writes or publishes (a
+  // run refused before, e.g. a resume against a changed source, changes
+  // nothing in the directory).
+  if (swept_) return;
+  swept_ = true;
+  RemoveStaleTemps();
+}
+
+void SafeOutputDir::RemoveStaleTemps() {
+  const int list_fd = ::openat(fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (list_fd < 0) return;
+  DIR* listing = ::fdopendir(list_fd);
+  if (listing == nullptr) {
+    ::close(list_fd);
+    return;
+  }
+  // Per run prefix: its ".tmp" temps, and whether it has a lock file.
+  std::map<std::string, std::vector<std::string>, std::less<>> temps;
+  std::set<std::string, std::less<>> locked;
+  size_t seen = 0;
+  while (const dirent* e = ::readdir(listing)) {
+    absl::string_view run, rest;
+    if (!SplitOurName(e->d_name, &run, &rest)) continue;
+    if (++seen > kMaxStaleNames) break;
+    if (rest == kLockName) {
+      locked.emplace(run);
+    } else if (absl::EndsWith(rest, kTempSuffix) && IsTempName(e->d_name)) {
+      temps[std::string(run)].emplace_back(e->d_name);
+    }
+  }
+  ::closedir(listing);
+  for (const std::string& run : locked) {
+    const std::string lock_name = absl::StrCat(run, kLockName);
+    const int fd =
+        ::openat(fd_, lock_name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st;
+    // Held: its run is alive. Taken: nobody holds it, the run is dead.
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      continue;
+    }
+    const auto it = temps.find(run);
+    if (it != temps.end()) {
+      for (const std::string& t : it->second) {
+        if (::unlinkat(fd_, t.c_str(), 0) == 0) ++stale_temps_removed_;
+      }
+    }
+    ::unlinkat(fd_, lock_name.c_str(), 0);
+    ::close(fd);
+  }
 }
 
 std::string SafeOutputDir::Describe(absl::string_view name) const {
@@ -130,6 +243,8 @@ std::string SafeOutputDir::Describe(absl::string_view name) const {
 }
 
 absl::StatusOr<TempFile> SafeOutputDir::CreateTemp(mode_t mode) {
+  absl::Status locked = Lock();
+  if (!locked.ok()) return locked;
   // A name taken by someone else (EEXIST) is skipped, a few times.
   for (int attempt = 0; attempt < 16; ++attempt) {
     TempFile t;
@@ -161,8 +276,10 @@ absl::Status SafeOutputDir::Publish(const std::string& temp,
   if (::renameat(fd_, temp.c_str(), fd_, final_name.c_str()) != 0) {
     return ErrnoError("cannot rename to", Describe(final_name), errno);
   }
+  SweepOnce();
   temps_.erase(temp);
   kept_.erase(temp);
+  Unlock();
   return absl::OkStatus();
 }
 
@@ -170,10 +287,23 @@ void SafeOutputDir::Remove(const std::string& temp) {
   if (temps_.erase(temp) == 0) return;
   kept_.erase(temp);
   ::unlinkat(fd_, temp.c_str(), 0);
+  Unlock();
 }
 
-void SafeOutputDir::Keep(const std::string& temp) {
-  if (temps_.count(temp) != 0) kept_.insert(temp);
+absl::StatusOr<std::string> SafeOutputDir::Keep(const std::string& temp) {
+  if (temps_.count(temp) == 0 || !absl::EndsWith(temp, kTempSuffix)) {
+    return absl::InternalError(
+        absl::StrCat(Describe(temp), " is not a temporary file of this run"));
+  }
+  const std::string kept =
+      absl::StrCat(absl::StripSuffix(temp, kTempSuffix), kKeptSuffix);
+  if (::renameat(fd_, temp.c_str(), fd_, kept.c_str()) != 0) {
+    return ErrnoError("cannot rename to", Describe(kept), errno);
+  }
+  temps_.erase(temp);
+  temps_.insert(kept);
+  kept_.insert(kept);
+  return kept;
 }
 
 absl::Status SafeOutputDir::Adopt(const std::string& temp) {
@@ -198,6 +328,7 @@ void SafeOutputDir::RemoveAll() {
   for (const std::string& t : temps_) ::unlinkat(fd_, t.c_str(), 0);
   temps_.clear();
   kept_.clear();
+  Unlock();
 }
 
 absl::StatusOr<int> SafeOutputDir::OpenForReading(
@@ -224,21 +355,14 @@ bool SafeOutputDir::IsPlainName(absl::string_view name) {
 }
 
 bool SafeOutputDir::IsTempName(absl::string_view name) {
-  // ".hurray-<pid>-<16 hex>-<n>.tmp"
-  if (!absl::ConsumePrefix(&name, kTempPrefix) ||
-      !absl::ConsumeSuffix(&name, kTempSuffix)) {
+  // ".hurray-<pid>-<16 hex>-<n>.tmp" or ".kept"
+  absl::string_view run, rest;
+  if (!SplitOurName(name, &run, &rest)) return false;
+  if (!absl::ConsumeSuffix(&rest, kTempSuffix) &&
+      !absl::ConsumeSuffix(&rest, kKeptSuffix)) {
     return false;
   }
-  const size_t a = name.find('-');
-  if (a == absl::string_view::npos || !AllDigits(name.substr(0, a), 10)) {
-    return false;
-  }
-  name.remove_prefix(a + 1);
-  if (name.size() < 18 || !AllLowerHex(name.substr(0, 16), 16) ||
-      name[16] != '-') {
-    return false;
-  }
-  return AllDigits(name.substr(17), 20);
+  return AllDigits(rest, 20);
 }
 
 SafeOutputFile::SafeOutputFile(std::unique_ptr<SafeOutputDir> dir,

@@ -11,6 +11,15 @@
 // temp that was neither published nor kept is removed when the object goes
 // away, so a failed or rejected run leaves nothing of its own behind.
 //
+// A run that is killed cannot remove its temps; the next one does. Each
+// object holds an exclusive flock(2) on a lock file of its own
+// (".hurray-<pid>-<nonce>-lock", while it has temps), and its first temp
+// (or first publish) removes the ".tmp" temps of every run whose lock nobody
+// holds any more (the kernel drops a dead process's locks, across pid
+// namespaces too). Temps kept for a resume are renamed
+// ".hurray-<pid>-<nonce>-<n>.kept" and left to
+// `--resume`; temps without a lock file (an older hurray's) are left alone.
+//
 // Reading a file we wrote (a spool, a resumed output, the state) goes through
 // OpenForReading / ReadFileNoFollow: never through a symlink.
 #ifndef HURRAY_STREAM_INGEST_SAFE_OUTPUT_DIR_H_
@@ -56,10 +65,14 @@ class SafeOutputDir {
   // Removes a temp of this object (its descriptor is the caller's to close).
   void Remove(const std::string& temp);
   // The temp survives this object (a resumable run keeps finished outputs
-  // that wait for their names); Remove and RemoveAll still remove it.
-  void Keep(const std::string& temp);
+  // that wait for their names) under the name returned (".kept": no later
+  // run's clean-up removes it); Remove and RemoveAll still remove it.
+  absl::StatusOr<std::string> Keep(const std::string& temp);
   // Takes over a temp an earlier run kept: an IsTempName regular file.
   absl::Status Adopt(const std::string& temp);
+  // How many temps of killed runs this run removed (at its first CreateTemp
+  // or Publish).
+  int stale_temps_removed() const { return stale_temps_removed_; }
   // Removes every temp of this object, kept ones too.
   void RemoveAll();
 
@@ -74,11 +87,19 @@ class SafeOutputDir {
   // A file name: not empty, not "." or "..", no '/' or NUL, at most 255
   // bytes.
   static bool IsPlainName(absl::string_view name);
-  // A name CreateTemp makes.
+  // A name CreateTemp or Keep makes.
   static bool IsTempName(absl::string_view name);
 
  private:
   SafeOutputDir(int fd, std::string path);
+  // Creates and locks this run's lock file (once, before its first temp).
+  absl::Status Lock();
+  // Removes the lock file once no temp of this object is left.
+  void Unlock();
+  // Removes the ".tmp" temps (and lock files) of runs that hold no lock.
+  void RemoveStaleTemps();
+  // RemoveStaleTemps, the first time this run creates or publishes a file.
+  void SweepOnce();
 
   int fd_;
   std::string path_;
@@ -86,6 +107,9 @@ class SafeOutputDir {
   uint64_t counter_ = 0;
   std::set<std::string> temps_;  // created or adopted, not yet published
   std::set<std::string> kept_;
+  int lock_fd_ = -1;
+  bool swept_ = false;
+  int stale_temps_removed_ = 0;
 };
 
 // One whole file at `path`, written through a temp of its directory and

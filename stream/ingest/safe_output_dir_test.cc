@@ -4,14 +4,18 @@
 #include "stream/ingest/safe_output_dir.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
@@ -90,9 +94,13 @@ TEST(SafeOutputDir, UnpublishedTempsAreRemovedKeptOnesSurvive) {
     ::close(a.fd);
     ::close(b.fd);
     EXPECT_NE(a.name, b.name);
-    d->Keep(b.name);
-    kept = b.name;
-    EXPECT_EQ(CountEntries(dir), 2);
+    absl::StatusOr<std::string> k = d->Keep(b.name);
+    ASSERT_TRUE(k.ok()) << k.status();
+    kept = *k;
+    EXPECT_TRUE(SafeOutputDir::IsTempName(kept)) << kept;
+    EXPECT_TRUE(absl::EndsWith(kept, ".kept")) << kept;
+    EXPECT_FALSE(Exists(dir + "/" + b.name));
+    EXPECT_EQ(CountEntries(dir), 3);  // a, the kept b, the run's lock file
   }
   EXPECT_EQ(CountEntries(dir), 1);
   EXPECT_TRUE(Exists(dir + "/" + kept));
@@ -224,6 +232,105 @@ TEST(SafeOutputDir, Names) {
   ::close(t.fd);
   EXPECT_FALSE(d->Publish(t.name, "../x").ok());
   EXPECT_FALSE(d->Publish(t.name, ".hurray-1-0123456789abcdef-0.tmp").ok());
+}
+
+// The names in `dir` (none of them "." or "..").
+std::vector<std::string> Names(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    names.push_back(e.path().filename().string());
+  }
+  return names;
+}
+
+// A run that dies without cleaning up (SIGKILL, power loss): a child process
+// makes two temps, keeps a third for a resume, and leaves with _exit (no
+// destructor runs). Returns the kept temp's name.
+std::string RunThatIsKilled(const std::string& dir) {
+  int pipe_fds[2];
+  EXPECT_EQ(::pipe(pipe_fds), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    std::unique_ptr<SafeOutputDir> d = *SafeOutputDir::Open(dir);
+    TempFile a = *d->CreateTemp();
+    TempFile b = *d->CreateTemp();
+    TempFile c = *d->CreateTemp();
+    const std::string kept = *d->Keep(c.name);
+    (void)!::write(pipe_fds[1], kept.data(), kept.size());
+    ::_exit(0);  // a, b and the lock file stay behind
+  }
+  ::close(pipe_fds[1]);
+  char buf[256];
+  const ssize_t n = ::read(pipe_fds[0], buf, sizeof(buf));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_GT(n, 0);
+  return std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
+}
+
+TEST(SafeOutputDir, TempsOfAKilledRunAreRemovedByTheNextRun) {
+  const std::string dir = MakeDir();
+  const std::string kept = RunThatIsKilled(dir);
+  ASSERT_EQ(CountEntries(dir), 4) << "two temps, the kept one, the lock";
+  Put(dir + "/model.npy", "user's");
+  std::unique_ptr<SafeOutputDir> d = *SafeOutputDir::Open(dir);
+  EXPECT_EQ(CountEntries(dir), 5) << "opening alone changes nothing";
+  TempFile t = *d->CreateTemp();  // the run starts writing
+  ::close(t.fd);
+  EXPECT_EQ(d->stale_temps_removed(), 2);
+  d->Remove(t.name);
+  // The kept temp waits for --resume; the user's file is untouched.
+  std::vector<std::string> names = Names(dir);
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{kept, "model.npy"}));
+  ASSERT_TRUE(d->Adopt(kept).ok());
+}
+
+TEST(SafeOutputDir, TempsOfALiveRunAreNotTouched) {
+  const std::string dir = MakeDir();
+  std::unique_ptr<SafeOutputDir> live = *SafeOutputDir::Open(dir);
+  TempFile t = *live->CreateTemp();
+  ::close(t.fd);
+  std::unique_ptr<SafeOutputDir> other = *SafeOutputDir::Open(dir);
+  TempFile u = *other->CreateTemp();
+  ::close(u.fd);
+  EXPECT_EQ(other->stale_temps_removed(), 0);
+  EXPECT_TRUE(Exists(dir + "/" + t.name));
+  ASSERT_TRUE(live->Publish(t.name, "out.f32").ok());
+}
+
+TEST(SafeOutputDir, TempsWithoutALockFileAreLeftAlone) {
+  // An older hurray's temps (no lock file): nobody can tell if their run is
+  // alive, so they stay. Likewise names that only look like ours.
+  const std::string dir = MakeDir();
+  const std::string old_temp = ".hurray-1-0123456789abcdef-0.tmp";
+  Put(dir + "/" + old_temp, "x");
+  Put(dir + "/.hurray-1-0123456789abcdeg-lock", "");
+  Put(dir + "/.hurray-x-0123456789abcdef-0.tmp", "");
+  {
+    std::unique_ptr<SafeOutputDir> d = *SafeOutputDir::Open(dir);
+    TempFile t = *d->CreateTemp();
+    ::close(t.fd);
+    EXPECT_EQ(d->stale_temps_removed(), 0);
+  }
+  EXPECT_EQ(CountEntries(dir), 3);
+}
+
+TEST(SafeOutputDir, ALockFileThatIsASymlinkIsNotFollowed) {
+  const std::string dir = MakeDir();
+  const std::string victim = MakeDir() + "/victim";
+  Put(victim, "precious");
+  const std::string run = ".hurray-1-0123456789abcdef-";
+  Put(dir + "/" + run + "0.tmp", "x");
+  ASSERT_EQ(::symlink(victim.c_str(), (dir + "/" + run + "lock").c_str()), 0);
+  std::unique_ptr<SafeOutputDir> d = *SafeOutputDir::Open(dir);
+  TempFile t = *d->CreateTemp();
+  ::close(t.fd);
+  EXPECT_EQ(d->stale_temps_removed(), 0);
+  EXPECT_TRUE(Exists(dir + "/" + run + "0.tmp"));
+  EXPECT_EQ(Slurp(victim), "precious");
 }
 
 }  // namespace

@@ -1640,10 +1640,12 @@ absl::Status DequantSink::OnTensorEnd() {
     if (names_at_end_) {
       // The index has not named it yet (and may never pass).
       r.pending_output = temp;
-      if (options_.keep_unnamed_outputs) dir_->Keep(temp);
+      if (options_.keep_unnamed_outputs) s = KeepForResume(&r.pending_output);
       for (const KeptPart& p : more) {
         r.more_pending.emplace_back(p.suffix, p.temp);
-        if (options_.keep_unnamed_outputs) dir_->Keep(p.temp);
+        if (options_.keep_unnamed_outputs && s.ok()) {
+          s = KeepForResume(&r.more_pending.back().second);
+        }
       }
     } else {
       s = dir_->Publish(temp, tensor_->final_name());
@@ -1669,6 +1671,13 @@ absl::Status DequantSink::OnTensorEnd() {
   }
   if (!verdict.empty()) r.verdict = verdict;
   return RecordingIngestSink::OnTensorEnd();
+}
+
+absl::Status DequantSink::KeepForResume(std::string* temp) {
+  absl::StatusOr<std::string> kept = dir_->Keep(*temp);
+  if (!kept.ok()) return kept.status();
+  *temp = *std::move(kept);
+  return absl::OkStatus();
 }
 
 absl::Status DequantSink::DropTensors(const std::vector<bool>& keep) {

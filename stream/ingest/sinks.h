@@ -286,6 +286,9 @@ class DequantSink : public RecordingIngestSink {
   class Tensor;
   void FailTensor(absl::Status s);
   void DropPending(absl::string_view why);
+  // Renames a finished output that waits for its name so that it survives
+  // for --resume (SafeOutputDir::Keep); *temp becomes its new name.
+  absl::Status KeepForResume(std::string* temp);
 
   DequantSinkOptions options_;
   absl::Status dir_status_;
