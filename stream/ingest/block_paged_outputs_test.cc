@@ -328,9 +328,10 @@ TEST(BlockPagedOutputs, ZeroScaleIsQntPba12) {
   EXPECT_TRUE(testing::ListDir(r.dir).empty());
 }
 
-// A page id past the pool (LAY-BPG-18, a strict-only data rule the ingest
-// sinks do not run yet): the tensor gets no output, nothing is left in OUT,
-// in either mode.
+// A page id past the pool: LAY-BPG-18, a strict-only data rule the ingest
+// sinks run as the block table passes (the tensor is rejected at its byte);
+// in permissive mode the tensor is accepted and gets no output. Nothing is
+// left in OUT either way.
 TEST(BlockPagedOutputs, PageIdPastThePool) {
   Paged p;
   p.seq_ptr = {0, 2};
@@ -338,14 +339,18 @@ TEST(BlockPagedOutputs, PageIdPastThePool) {
   p.tokens = {8};
   const IngestTensor t =
       Make(p, F32s(RandomFloats(5 * 4 * 2 * 3, 7)), nullptr, {});
-  for (Mode mode : {Mode::kStrict, Mode::kPermissive}) {
-    const PagedRun r = Ingest(t, OutputFormat::kNpy, 0, "bad_page", mode);
-    ASSERT_TRUE(r.status.ok()) << r.status;
-    EXPECT_NE(r.records[0].verdict.find("no output: block-paged index"),
-              std::string::npos)
-        << r.records[0].verdict;
-    EXPECT_TRUE(testing::ListDir(r.dir).empty());
-  }
+  const PagedRun strict =
+      Ingest(t, OutputFormat::kNpy, 0, "bad_page", Mode::kStrict);
+  EXPECT_EQ(RuleIdOf(strict.status).value_or(""), "LAY-BPG-18")
+      << strict.status;
+  EXPECT_TRUE(testing::ListDir(strict.dir).empty());
+  const PagedRun r =
+      Ingest(t, OutputFormat::kNpy, 0, "bad_page", Mode::kPermissive);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_NE(r.records[0].verdict.find("no output: block-paged index"),
+            std::string::npos)
+      << r.records[0].verdict;
+  EXPECT_TRUE(testing::ListDir(r.dir).empty());
 }
 
 }  // namespace

@@ -200,7 +200,8 @@ void SafeOutputDir::RemoveStaleTemps() {
     ::close(list_fd);
     return;
   }
-  // Per run prefix: its ".tmp" temps, and whether it has a lock file.
+  // Per run prefix: its temps (".tmp" and ".kept"), and whether it has a
+  // lock file.
   std::map<std::string, std::vector<std::string>, std::less<>> temps;
   std::set<std::string, std::less<>> locked;
   size_t seen = 0;
@@ -210,12 +211,25 @@ void SafeOutputDir::RemoveStaleTemps() {
     if (++seen > kMaxStaleNames) break;
     if (rest == kLockName) {
       locked.emplace(run);
-    } else if (absl::EndsWith(rest, kTempSuffix) && IsTempName(e->d_name)) {
+    } else if (IsTempName(e->d_name) && temps_.count(e->d_name) == 0) {
       temps[std::string(run)].emplace_back(e->d_name);
     }
   }
   ::closedir(listing);
+  // Removes what `run` left: its ".tmp" temps, and its ".kept" ones too when
+  // this run took that run's place (adopted some of its temps: the others
+  // are finished outputs its state never recorded, a kill between the two).
+  auto remove_leftovers = [&](const std::string& run) {
+    const auto it = temps.find(run);
+    if (it == temps.end()) return;
+    const bool ours = adopted_runs_.count(run) != 0;
+    for (const std::string& t : it->second) {
+      if (!ours && !absl::EndsWith(t, kTempSuffix)) continue;
+      if (::unlinkat(fd_, t.c_str(), 0) == 0) ++stale_temps_removed_;
+    }
+  };
   for (const std::string& run : locked) {
+    if (run == prefix_) continue;
     const std::string lock_name = absl::StrCat(run, kLockName);
     const int fd =
         ::openat(fd_, lock_name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
@@ -227,14 +241,14 @@ void SafeOutputDir::RemoveStaleTemps() {
       ::close(fd);
       continue;
     }
-    const auto it = temps.find(run);
-    if (it != temps.end()) {
-      for (const std::string& t : it->second) {
-        if (::unlinkat(fd_, t.c_str(), 0) == 0) ++stale_temps_removed_;
-      }
-    }
+    remove_leftovers(run);
     ::unlinkat(fd_, lock_name.c_str(), 0);
     ::close(fd);
+  }
+  // A run this one took over that has no lock file any more (it ended, with
+  // its finished outputs kept for the resume).
+  for (const std::string& run : adopted_runs_) {
+    if (locked.count(run) == 0) remove_leftovers(run);
   }
 }
 
@@ -321,6 +335,8 @@ absl::Status SafeOutputDir::Adopt(const std::string& temp) {
   }
   temps_.insert(temp);
   kept_.insert(temp);
+  absl::string_view run, rest;
+  if (SplitOurName(temp, &run, &rest)) adopted_runs_.emplace(run);
   return absl::OkStatus();
 }
 

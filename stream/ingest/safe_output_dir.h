@@ -18,7 +18,9 @@
 // holds any more (the kernel drops a dead process's locks, across pid
 // namespaces too). Temps kept for a resume are renamed
 // ".hurray-<pid>-<nonce>-<n>.kept" and left to
-// `--resume`; temps without a lock file (an older hurray's) are left alone.
+// `--resume`, which removes the rest of the runs it takes over (a ".kept"
+// its state never named: killed between the two); temps without a lock
+// file (an older hurray's) are left alone.
 //
 // Reading a file we wrote (a spool, a resumed output, the state) goes through
 // OpenForReading / ReadFileNoFollow: never through a symlink.
@@ -108,6 +110,7 @@ class SafeOutputDir {
   std::set<std::string> temps_;  // created or adopted, not yet published
   std::set<std::string> kept_;
   int lock_fd_ = -1;
+  std::set<std::string, std::less<>> adopted_runs_;  // run prefixes
   bool swept_ = false;
   int stale_temps_removed_ = 0;
 };

@@ -17,6 +17,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
 namespace hurray::stream {
@@ -244,9 +245,9 @@ std::vector<std::string> Names(const std::string& dir) {
 }
 
 // A run that dies without cleaning up (SIGKILL, power loss): a child process
-// makes two temps, keeps a third for a resume, and leaves with _exit (no
-// destructor runs). Returns the kept temp's name.
-std::string RunThatIsKilled(const std::string& dir) {
+// makes two temps, keeps two more for a resume, and leaves with _exit (no
+// destructor runs). Returns the kept temps' names.
+std::vector<std::string> RunThatIsKilled(const std::string& dir) {
   int pipe_fds[2];
   EXPECT_EQ(::pipe(pipe_fds), 0);
   const pid_t pid = ::fork();
@@ -256,36 +257,56 @@ std::string RunThatIsKilled(const std::string& dir) {
     TempFile a = *d->CreateTemp();
     TempFile b = *d->CreateTemp();
     TempFile c = *d->CreateTemp();
-    const std::string kept = *d->Keep(c.name);
+    TempFile e = *d->CreateTemp();
+    const std::string kept = *d->Keep(c.name) + "\n" + *d->Keep(e.name);
     (void)!::write(pipe_fds[1], kept.data(), kept.size());
     ::_exit(0);  // a, b and the lock file stay behind
   }
   ::close(pipe_fds[1]);
-  char buf[256];
+  char buf[512];
   const ssize_t n = ::read(pipe_fds[0], buf, sizeof(buf));
   ::close(pipe_fds[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
   EXPECT_GT(n, 0);
-  return std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  return absl::StrSplit(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0),
+                        '\n');
 }
 
 TEST(SafeOutputDir, TempsOfAKilledRunAreRemovedByTheNextRun) {
   const std::string dir = MakeDir();
-  const std::string kept = RunThatIsKilled(dir);
-  ASSERT_EQ(CountEntries(dir), 4) << "two temps, the kept one, the lock";
+  const std::vector<std::string> kept = RunThatIsKilled(dir);
+  ASSERT_EQ(kept.size(), 2u);
+  ASSERT_EQ(CountEntries(dir), 5) << "two temps, two kept, the lock";
   Put(dir + "/model.npy", "user's");
   std::unique_ptr<SafeOutputDir> d = *SafeOutputDir::Open(dir);
-  EXPECT_EQ(CountEntries(dir), 5) << "opening alone changes nothing";
+  EXPECT_EQ(CountEntries(dir), 6) << "opening alone changes nothing";
   TempFile t = *d->CreateTemp();  // the run starts writing
   ::close(t.fd);
   EXPECT_EQ(d->stale_temps_removed(), 2);
   d->Remove(t.name);
-  // The kept temp waits for --resume; the user's file is untouched.
+  // The kept temps wait for --resume; the user's file is untouched.
   std::vector<std::string> names = Names(dir);
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{kept, "model.npy"}));
-  ASSERT_TRUE(d->Adopt(kept).ok());
+  std::vector<std::string> want = {kept[0], kept[1], "model.npy"};
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(names, want);
+}
+
+TEST(SafeOutputDir, AResumeRemovesTheKeptTempsItsStateNeverNamed) {
+  // Killed after keeping a finished output and before recording it: the
+  // resume adopts what its state names and removes the rest of that run.
+  const std::string dir = MakeDir();
+  const std::vector<std::string> kept = RunThatIsKilled(dir);
+  ASSERT_EQ(kept.size(), 2u);
+  std::unique_ptr<SafeOutputDir> d = *SafeOutputDir::Open(dir);
+  ASSERT_TRUE(d->Adopt(kept[0]).ok());
+  TempFile t = *d->CreateTemp();
+  ::close(t.fd);
+  EXPECT_EQ(d->stale_temps_removed(), 3);  // two .tmp, the unnamed .kept
+  EXPECT_TRUE(Exists(dir + "/" + kept[0]));
+  EXPECT_FALSE(Exists(dir + "/" + kept[1]));
+  ASSERT_TRUE(d->Publish(kept[0], "out.npy").ok());
 }
 
 TEST(SafeOutputDir, TempsOfALiveRunAreNotTouched) {

@@ -15,6 +15,7 @@
 #include "absl/base/config.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dequant/dequantizer.h"
@@ -38,6 +39,19 @@
 
 namespace hurray::stream {
 namespace {
+
+// An index-data rejection (its offset is a byte of buffer `buffer`) as a
+// status whose message names the buffer; the payloads are ToStatus's.
+absl::Status InBuffer(const Rejection& r, uint32_t buffer) {
+  const absl::Status plain = ToStatus(r);
+  absl::Status s(plain.code(),
+                 absl::StrCat(RuleId(r.rule), " at byte ", r.offset,
+                              " of buffer ", buffer, ": ", r.message));
+  plain.ForEachPayload([&s](absl::string_view url, const absl::Cord& payload) {
+    s.SetPayload(url, payload);
+  });
+  return s;
+}
 
 // Data bytes handed to the dequantizer at once: bounds the float buffer
 // (2-bit codes: 4 floats per byte, 2 MiB of output).
@@ -203,6 +217,10 @@ absl::Status RecordingIngestSink::OnDescriptor(const TensorDescriptor& d) {
   records_.push_back(std::move(r));
   in_tensor_ = true;
   elements_.emplace(d, element_mode_);
+  DataCheckOptions checks;
+  checks.mode = element_mode_;
+  index_ = MakeIndexChecker(d, checks);
+  unchecked_.clear();
   return status_;
 }
 
@@ -224,17 +242,49 @@ void RecordingIngestSink::NoteData(uint32_t buffer_index,
       return;
     }
   }
+  if (index_ != nullptr) {
+    const Rejection r = index_->Feed(buffer_index, piece);
+    if (!r.ok()) {
+      Fail(InBuffer(r, index_->rejected_buffer()));
+      return;
+    }
+  }
   if (!record_data_crc_) return;
   TensorRecord& r = records_.back();
   r.data_crc32c = Crc32cExtend(r.data_crc32c, piece);
 }
 
+void RecordingIngestSink::FinishDataChecks() {
+  const std::unique_ptr<IndexDataChecker> index = std::move(index_);
+  if (index == nullptr || !in_tensor_ || !status_.ok()) return;
+  const Rejection r = index->Finish();
+  if (!r.ok()) {
+    Fail(InBuffer(r, index->rejected_buffer()));
+    return;
+  }
+  // Bounded memory cannot always check these in one forward pass (a CSR
+  // matrix whose coordinates all come before its first row pointer, an
+  // unsorted COO too large for the duplicate table): say so.
+  for (const Rule rule :
+       {Rule::kLayCoo06, Rule::kLayCsr07, Rule::kLayCsc07, Rule::kLayCsf09}) {
+    if (index->Skipped(rule)) {
+      absl::StrAppend(&unchecked_, unchecked_.empty() ? "" : ", ",
+                      RuleId(rule));
+    }
+  }
+}
+
 absl::Status RecordingIngestSink::OnTensorEnd() {
   elements_.reset();
+  FinishDataChecks();
   if (!in_tensor_ || !status_.ok()) return status_;
   TensorRecord& r = records_.back();
   r.complete = true;
   if (r.verdict.empty()) r.verdict = "valid";
+  if (!unchecked_.empty()) {
+    absl::StrAppend(&r.verdict, " (not checked in one pass: ", unchecked_, ")");
+    unchecked_.clear();
+  }
   in_tensor_ = false;
   return status_;
 }
@@ -1616,6 +1666,13 @@ absl::Status DequantSink::OnBufferPiece(uint32_t buffer_index,
 
 absl::Status DequantSink::OnTensorEnd() {
   if (!status_.ok() || !in_tensor_) return status_;
+  // The index rules first: nothing is published for a rejected tensor.
+  FinishDataChecks();
+  if (!status_.ok()) {
+    tensor_->Abandon();
+    DropPending("not written: the input was rejected after it");
+    return status_;
+  }
   TensorRecord& r = records_.back();
   std::string verdict, temp;
   std::vector<KeptPart> more;

@@ -110,6 +110,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "parser/data_checks.h"
 #include "parser/descriptor.h"
 #include "parser/element_checks.h"
 #include "parser/options.h"
@@ -205,8 +206,15 @@ class RecordingIngestSink : public IngestSink {
   // Every override of OnBufferPiece calls it: the data-level element rules
   // (TYPE-PACK-01…05, parser/element_checks.h) over the bytes as they pass,
   // and TensorRecord::data_crc32c. A violation fails the sink.
+  // and the index data rules of the sparse and block-paged layouts
+  // (LAY-COO/CSR/CSC/CSF/BPG, parser/data_checks.h).
   void NoteData(uint32_t buffer_index, uint64_t offset_in_buffer,
                 absl::Span<const uint8_t> piece);
+  // Ends the data checks of the tensor being read (once; OnTensorEnd calls
+  // it, an override that publishes outputs calls it first): a violation
+  // fails the sink; an order rule the bounded window could not check
+  // (parser/data_checks.h) is named in the verdict.
+  void FinishDataChecks();
   // The mode of the element rules (strict-only ones are off in permissive).
   void set_element_mode(Mode mode) { element_mode_ = mode; }
 
@@ -217,6 +225,8 @@ class RecordingIngestSink : public IngestSink {
   bool record_data_crc_ = false;
   Mode element_mode_ = Mode::kStrict;
   std::optional<ElementDataChecker> elements_;  // the tensor being read
+  std::unique_ptr<IndexDataChecker> index_;     // its index buffers, if any
+  std::string unchecked_;  // order rules the window could not check
 };
 
 // Validate only: the verdict of a complete tensor is "valid" (its data

@@ -259,5 +259,66 @@ TEST(SparseOutputs, KeptQuantizedValuesAreDequantized) {
             U64s({2, 3, 0, 1}));
 }
 
+// The index data rules run where the data passes (parser/data_checks.h):
+// a broken index array is its rule's rejection, at the byte of that array,
+// with no output published, in validate-only runs too; permissive mode does
+// not check them (they are strict-only).
+TEST(SparseOutputs, IndexDataRulesAreEnforced) {
+  struct Case {
+    const char* rule;
+    uint32_t buffer;
+    uint64_t offset;
+    std::vector<uint64_t> cols, ptr;
+  };
+  const Case cases[] = {
+      {"LAY-CSR-04", 2, 0, {1, 3}, {1, 1, 1, 2}},
+      {"LAY-CSR-05", 2, 24, {1, 3}, {0, 1, 1, 1}},
+      {"LAY-CSR-06", 2, 16, {1, 3}, {0, 2, 1, 2}},
+      {"LAY-CSR-07", 1, 8, {3, 1}, {0, 2, 2, 2}},
+      {"LAY-CSR-08", 1, 8, {1, 4}, {0, 1, 1, 2}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.rule);
+    const IngestTensor t =
+        Sparse(type_tag::kInt16, layout_tag::kCsr, {3, 4}, 2,
+               {{7, 0, 0xFD, 0xFF}, U64s(c.cols), U64s(c.ptr)}, nullptr);
+    for (const bool hrry : {false, true}) {
+      const SparseRun r = Ingest(t, DequantSinkOptions(), "csr_broken", hrry);
+      ASSERT_FALSE(r.status.ok());
+      EXPECT_EQ(RuleIdOf(r.status).value_or(""), c.rule) << r.status;
+      EXPECT_EQ(OffsetOf(r.status).value_or(99), c.offset) << r.status;
+      EXPECT_NE(r.status.message().find(absl::StrCat("of buffer ", c.buffer)),
+                absl::string_view::npos)
+          << r.status;
+      EXPECT_TRUE(testing::ListDir(r.dir).empty());
+    }
+    ValidateSink validate;
+    std::unique_ptr<ByteConsumer> consumer = MakeConsumer(
+        SourceFormat::kUnknown, FileOptions(), &validate, nullptr, nullptr);
+    std::vector<IngestTensor> v(1);
+    v[0].tensor.descriptor =
+        std::make_unique<TensorDescriptor>(*t.tensor.descriptor);
+    v[0].tensor.buffers = t.tensor.buffers;
+    const std::vector<uint8_t> bytes = testing::StreamBytes(v);
+    Loader loader{LoaderOptions()};
+    const absl::Status s =
+        loader.Run(LoadSource::Memory(bytes), consumer.get()).status;
+    EXPECT_EQ(RuleIdOf(s).value_or(""), c.rule) << s;
+    ValidateSink permissive(Mode::kPermissive);
+    std::unique_ptr<ByteConsumer> lenient = MakeConsumer(
+        SourceFormat::kUnknown, FileOptions(), &permissive, nullptr, nullptr);
+    Loader loader2{LoaderOptions()};
+    EXPECT_TRUE(
+        loader2.Run(LoadSource::Memory(bytes), lenient.get()).status.ok());
+  }
+  // The same tensor with a valid index passes.
+  const IngestTensor ok =
+      Sparse(type_tag::kInt16, layout_tag::kCsr, {3, 4}, 2,
+             {{7, 0, 0xFD, 0xFF}, U64s({1, 3}), U64s({0, 1, 1, 2})}, nullptr);
+  const SparseRun r = Ingest(ok, DequantSinkOptions(), "csr_ok");
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.records[0].output, "tensor_0.f32") << r.records[0].verdict;
+}
+
 }  // namespace
 }  // namespace hurray::stream
