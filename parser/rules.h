@@ -64,7 +64,10 @@ absl::string_view OffsetUnitName(OffsetUnit unit);  // "byte", "element", ...
 // .hrry forward reader (FileState) name it for their callers.
 enum class Progress : uint8_t { kNeedMore, kDone, kRejected };
 
-struct Rejection {
+// [[nodiscard]]: a dropped rejection is an accepted input. Where a result
+// is sticky (kept by the object and reported later), the caller says so
+// with (void).
+struct [[nodiscard]] Rejection {
   Rule rule = Rule::kNone;
   uint64_t offset = 0;
   const char* message = "";

@@ -163,8 +163,13 @@ HrryConsumer::HrryConsumer(const FileOptions& options, IngestSink* sink,
     : ReaderConsumer(sink, resume), reader_(options, this) {
   if (sink != nullptr) sink->ExpectTensorNames();
   if (resume == nullptr) return;
-  reader_.ResumeAt(resume->header, resume->last, resume->offset,
-                   resume->extents);
+  // A bad checkpoint rejects the reader (sticky): the first Feed reports it.
+  if (!reader_
+           .ResumeAt(resume->header, resume->last, resume->offset,
+                     resume->extents)
+           .ok()) {
+    return;
+  }
   if (resume->last.size() == kTrailerSize) {
     std::memcpy(before_chunk_, resume->last.data(), kTrailerSize);
   }

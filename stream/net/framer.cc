@@ -77,7 +77,9 @@ Rejection MessageFramer::Feed(absl::Span<const uint8_t> chunk) {
         got_ += static_cast<uint32_t>(n);
         pos_ += n;
         used += n;
-        if (got_ == kHeaderSize) HeaderDone();
+        // Stop and HeaderDone keep a rejection in rejection_, which Feed
+        // returns: their results need no check where nothing follows.
+        if (got_ == kHeaderSize) (void)HeaderDone();
         break;
       }
       case Phase::kPayload: {
@@ -89,7 +91,7 @@ Rejection MessageFramer::Feed(absl::Span<const uint8_t> chunk) {
         used += n;
         if (remaining_ == 0) {
           phase_ = Phase::kHeader;
-          Stop(handler_->OnMessage(header_, message_at_, payload_));
+          (void)Stop(handler_->OnMessage(header_, message_at_, payload_));
           // Keep a small buffer for the next message; give back a big one.
           if (payload_.capacity() > (64u << 10)) {
             std::vector<uint8_t>().swap(payload_);
@@ -112,7 +114,7 @@ Rejection MessageFramer::Feed(absl::Span<const uint8_t> chunk) {
                   .ok() &&
               remaining_ == 0) {
             phase_ = Phase::kHeader;
-            Stop(handler_->OnDataEnd());
+            (void)Stop(handler_->OnDataEnd());
           }
         }
         break;
@@ -126,7 +128,7 @@ Rejection MessageFramer::Feed(absl::Span<const uint8_t> chunk) {
         if (!Stop(handler_->OnDataPiece(at, in.first(n))).ok()) break;
         if (remaining_ == 0) {
           phase_ = Phase::kHeader;
-          Stop(handler_->OnDataEnd());
+          (void)Stop(handler_->OnDataEnd());
         }
         break;
       }
