@@ -33,6 +33,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   convert::ConvertOptions options;
   options.gguf = limits;
   options.chunk_bytes = 4096;
+  // Both ways to the scales of a quantized tensor: kept from the codes
+  // pass, or read again.
+  if (size % 2 == 1) options.scale_spool_bytes = 0;
   std::unique_ptr<stream::HrryFile> file = fuzz::ConvertAndOpen(src, options);
   auto d = std::make_unique<TensorDescriptor>();
   for (const convert::GgufTensor& t : header->tensors) {

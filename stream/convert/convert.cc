@@ -184,11 +184,6 @@ absl::Status ForTensor(absl::string_view name, const absl::Status& s) {
 bool Quantized(Kind k) {
   return k == Kind::kQ8_0 || k == Kind::kQ4_0 || k == Kind::kMxfp4;
 }
-uint32_t BlockBytes(Kind k) {
-  return k == Kind::kQ8_0   ? kQ8_0Bytes
-         : k == Kind::kQ4_0 ? kQ4_0Bytes
-                            : kMxfp4Bytes;
-}
 
 absl::Status Describe(const Plan& p, TensorDescriptor* d) {
   ResetDescriptor(d);
@@ -225,8 +220,11 @@ absl::Status Describe(const Plan& p, TensorDescriptor* d) {
 // Streams one buffer of a plan's tensor from the source.
 class TensorStreamer {
  public:
-  TensorStreamer(const ByteSource& source, size_t chunk_bytes)
-      : source_(source), chunk_bytes_(std::max<size_t>(chunk_bytes, 4096)) {}
+  TensorStreamer(const ByteSource& source, size_t chunk_bytes,
+                 uint64_t spool_bytes)
+      : source_(source),
+        chunk_bytes_(std::max<size_t>(chunk_bytes, 4096)),
+        spool_bytes_(spool_bytes) {}
 
   absl::Status Write(const Plan& p, uint32_t buffer, stream::ByteSink out) {
     switch (p.kind) {
@@ -302,52 +300,57 @@ class TensorStreamer {
     return absl::OkStatus();
   }
 
-  // Buffer 0: the codes of every block; buffer 1: the scales. The source is
-  // read once per buffer.
+  // Buffer 0: the codes of every block; buffer 1: the scales. The codes
+  // pass also keeps the scales (ConvertOptions::scale_spool_bytes), so a
+  // tensor is read once; a tensor with more scales than that is read again
+  // for them.
   absl::Status Blocks(const Plan& p, uint32_t buffer, stream::ByteSink out) {
-    const uint32_t in_bytes = BlockBytes(p.kind);
-    const uint32_t code_bytes = p.kind == Kind::kQ8_0 ? 32 : 16;
-    const uint32_t scale_bytes = p.kind == Kind::kMxfp4 ? 1 : 2;
+    const GgmlBlockType type = p.kind == Kind::kQ8_0   ? GgmlBlockType::kQ8_0
+                               : p.kind == Kind::kQ4_0 ? GgmlBlockType::kQ4_0
+                                                       : GgmlBlockType::kMxfp4;
+    const uint32_t in_bytes = SourceBlockBytes(type);
+    const uint32_t scale_bytes = ScaleBytes(type);
+    const uint32_t part_bytes = buffer == 0 ? CodeBytes(type) : scale_bytes;
     const uint64_t blocks = p.elements / kGgmlBlock;
+    if (buffer == 1 && spooled_for_ == &p) {
+      spooled_for_ = nullptr;
+      return out(spool_);
+    }
+    spooled_for_ = nullptr;
+    const bool spool = buffer == 0 && blocks <= spool_bytes_ / scale_bytes;
+    if (spool) spool_.resize(static_cast<size_t>(blocks * scale_bytes));
     const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes_ / in_bytes);
-    uint8_t codes[32], scale[2];
     std::string why;
     for (uint64_t b = 0; b < blocks;) {
       const uint64_t n = std::min<uint64_t>(per_chunk, blocks - b);
       absl::Status s =
           ReadChunk(p.begin + b * in_bytes, static_cast<size_t>(n * in_bytes));
       if (!s.ok()) return s;
-      out_.resize(
-          static_cast<size_t>(n * (buffer == 0 ? code_bytes : scale_bytes)));
-      uint8_t* o = out_.data();
-      for (uint64_t i = 0; i < n; ++i) {
-        const uint8_t* in = in_.data() + i * in_bytes;
-        if (buffer == 1 && PlainScale(in, p.kind == Kind::kMxfp4, o)) {
-          o += scale_bytes;
-          continue;
-        }
-        // Codes straight into the output (buffer 0), scales likewise
-        // (buffer 1); the other part goes to scratch.
-        uint8_t* c = buffer == 0 ? o : codes;
-        uint8_t* sc = buffer == 0 ? scale : o;
-        bool ok = p.kind == Kind::kQ8_0   ? RewriteQ8_0(in, c, sc, &why)
-                  : p.kind == Kind::kQ4_0 ? RewriteQ4_0(in, c, sc, &why)
-                                          : RewriteMxfp4(in, c, sc, &why);
-        if (!ok)
-          return absl::InvalidArgumentError(
-              absl::StrCat(p.source_type, " block ", b + i, ": ", why));
-        o += buffer == 0 ? code_bytes : scale_bytes;
-      }
+      out_.resize(static_cast<size_t>(n * part_bytes));
+      uint8_t* codes = buffer == 0 ? out_.data() : nullptr;
+      uint8_t* scales = buffer == 1 ? out_.data()
+                        : spool     ? spool_.data() + b * scale_bytes
+                                    : nullptr;
+      const uint64_t done =
+          RewriteBlocks(type, in_.data(), n, codes, scales, &why);
+      if (done != n)
+        return absl::InvalidArgumentError(
+            absl::StrCat(p.source_type, " block ", b + done, ": ", why));
       s = out(out_);
       if (!s.ok()) return s;
       b += n;
     }
+    if (spool) spooled_for_ = &p;
     return absl::OkStatus();
   }
 
   const ByteSource& source_;
   size_t chunk_bytes_;
+  uint64_t spool_bytes_;
   std::vector<uint8_t> in_, out_;
+  // The scales kept by the codes pass of `spooled_for_`'s tensor.
+  std::vector<uint8_t> spool_;
+  const Plan* spooled_for_ = nullptr;
 };
 
 absl::StatusOr<std::vector<Plan>> PlanSafetensors(const SafetensorsFile& f) {
@@ -632,7 +635,8 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
   stream::HrryWriter writer(wo);
   s = writer.Begin(sink);
   if (!s.ok()) return s;
-  TensorStreamer streamer(source, options.chunk_bytes);
+  TensorStreamer streamer(source, options.chunk_bytes,
+                          options.scale_spool_bytes);
   for (const Plan& p : plans) {
     ConvertedTensor c;
     if (p.kind == Kind::kQuantize) {

@@ -35,7 +35,12 @@ struct ConvertOptions {
   SafetensorsLimits safetensors;
   GgufLimits gguf;
   // Source bytes read at a time (rounded down to whole blocks).
-  size_t chunk_bytes = size_t{4} << 20;
+  size_t chunk_bytes = size_t{512} << 10;
+  // GGUF Q8_0 / Q4_0 / MXFP4: the scales of a tensor, kept in memory while
+  // its codes are written so that the source is read once. A tensor with
+  // more scale bytes than this (a Q8_0 tensor over 17 × this many source
+  // bytes) is read a second time for its scales instead.
+  uint64_t scale_spool_bytes = uint64_t{32} << 20;
   // Float tensors (F32, F16, BF16, F64) of rank >= 2 whose name matches no
   // `skip` pattern (fnmatch(3)) and whose shape the scheme takes are
   // quantized; the others are kept as they are.

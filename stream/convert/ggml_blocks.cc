@@ -152,4 +152,56 @@ bool PlainScale(const uint8_t* in, bool e8m0, uint8_t* scale) {
   return true;
 }
 
+uint32_t SourceBlockBytes(GgmlBlockType type) {
+  return type == GgmlBlockType::kQ8_0   ? kQ8_0Bytes
+         : type == GgmlBlockType::kQ4_0 ? kQ4_0Bytes
+                                        : kMxfp4Bytes;
+}
+uint32_t CodeBytes(GgmlBlockType type) {
+  return type == GgmlBlockType::kQ8_0 ? kGgmlBlock : kGgmlBlock / 2;
+}
+uint32_t ScaleBytes(GgmlBlockType type) {
+  return type == GgmlBlockType::kMxfp4 ? 1 : 2;
+}
+
+uint64_t RewriteBlocks(GgmlBlockType type, const uint8_t* in, uint64_t n,
+                       uint8_t* codes, uint8_t* scales, std::string* why) {
+  uint8_t scratch_codes[kGgmlBlock], scratch_scale[2];
+  if (type == GgmlBlockType::kQ8_0 && codes != nullptr) {
+    // Converting a Q8_0 model is mostly this loop: 32 code bytes and the
+    // scale moved as they are.
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint8_t* b = in + i * kQ8_0Bytes;
+      uint8_t* c = codes + i * kGgmlBlock;
+      uint8_t* sc = scales != nullptr ? scales + i * 2 : scratch_scale;
+      const uint16_t d = static_cast<uint16_t>(b[0] | (b[1] << 8));
+      if (FiniteNonZeroF16(d)) [[likely]] {
+        std::memcpy(c, b + 2, kGgmlBlock);
+        std::memcpy(sc, b, 2);
+      } else if (!RewriteQ8_0(b, c, sc, why)) {
+        return i;
+      }
+    }
+    return n;
+  }
+  const uint32_t in_bytes = SourceBlockBytes(type);
+  const uint32_t code_bytes = CodeBytes(type);
+  const uint32_t scale_bytes = ScaleBytes(type);
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint8_t* b = in + i * in_bytes;
+    uint8_t* sc = scales != nullptr ? scales + i * scale_bytes : scratch_scale;
+    // Scales alone: the codes are rewritten only where the scale is not
+    // the source's own.
+    if (codes == nullptr && PlainScale(b, type == GgmlBlockType::kMxfp4, sc))
+      continue;
+    uint8_t* c = codes != nullptr ? codes + i * code_bytes : scratch_codes;
+    const bool ok = type == GgmlBlockType::kQ8_0 ? RewriteQ8_0(b, c, sc, why)
+                    : type == GgmlBlockType::kQ4_0
+                        ? RewriteQ4_0(b, c, sc, why)
+                        : RewriteMxfp4(b, c, sc, why);
+    if (!ok) return i;
+  }
+  return n;
+}
+
 }  // namespace hurray::convert

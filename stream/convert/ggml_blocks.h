@@ -51,6 +51,23 @@ bool RewriteMxfp4(const uint8_t* in, uint8_t* codes, uint8_t* scale,
 // go through its Rewrite function.
 bool PlainScale(const uint8_t* in, bool e8m0, uint8_t* scale);
 
+enum class GgmlBlockType { kQ8_0, kQ4_0, kMxfp4 };
+
+// Bytes of one source block, and of its Hurray codes and scale.
+uint32_t SourceBlockBytes(GgmlBlockType type);
+uint32_t CodeBytes(GgmlBlockType type);
+uint32_t ScaleBytes(GgmlBlockType type);
+
+// Rewrites `n` consecutive source blocks at `in` (n × SourceBlockBytes):
+// their codes to `codes` (n × CodeBytes) and their scales to `scales`
+// (n × ScaleBytes); either may be null when that part is not wanted. The
+// same bytes as the per-block functions above, a block at a time, with
+// Q8_0's common case (a finite non-zero scale: the block is kept as it is)
+// inlined. Returns n, or the index of the first block that cannot be
+// expressed, with `why`.
+uint64_t RewriteBlocks(GgmlBlockType type, const uint8_t* in, uint64_t n,
+                       uint8_t* codes, uint8_t* scales, std::string* why);
+
 }  // namespace hurray::convert
 
 #endif  // HURRAY_STREAM_CONVERT_GGML_BLOCKS_H_
