@@ -230,16 +230,22 @@ void CheckDir(const std::map<std::string, std::string>& files,
       HURRAY_FUZZ_CHECK(files.count(r.pending_output) == 1);
       ++named;
     }
-    // A sparse tensor kept as its arrays: the index arrays' files.
-    for (const std::string& m : r.more_outputs) {
-      HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(m));
-      HURRAY_FUZZ_CHECK(files.count(m) == 1);
-      HURRAY_FUZZ_CHECK(r.complete && !r.output.empty());
-      ++named;
-    }
-    for (const auto& [part, temp] : r.more_pending) {
-      HURRAY_FUZZ_CHECK(pending_ok && !r.pending_output.empty());
-      HURRAY_FUZZ_CHECK(files.count(temp) == 1);
+    // A sparse tensor kept as its arrays: the index arrays' files, each
+    // with its CRC.
+    for (const TensorRecord::MoreOutput& m : r.more) {
+      HURRAY_FUZZ_CHECK(m.output.empty() != m.pending.empty());
+      const std::string& name = m.output.empty() ? m.pending : m.output;
+      if (!m.output.empty()) {
+        HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(m.output));
+        HURRAY_FUZZ_CHECK(r.complete && !r.output.empty());
+      } else {
+        HURRAY_FUZZ_CHECK(pending_ok && !r.pending_output.empty());
+      }
+      auto it = files.find(name);
+      HURRAY_FUZZ_CHECK(it != files.end());
+      HURRAY_FUZZ_CHECK(stream::Crc32c(absl::MakeConstSpan(
+                            reinterpret_cast<const uint8_t*>(it->second.data()),
+                            it->second.size())) == m.crc32c);
       ++named;
     }
   }

@@ -4,8 +4,9 @@
 // Input: the bytes of a state file. Properties:
 //   * ParseState never crashes and refuses with InvalidArgument only;
 //   * an accepted state names only outputs our own mapping gives its
-//     records (tensor_<i>.f32 or SafeFileName(name, i).f32) or our temp
-//     names: plain names, never '/' or '..';
+//     records (tensor_<i>.f32 or SafeFileName(name, i).f32, .npy; a kept
+//     sparse tensor's .values and index arrays under the same base) or our
+//     temp names: plain names, never '/' or '..';
 //   * it serializes to a text that parses back to the same serialization
 //     (one spelling);
 //   * a consumer resumed from its checkpoint, with a sink preloaded with
@@ -18,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_util.h"
@@ -38,13 +40,41 @@ void CheckAccepted(const stream::IngestState& st) {
       HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(r.output));
       HURRAY_FUZZ_CHECK(r.output.find('/') == std::string::npos);
       HURRAY_FUZZ_CHECK(r.output != "..");
-      HURRAY_FUZZ_CHECK(r.output == absl::StrCat("tensor_", i, ".f32") ||
-                        r.output == stream::SafeFileName(r.name, i) + ".f32");
+      // <base><part>.f32 or .npy, base tensor_<i> or the sanitized name.
+      const std::string unnamed = absl::StrCat("tensor_", i, r.part);
+      const std::string named = stream::SafeFileName(r.name, i) + r.part;
+      bool own = false;
+      for (const char* ext : {".f32", ".npy"}) {
+        own = own || r.output == unnamed + ext ||
+              (!r.name.empty() && r.output == named + ext);
+      }
+      HURRAY_FUZZ_CHECK(own);
       HURRAY_FUZZ_CHECK(r.pending_output.empty());
     }
     if (!r.pending_output.empty()) {
       HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsTempName(r.pending_output));
       HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(r.pending_output));
+    }
+    // A kept sparse tensor (issue 16): its values are "<base>.values...",
+    // each index array a plain name published or pending as they are.
+    HURRAY_FUZZ_CHECK(r.part.empty() || r.part == ".values");
+    HURRAY_FUZZ_CHECK(r.more.empty() == r.part.empty());
+    for (const stream::TensorRecord::MoreOutput& m : r.more) {
+      HURRAY_FUZZ_CHECK(m.output.empty() == r.output.empty());
+      HURRAY_FUZZ_CHECK(m.pending.empty() == r.pending_output.empty());
+      if (!m.output.empty()) {
+        HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(m.output));
+        HURRAY_FUZZ_CHECK(!stream::SafeOutputDir::IsTempName(m.output));
+        HURRAY_FUZZ_CHECK(m.output.find('/') == std::string::npos);
+        HURRAY_FUZZ_CHECK(
+            absl::StartsWith(m.output, absl::StrCat("tensor_", i, m.part)) ||
+            (!r.name.empty() &&
+             absl::StartsWith(m.output,
+                              stream::SafeFileName(r.name, i) + m.part)));
+      } else {
+        HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsTempName(m.pending));
+        HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(m.pending));
+      }
     }
   }
   if (st.http.has_value()) {

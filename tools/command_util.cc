@@ -135,8 +135,8 @@ Outputs (ingest --dequant, dequant):
   rank]; CSR and CSC <name>.indices and <name>.indptr (scipy's names; CSC:
   row indices and column pointers); CSF <name>.pos_L and <name>.crd_L for
   each level L (.u64 raw files with --format f32; tensors of the same
-  names in model.safetensors). The summary gives the dense shape. Not with --resume (a
-  resumable run writes sparse tensors above the limit nowhere, and says so).
+  names in model.safetensors). The summary gives the dense shape. With
+  --resume too: the state records each array and its CRC-32C.
   Block-paged tensors are written as their logical dense tensor [tokens,
   heads, head_dim], the sequences one after the other; the format does not
   carry each sequence's token count, so when the pages do not determine

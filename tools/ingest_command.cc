@@ -157,10 +157,10 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
       rest.push_back(args[++i]);
     } else if (arg == "--dequant" || arg == "--resume" || arg == "--format" ||
                arg == "--dtype" || arg == "--max-dense-bytes" ||
-               arg == "--sparse" ||
-               arg == "--chunk-size" || arg == "--idle-timeout" ||
-               arg == "--connect-timeout" || arg == "--total-timeout" ||
-               arg == "--ca-file" || arg == "--header" || arg == "--tensors") {
+               arg == "--sparse" || arg == "--chunk-size" ||
+               arg == "--idle-timeout" || arg == "--connect-timeout" ||
+               arg == "--total-timeout" || arg == "--ca-file" ||
+               arg == "--header" || arg == "--tensors") {
       return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
     } else {
       rest.push_back(arg);
@@ -191,11 +191,6 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
     return absl::InvalidArgumentError(
         "--format safetensors cannot be resumed (model.safetensors is "
         "written whole at the end): use --format npy with --resume");
-  }
-  if (a.sparse == stream::SparseOutput::kKeep && a.state_file.has_value()) {
-    return absl::InvalidArgumentError(
-        "--sparse keep cannot be resumed (the resume state names one output "
-        "per tensor)");
   }
   if (a.source == "-" && a.state_file.has_value()) {
     return absl::InvalidArgumentError("standard input cannot be resumed");
@@ -332,9 +327,11 @@ void PrintJson(const IngestArgs& a, const absl::Status& status, uint64_t bytes,
     w.Key("complete").Bool(r.complete);
     w.Key("verdict").String(r.verdict);
     if (!r.output.empty()) w.Key("output").String(r.output);
-    if (!r.more_outputs.empty()) {
+    if (!r.more.empty()) {
       w.Key("more_outputs").BeginArray();
-      for (const std::string& m : r.more_outputs) w.String(m);
+      for (const TensorRecord::MoreOutput& m : r.more) {
+        if (!m.output.empty()) w.String(m.output);
+      }
       w.EndArray();
     }
     w.EndObject();
@@ -689,7 +686,6 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     o.dtype = a.dtype;
     o.max_dense_bytes = a.max_dense_bytes;
     o.sparse = a.sparse;
-    o.keep_large_sparse = !a.state_file.has_value();
     // A resumable run keeps finished .hrry outputs that wait for the index
     // when it is interrupted.
     o.keep_unnamed_outputs = a.state_file.has_value();

@@ -38,9 +38,15 @@ Outcome Ingest(std::vector<std::string> args) {
   return {code, out.str(), err.str()};
 }
 
-// Small tensors, then one whose float32 output passes `limit` bytes.
-std::vector<t::IngestTensor> Tensors(uint64_t* limit) {
+// Small tensors (with `sparse`, a COO and a CSR tensor among them), then
+// one whose float32 output passes `limit` bytes.
+std::vector<t::IngestTensor> Tensors(uint64_t* limit, bool sparse = false) {
   std::vector<t::IngestTensor> tensors = t::MixedTensors(31);
+  if (sparse) {
+    std::vector<t::IngestTensor> s = t::SparseTensors();
+    tensors.insert(tensors.begin() + 1, std::move(s[0]));
+    tensors.insert(tensors.begin() + 3, std::move(s[1]));
+  }
   std::vector<t::IngestTensor> large = t::MixedTensors(32, 128);
   size_t small_max = 0;
   for (const t::IngestTensor& x : tensors) {
@@ -62,11 +68,12 @@ struct Interrupted {
   Outcome first;
 };
 
-// Runs `hurray ingest INPUT --dequant OUT --resume STATE` under the file
-// size limit: it fails writing the large tensor's output.
-Interrupted RunInterrupted(const std::string& name, bool hrry) {
+// Runs `hurray ingest INPUT --dequant OUT --resume STATE [extra...]` under
+// the file size limit: it fails writing the large tensor's output.
+Interrupted RunInterrupted(const std::string& name, bool hrry,
+                           const std::vector<std::string>& extra = {}) {
   uint64_t limit = 0;
-  const std::vector<t::IngestTensor> tensors = Tensors(&limit);
+  const std::vector<t::IngestTensor> tensors = Tensors(&limit, !extra.empty());
   Interrupted it;
   const std::string base = t::FreshDir(name);
   it.input = base + (hrry ? "/in.hrry" : "/in.hrs");
@@ -80,7 +87,10 @@ Interrupted RunInterrupted(const std::string& name, bool hrry) {
   // A write past the limit fails with EFBIG instead of killing the test.
   void (*old_handler)(int) = ::signal(SIGXFSZ, SIG_IGN);
   EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
-  it.first = Ingest({it.input, "--dequant", it.out, "--resume", it.state});
+  std::vector<std::string> args = {it.input, "--dequant", it.out, "--resume",
+                                   it.state};
+  args.insert(args.end(), extra.begin(), extra.end());
+  it.first = Ingest(args);
   ::setrlimit(RLIMIT_FSIZE, &old_limit);
   ::signal(SIGXFSZ, old_handler);
   EXPECT_EQ(it.first.code, kExitError) << it.first.err << it.first.out;
@@ -164,6 +174,48 @@ TEST(IngestResume, UntouchedResumeFinishes) {
     ASSERT_EQ(whole.code, kExitOk) << whole.err;
     EXPECT_EQ(t::ListDir(it.out), t::ListDir(ref));
     EXPECT_TRUE(Contents(it.out) == Contents(ref));
+  }
+}
+
+// Issue 16: sparse tensors kept as their arrays (above --max-dense-bytes,
+// or --sparse keep) in a resumable run: the interrupted run wrote them and
+// its state names each array; resumed, the run ends with the files and
+// bytes of a one-shot run.
+TEST(IngestResume, KeptSparseArraysResume) {
+  const std::vector<std::vector<std::string>> modes = {
+      {"--max-dense-bytes", "23"},  // the dense int16 [3, 4] takes 24
+      {"--sparse", "keep"}};
+  for (const std::vector<std::string>& mode : modes) {
+    for (bool hrry : {false, true}) {
+      SCOPED_TRACE(absl::StrCat(hrry ? ".hrry " : "stream ", mode[0]));
+      Interrupted it =
+          RunInterrupted(hrry ? "kept_hrry" : "kept_hrs", hrry, mode);
+      const std::vector<uint8_t> raw = t::ReadAll(it.state);
+      const std::string state(raw.begin(), raw.end());
+      // Record 3 (csr) has its values, indices and indptr arrays.
+      EXPECT_NE(state.find(absl::StrCat(
+                    "more ", absl::BytesToHexString(".indptr"), " ")),
+                std::string::npos)
+          << state;
+      std::vector<std::string> args = {it.input, "--dequant", it.out,
+                                       "--resume", it.state};
+      args.insert(args.end(), mode.begin(), mode.end());
+      const Outcome second = Ingest(args);
+      EXPECT_EQ(second.code, kExitOk) << second.out << second.err;
+      const std::string ref = t::FreshDir(hrry ? "kept_ref_hrry" : "kept_ref");
+      std::vector<std::string> whole_args = {it.input, "--dequant", ref};
+      whole_args.insert(whole_args.end(), mode.begin(), mode.end());
+      const Outcome whole = Ingest(whole_args);
+      ASSERT_EQ(whole.code, kExitOk) << whole.err;
+      const std::string csr = hrry ? "csr" : "tensor_3";
+      for (const std::string& f :
+           {csr + ".values.npy", csr + ".indices.npy", csr + ".indptr.npy"}) {
+        const std::vector<std::string> files = t::ListDir(ref);
+        EXPECT_NE(std::find(files.begin(), files.end(), f), files.end()) << f;
+      }
+      EXPECT_EQ(t::ListDir(it.out), t::ListDir(ref));
+      EXPECT_TRUE(Contents(it.out) == Contents(ref));
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -18,7 +19,13 @@
 namespace hurray::stream {
 namespace {
 
-constexpr absl::string_view kMagic = "hurray-ingest-state 2";
+// Version 3 (issue 16) adds the "part" and "more" lines of a sparse tensor
+// kept as its arrays; version 2 files (no such lines, every record has one
+// output) are still read as they are.
+constexpr absl::string_view kMagic = "hurray-ingest-state 3";
+constexpr absl::string_view kMagicV2 = "hurray-ingest-state 2";
+// The main output of a kept sparse tensor: "<name>.values<suffix>".
+constexpr absl::string_view kValuesPart = ".values";
 // A line holds at most one string field (2 hex digits a byte) or a record
 // (8 strings).
 constexpr size_t kMaxLineBytes = 16 * kMaxStateString + 256;
@@ -76,12 +83,43 @@ absl::Status Bad(absl::string_view why) {
       absl::StrCat("the resume state file is invalid: ", why));
 }
 
-// The output names DequantSink gives record `i` (stream/sinks.h).
+// The part of a kept sparse tensor's index array name (sinks.cc
+// KeptArrays): ".indices", ".indptr", ".pos_<L>" or ".crd_<L>" with L a
+// level below kMaxRank, in decimal without leading zeros.
+bool IsIndexPart(absl::string_view part) {
+  if (part == ".indices" || part == ".indptr") return true;
+  absl::string_view level;
+  if (absl::StartsWith(part, ".pos_")) {
+    level = part.substr(5);
+  } else if (absl::StartsWith(part, ".crd_")) {
+    level = part.substr(5);
+  } else {
+    return false;
+  }
+  uint64_t l = 0;
+  return ParseU64(level, &l) && l < kMaxRank;
+}
+
+// The output names DequantSink gives record `i` (stream/sinks.h): the
+// base "tensor_<i>" or SafeFileName(name, i), then the record's part (""
+// or ".values"), then ".f32" or ".npy"; a kept sparse tensor's index
+// arrays the same base, their part, and ".u64" (with .f32) or ".npy".
 bool IsOwnOutputName(const TensorRecord& r, uint64_t i) {
-  for (const char* suffix : {".f32", ".npy"}) {
-    if (r.output == absl::StrCat("tensor_", i, suffix)) return true;
-    if (!r.name.empty() && r.output == SafeFileName(r.name, i) + suffix) {
-      return true;
+  std::vector<std::string> bases = {absl::StrCat("tensor_", i)};
+  if (!r.name.empty()) bases.push_back(SafeFileName(r.name, i));
+  const std::pair<const char*, const char*> suffixes[] = {{".f32", ".u64"},
+                                                          {".npy", ".npy"}};
+  for (const std::string& base : bases) {
+    for (const auto& [main, index] : suffixes) {
+      if (r.output != absl::StrCat(base, r.part, main)) continue;
+      bool all = true;
+      for (const TensorRecord::MoreOutput& m : r.more) {
+        if (!m.output.empty() &&
+            m.output != absl::StrCat(base, m.part, index)) {
+          all = false;
+        }
+      }
+      if (all) return true;
     }
   }
   return false;
@@ -110,15 +148,52 @@ absl::Status CheckExtents(const Checkpoint& c) {
   return absl::OkStatus();
 }
 
+// The index arrays of a kept sparse record: each is published or pending
+// as its record's main output is, under a part name of its own.
+absl::Status CheckMore(const TensorRecord& r, uint64_t i) {
+  std::set<absl::string_view> parts;
+  for (const TensorRecord::MoreOutput& m : r.more) {
+    if (!IsIndexPart(m.part) || !parts.insert(m.part).second) {
+      return Bad(absl::StrCat("record ", i, ": '", m.part.substr(0, 80),
+                              "' is not an index array part"));
+    }
+    if (m.output.empty() != r.output.empty() ||
+        m.pending.empty() != r.pending_output.empty()) {
+      return Bad(absl::StrCat("record ", i,
+                              ": an index array not published with its "
+                              "values"));
+    }
+    if (!m.pending.empty() && !SafeOutputDir::IsTempName(m.pending)) {
+      return Bad(absl::StrCat("record ", i, ": '", m.pending.substr(0, 80),
+                              "' is not a temporary output name"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckRecords(const IngestState& st) {
   std::set<absl::string_view> outputs;  // each file is one record's
   for (uint64_t i = 0; i < st.records.size(); ++i) {
     const TensorRecord& r = st.records[i];
-    for (const std::string* name : {&r.output, &r.pending_output}) {
+    std::vector<const std::string*> names = {&r.output, &r.pending_output};
+    for (const TensorRecord::MoreOutput& m : r.more) {
+      names.push_back(&m.output);
+      names.push_back(&m.pending);
+    }
+    for (const std::string* name : names) {
       if (!name->empty() && !outputs.insert(*name).second) {
         return Bad(absl::StrCat("record ", i, ": '", name->substr(0, 80),
                                 "' is another record's output"));
       }
+    }
+    if (!r.more.empty() || !r.part.empty()) {
+      if (r.part != kValuesPart || r.more.empty() ||
+          (r.output.empty() && r.pending_output.empty())) {
+        return Bad(
+            absl::StrCat("record ", i, ": index arrays without their values"));
+      }
+      absl::Status s = CheckMore(r, i);
+      if (!s.ok()) return s;
     }
     if (!r.complete) return Bad("a record of an incomplete tensor");
     if (!r.output.empty() && !r.pending_output.empty()) {
@@ -184,6 +259,12 @@ std::string SerializeState(const IngestState& st) {
                     r.complete ? 1 : 0, " ", Hex(r.verdict), " ", Hex(r.output),
                     " ", Hex(r.pending_output), " ", r.output_crc32c, " ",
                     r.data_crc32c, "\n");
+    // A kept sparse tensor: its part, then one line per index array.
+    if (!r.part.empty()) absl::StrAppend(&text, "part ", Hex(r.part), "\n");
+    for (const TensorRecord::MoreOutput& m : r.more) {
+      absl::StrAppend(&text, "more ", Hex(m.part), " ", Hex(m.output), " ",
+                      Hex(m.pending), " ", m.crc32c, "\n");
+    }
   }
   text += "end\n";
   return text;
@@ -194,7 +275,8 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
   IngestState st;
   Checkpoint& c = st.checkpoint;
   std::set<std::string> seen;  // keys that may appear once
-  bool first = true, ended = false;
+  bool first = true, ended = false, v2 = false;
+  uint64_t more_lines = 0;
   while (!text.empty()) {
     if (ended) return Bad("bytes after 'end'");
     const size_t nl = text.find('\n');
@@ -203,7 +285,8 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
     text.remove_prefix(nl + 1);
     if (line.size() > kMaxLineBytes) return Bad("a line is too long");
     if (first) {
-      if (line != kMagic) return Bad("no header line");
+      if (line != kMagic && line != kMagicV2) return Bad("no header line");
+      v2 = line == kMagicV2;
       first = false;
       continue;
     }
@@ -212,7 +295,8 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
     auto num = [&f](size_t i, uint64_t* v) {
       return i < f.size() && ParseU64(f[i], v);
     };
-    const bool once = key != "extent" && key != "remaining" && key != "record";
+    const bool once = key != "extent" && key != "remaining" &&
+                      key != "record" && key != "part" && key != "more";
     if (once && !seen.insert(std::string(key)).second) {
       return Bad(absl::StrCat("'", key.substr(0, 20), "' twice"));
     }
@@ -296,6 +380,31 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
       r.output_crc32c = static_cast<uint32_t>(crc);
       r.data_crc32c = static_cast<uint32_t>(data_crc);
       st.records.push_back(std::move(r));
+    } else if (key == "part" && !v2 && f.size() == 2 && Unhex(f[1], &s)) {
+      // Right after its record, once (CheckRecords: ".values" only).
+      if (st.records.empty() || !st.records.back().part.empty() ||
+          !st.records.back().more.empty() || s.empty()) {
+        return Bad("a 'part' line not right after its record");
+      }
+      st.records.back().part = std::move(s);
+    } else if (key == "more" && !v2 && f.size() == 5) {
+      // After its record's part line (CheckMore checks the names).
+      if (st.records.empty() || st.records.back().part.empty()) {
+        return Bad("a 'more' line not after its record's part");
+      }
+      if (st.records.back().more.size() >= 2 * kMaxRank ||
+          ++more_lines > kMaxStateEntries) {
+        return Bad("too many index arrays");
+      }
+      TensorRecord::MoreOutput m;
+      uint64_t crc = 0;
+      if (!Unhex(f[1], &m.part) || !Unhex(f[2], &m.output) ||
+          !Unhex(f[3], &m.pending) || !num(4, &crc) || crc > UINT32_MAX) {
+        return Bad(
+            absl::StrCat("bad 'more' line of record ", st.records.size() - 1));
+      }
+      m.crc32c = static_cast<uint32_t>(crc);
+      st.records.back().more.push_back(std::move(m));
     } else {
       return Bad(absl::StrCat("bad line '",
                               absl::CHexEscape(line.substr(0, 40)), "'"));

@@ -16,9 +16,16 @@
 //     tensor the CRC-32C of its data (a resumed run fetches the last
 //     completed key again and compares, stream/resume_check_sink.h);
 //   both: the summary records of the completed tensors, each output with
-//     its CRC-32C (checked by DequantSink::Preload before a resumed run).
+//     its CRC-32C (checked by DequantSink::Preload before a resumed run);
+//     a sparse tensor kept as its arrays (issue 16) has a "part" line
+//     (".values", the part of its main output's name) and one "more" line
+//     per index array (its part, its published name or its temp, its
+//     CRC-32C), each checked on resume like the main output.
 //
 // The file is text, one field per line ("key value"), strings hex-encoded.
+// Its first line is "hurray-ingest-state 3"; a version 2 file (written
+// before issue 16: no "part" or "more" lines) is read as it is, since every
+// record of it has one output; "part" and "more" lines in it are refused.
 // SaveState writes it through a temp of its directory and renames it over
 // STATE_FILE (stream/safe_output_dir.h: a symlink there is replaced, never
 // written through; a crash leaves the old or the new state, never a torn
@@ -28,12 +35,14 @@
 // following a symlink, at most kMaxStateBytes, and ParseState refuses
 // (InvalidArgument) anything our own SaveState would not write: unknown or
 // repeated keys, numbers out of range, strings or lines over their bound,
-// more than kMaxStateEntries records, extents or names, extents that do not
-// lie in order before the offset, records that are not complete, and output
-// names other than those our mapping gives the record (tensor_<i>.f32 or
-// SafeFileName(name, i).f32, or the same with .npy, stream/sinks.h) or our temp
-// names: never a
-// '/', never '..', nothing outside OUT.
+// more than kMaxStateEntries records, extents, names or index arrays,
+// extents that do not lie in order before the offset, records that are not
+// complete, and output names other than those our mapping gives the record
+// (tensor_<i>.f32 or SafeFileName(name, i).f32, or the same with .npy,
+// stream/sinks.h; for a kept sparse tensor <base>.values.npy and
+// <base><part>.npy with the same base, part .indices, .indptr, .pos_L or
+// .crd_L, .f32/.u64 for f32; published or pending together) or our temp
+// names: never a '/', never '..', nothing outside OUT.
 #ifndef HURRAY_STREAM_INGEST_INGEST_STATE_H_
 #define HURRAY_STREAM_INGEST_INGEST_STATE_H_
 

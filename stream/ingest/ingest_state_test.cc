@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -115,9 +117,11 @@ struct Outcome {
 // checkpoint after that many tensors was saved (an interruption).
 Outcome Ingest(const std::string& path, const std::string& dir,
                const std::string& state, uint64_t stop_after,
-               bool* stopped = nullptr) {
+               bool* stopped = nullptr,
+               SparseOutput sparse = SparseOutput::kDense) {
   DequantSinkOptions o;
   o.out_dir = dir;
+  o.sparse = sparse;
   o.spool_memory_bytes = 64;  // spool files too
   o.keep_unnamed_outputs = true;
   DequantSink sink(o);
@@ -176,6 +180,11 @@ void ExpectSame(const Outcome& a, const Outcome& b) {
     EXPECT_EQ(a.records[i].verdict, b.records[i].verdict);
     EXPECT_EQ(a.records[i].output, b.records[i].output);
     EXPECT_EQ(a.records[i].complete, b.records[i].complete);
+    ASSERT_EQ(a.records[i].more.size(), b.records[i].more.size());
+    for (size_t j = 0; j < a.records[i].more.size(); ++j) {
+      EXPECT_EQ(a.records[i].more[j].output, b.records[i].more[j].output);
+      EXPECT_EQ(a.records[i].more[j].crc32c, b.records[i].more[j].crc32c);
+    }
   }
 }
 
@@ -227,6 +236,302 @@ TEST_P(Resume, InterruptedAfterTensorKEqualsUninterrupted) {
 INSTANTIATE_TEST_SUITE_P(Variants, Resume,
                          ::testing::Combine(::testing::Bool(),
                                             ::testing::Bool()));
+
+// Mixed tensors with a COO and a CSR tensor among them, kept as their
+// arrays (--sparse keep; issue 16).
+std::vector<testing::IngestTensor> WithSparse(uint32_t seed) {
+  std::vector<testing::IngestTensor> tensors = testing::MixedTensors(seed, 2);
+  std::vector<testing::IngestTensor> sparse = testing::SparseTensors();
+  tensors.insert(tensors.begin() + 1, std::move(sparse[0]));
+  tensors.insert(tensors.begin() + 3, std::move(sparse[1]));
+  return tensors;
+}
+
+// Issue 16: a resumable run keeps sparse tensors as their arrays like any
+// other output; interrupted after any tensor k and resumed, it ends with
+// the files, bytes and records of an uninterrupted run.
+class KeptSparseResume : public ::testing::TestWithParam<bool> {};
+
+TEST_P(KeptSparseResume, InterruptedAfterTensorKEqualsUninterrupted) {
+  const bool hrry = GetParam();
+  const std::vector<testing::IngestTensor> tensors = WithSparse(41);
+  const std::string base = testing::FreshDir("kept_resume");
+  const std::string path = base + "/input";
+  testing::WriteAll(
+      path, hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors));
+  const std::string ref_dir = testing::FreshDir("kept_resume_ref");
+  Outcome reference = Ingest(path, ref_dir, base + "/unused_state", 0, nullptr,
+                             SparseOutput::kKeep);
+  Collect(ref_dir, &reference);
+  ASSERT_TRUE(reference.status.ok()) << reference.status;
+  // Both sparse tensors are kept: values, and 1 + 2 index arrays.
+  const std::string coo = hrry ? "coo" : "tensor_1";
+  const std::string csr = hrry ? "csr" : "tensor_3";
+  for (const std::string& f :
+       {coo + ".values.f32", coo + ".indices.u64", csr + ".values.f32",
+        csr + ".indices.u64", csr + ".indptr.u64"}) {
+    EXPECT_NE(std::find(reference.files.begin(), reference.files.end(), f),
+              reference.files.end())
+        << f;
+  }
+  ASSERT_EQ(reference.records[3].more.size(), 2u);
+
+  int interrupted = 0;
+  for (uint64_t k = 1; k < tensors.size(); ++k) {
+    SCOPED_TRACE(::testing::Message() << "interrupted after tensor " << k);
+    const std::string dir = testing::FreshDir(absl::StrCat("kept_resume_", k));
+    const std::string state = dir + ".state";
+    std::remove(state.c_str());
+    bool stopped = false;
+    const Outcome first =
+        Ingest(path, dir, state, k, &stopped, SparseOutput::kKeep);
+    if (!stopped) continue;  // no checkpoint after tensor k
+    ++interrupted;
+    EXPECT_EQ(RuleIdOf(first.status), "STREAM-IO");
+    // The state names the kept arrays written so far.
+    const absl::StatusOr<IngestState> st = LoadState(state);
+    ASSERT_TRUE(st.ok()) << st.status();
+    if (k >= 4) EXPECT_EQ(st->records[3].more.size(), 2u);
+    Outcome second = Ingest(path, dir, state, 0, nullptr, SparseOutput::kKeep);
+    Collect(dir, &second);
+    ExpectSame(second, reference);
+  }
+  EXPECT_GE(interrupted, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, KeptSparseResume, ::testing::Bool());
+
+// Issue 16: a kept index array changed since the interrupted run is
+// refused like a changed main output, and nothing in OUT changes.
+TEST(IngestState, ChangedKeptIndexArrayIsRefused) {
+  const std::string base = testing::FreshDir("kept_changed");
+  const std::string path = base + "/input.hrry";
+  testing::WriteAll(path, testing::HrryBytes(WithSparse(43)));
+  const std::string dir = base + "/out";
+  ::mkdir(dir.c_str(), 0755);
+  const std::string state = base + "/state";
+  bool stopped = false;
+  Ingest(path, dir, state, 4, &stopped, SparseOutput::kKeep);
+  ASSERT_TRUE(stopped);
+  const absl::StatusOr<IngestState> st = LoadState(state);
+  ASSERT_TRUE(st.ok()) << st.status();
+  const TensorRecord& csr = st->records[3];
+  ASSERT_EQ(csr.more.size(), 2u);
+  ASSERT_FALSE(csr.more[1].pending.empty());
+  {
+    DequantSinkOptions o;
+    o.out_dir = dir;
+    o.keep_unnamed_outputs = true;
+    DequantSink sink(o);
+    EXPECT_TRUE(sink.Preload(st->records).ok());
+  }
+  const std::string indptr = dir + "/" + csr.more[1].pending;
+  std::vector<uint8_t> bytes = testing::ReadAll(indptr);
+  ASSERT_FALSE(bytes.empty());
+  bytes.back() ^= 1;
+  testing::WriteAll(indptr, bytes);
+  const std::vector<std::string> before = testing::ListDir(dir);
+  DequantSinkOptions o;
+  o.out_dir = dir;
+  o.keep_unnamed_outputs = true;
+  DequantSink sink(o);
+  const absl::Status s = sink.Preload(st->records);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(s.message(), "changed")) << s;
+  EXPECT_EQ(testing::ListDir(dir), before);
+}
+
+// Issue 16: the "part" and "more" lines of a kept sparse tensor round-trip;
+// every forged name or order of them is refused; a version 2 state (no such
+// lines) is still read.
+TEST(IngestState, KeptSparseLinesAreCheckedStrictly) {
+  IngestState st;
+  st.source = "in";
+  st.checkpoint.format = SourceFormat::kStream;
+  st.checkpoint.offset = 100;
+  st.checkpoint.tensors = 2;
+  TensorRecord r;
+  r.name = "w";
+  r.complete = true;
+  r.output = "w.values.npy";
+  r.part = ".values";
+  r.output_crc32c = 5;
+  r.more = {{".indices", "w.indices.npy", "", 6},
+            {".indptr", "w.indptr.npy", "", 7}};
+  st.records.push_back(r);
+  TensorRecord p;  // pending, waiting for the index to name it
+  p.name = "";
+  p.complete = true;
+  p.pending_output = ".hurray-1-0123456789abcdef-0.kept";
+  p.part = ".values";
+  p.output_crc32c = 8;
+  p.more = {{".pos_0", "", ".hurray-1-0123456789abcdef-1.kept", 9},
+            {".crd_0", "", ".hurray-1-0123456789abcdef-2.kept", 10}};
+  st.records.push_back(p);
+  const std::string good = SerializeState(st);
+  ASSERT_TRUE(absl::StartsWith(good, "hurray-ingest-state 3\n"));
+  const absl::StatusOr<IngestState> back = ParseState(good);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(SerializeState(*back), good);
+  ASSERT_EQ(back->records[0].more.size(), 2u);
+  EXPECT_EQ(back->records[0].part, ".values");
+  EXPECT_EQ(back->records[0].more[1].output, "w.indptr.npy");
+  EXPECT_EQ(back->records[0].more[1].crc32c, 7u);
+  EXPECT_EQ(back->records[1].more[0].pending, p.more[0].pending);
+  EXPECT_EQ(back->records[1].more[0].part, ".pos_0");
+  // f32 outputs: .values.f32 and .u64 index arrays; unnamed: tensor_<i>.
+  {
+    IngestState f32 = st;
+    f32.records[0].output = "tensor_0.values.f32";
+    f32.records[0].more[0].output = "tensor_0.indices.u64";
+    f32.records[0].more[1].output = "tensor_0.indptr.u64";
+    EXPECT_TRUE(ParseState(SerializeState(f32)).ok());
+  }
+
+  // Each edit names something our mapping never gives this record.
+  using Edit = std::function<void(IngestState*)>;
+  const std::vector<std::pair<std::string, Edit>> forged = {
+      {"more ../x",
+       [](IngestState* s) { s->records[0].more[0].output = "../x"; }},
+      {"more with a slash",
+       [](IngestState* s) {
+         s->records[0].more[0].output = "a/w.indices.npy";
+       }},
+      {"more absolute",
+       [](IngestState* s) { s->records[0].more[0].output = "/etc/passwd"; }},
+      {"more ..", [](IngestState* s) { s->records[0].more[0].output = ".."; }},
+      {"another tensor's base",
+       [](IngestState* s) { s->records[0].more[0].output = "v.indices.npy"; }},
+      {"a base other than the values'",
+       [](IngestState* s) {
+         s->records[0].more[0].output = "tensor_0.indices.npy";
+       }},
+      {"a part not its own",
+       [](IngestState* s) { s->records[0].more[0].output = "w.indptr.npy"; }},
+      {"f32 index array as .npy with .f32 values",
+       [](IngestState* s) { s->records[0].output = "w.values.f32"; }},
+      {"the values without their part",
+       [](IngestState* s) { s->records[0].output = "w.npy"; }},
+      {"part .values for an index array",
+       [](IngestState* s) {
+         s->records[0].more[0] = {".values", "w.values.npy", "", 6};
+       }},
+      {"part with a slash",
+       [](IngestState* s) {
+         s->records[0].more[0] = {"/../x", "w/../x.npy", "", 6};
+       }},
+      {"part .pos_01",
+       [](IngestState* s) {
+         s->records[0].more[0] = {".pos_01", "w.pos_01.npy", "", 6};
+       }},
+      {"part past the rank bound",
+       [](IngestState* s) {
+         s->records[0].more[0] = {".crd_64", "w.crd_64.npy", "", 6};
+       }},
+      {"part twice",
+       [](IngestState* s) {
+         s->records[0].more[1] = {".indices", "w.indices.npy", "", 7};
+       }},
+      {"record part other than .values",
+       [](IngestState* s) {
+         s->records[0].part = ".indices";
+         s->records[0].output = "w.indices.npy";
+       }},
+      {"part without index arrays",
+       [](IngestState* s) { s->records[0].more.clear(); }},
+      {"index arrays without a part",
+       [](IngestState* s) { s->records[0].part.clear(); }},
+      {"index array pending, values published",
+       [](IngestState* s) {
+         s->records[0].more[0].output.clear();
+         s->records[0].more[0].pending = ".hurray-1-0123456789abcdef-5.kept";
+       }},
+      {"index array published, values pending",
+       [](IngestState* s) {
+         s->records[1].more[0].pending.clear();
+         s->records[1].more[0].output = "tensor_1.pos_0.npy";
+       }},
+      {"pending index array not a temp",
+       [](IngestState* s) { s->records[1].more[0].pending = "../x"; }},
+      {"index array with no file",
+       [](IngestState* s) { s->records[0].more[0].output.clear(); }},
+      {"index array with two files",
+       [](IngestState* s) {
+         s->records[0].more[0].pending = ".hurray-1-0123456789abcdef-5.kept";
+       }},
+      {"another record's temp",
+       [](IngestState* s) {
+         s->records[1].more[1].pending = s->records[1].pending_output;
+       }},
+      {"the index arrays of no output",
+       [](IngestState* s) {
+         s->records[1].pending_output.clear();
+         s->records[1].output_crc32c = 0;
+         s->records[1].more.clear();
+         s->records[0].output.clear();
+         s->records[0].output_crc32c = 0;
+         for (auto& m : s->records[0].more) m.output.clear();
+       }},
+  };
+  for (const auto& [why, edit] : forged) {
+    IngestState bad = st;
+    edit(&bad);
+    const std::string text = SerializeState(bad);
+    ASSERT_NE(text, good) << why;
+    EXPECT_EQ(ParseState(text).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << why;
+    // A sink handed the records directly takes nothing over either (the
+    // files do not exist, or the names are not plain).
+  }
+  // Lines out of place, or malformed.
+  const std::string part_line =
+      absl::StrCat("part ", absl::BytesToHexString(".values"), "\n");
+  const std::string more_line =
+      absl::StrCat("more ", absl::BytesToHexString(".indices"), " ",
+                   absl::BytesToHexString("w.indices.npy"), " - 6\n");
+  ASSERT_NE(good.find(part_line + more_line), std::string::npos) << good;
+  const std::vector<std::pair<std::string, std::string>> bad_text = {
+      {"more before part",
+       absl::StrReplaceAll(good,
+                           {{part_line + more_line, more_line + part_line}})},
+      {"part twice",
+       absl::StrReplaceAll(
+           good, {{part_line + more_line, part_line + part_line + more_line}})},
+      {"part before any record",
+       absl::StrReplaceAll(good, {{"crc 0\n", "crc 0\n" + part_line}})},
+      {"more CRC above 32 bits",
+       absl::StrReplaceAll(good, {{" - 6\n", " - 4294967296\n"}})},
+      {"more field missing", absl::StrReplaceAll(good, {{" - 6\n", " 6\n"}})},
+      {"empty part", absl::StrReplaceAll(good, {{part_line, "part -\n"}})},
+      {"part and more in a version 2 file",
+       absl::StrReplaceAll(
+           good, {{"hurray-ingest-state 3", "hurray-ingest-state 2"}})},
+  };
+  for (const auto& [why, text] : bad_text) {
+    ASSERT_NE(text, good) << why;
+    EXPECT_EQ(ParseState(text).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << why;
+  }
+  // A version 2 state (before issue 16: one output per record) is read as
+  // it is.
+  IngestState v2 = st;
+  v2.records[0] = TensorRecord();
+  v2.records[0].name = "w";
+  v2.records[0].complete = true;
+  v2.records[0].output = "w.npy";
+  v2.records[0].output_crc32c = 5;
+  v2.records[1] = v2.records[0];
+  v2.records[1].name.clear();
+  v2.records[1].output = "tensor_1.npy";
+  const std::string v2_text = absl::StrReplaceAll(
+      SerializeState(v2), {{"hurray-ingest-state 3", "hurray-ingest-state 2"}});
+  ASSERT_TRUE(absl::StartsWith(v2_text, "hurray-ingest-state 2\n"));
+  const absl::StatusOr<IngestState> old = ParseState(v2_text);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_EQ(old->records[1].output, "tensor_1.npy");
+}
 
 // An interrupted .hrry run (after tensor 2): its directory, state and the
 // state's text.
@@ -334,7 +639,7 @@ TEST(IngestState, RefusesWhatSaveStateWouldNotWrite) {
            {{"source 696e\n",
              absl::StrCat("source ", std::string(2 * kMaxStateString + 2, 'a'),
                           "\n")}})},
-      {"version 1", absl::StrReplaceAll(good, {{"hurray-ingest-state 2",
+      {"version 1", absl::StrReplaceAll(good, {{"hurray-ingest-state 3",
                                                 "hurray-ingest-state 1"}})},
   };
   for (const auto& [why, text] : bad) {

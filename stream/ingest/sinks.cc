@@ -759,17 +759,7 @@ class DequantSink::Tensor {
                       wire::CheckedMul(count, width, &dense) &&
                       dense <= options_.max_dense_bytes;
     // Kept as its arrays: asked for, or too large to write dense.
-    // Never in a resumable run (keep_unnamed_outputs): the resume state
-    // names one output per tensor.
-    keep_ = !options_.keep_unnamed_outputs &&
-            (options_.sparse == SparseOutput::kKeep ||
-             (!fits && options_.keep_large_sparse));
-    if (!fits && !keep_) {
-      *none = absl::StrCat(
-          "no output: its dense form takes more than --max-dense-bytes ",
-          options_.max_dense_bytes, " bytes (a resumable run keeps no arrays)");
-      return absl::OkStatus();
-    }
+    keep_ = options_.sparse == SparseOutput::kKeep || !fits;
     if (keep_) {
       // Values first: "<name>.values", then the index arrays (KeepArrays).
       final_name_ =
@@ -1546,10 +1536,10 @@ void DequantSink::DropPending(absl::string_view why) {
   for (TensorRecord& r : records_) {
     if (r.pending_output.empty()) continue;
     if (dir_ != nullptr) dir_->Remove(r.pending_output);
-    for (const auto& [suffix, temp] : r.more_pending) {
-      if (dir_ != nullptr) dir_->Remove(temp);
+    for (const TensorRecord::MoreOutput& m : r.more) {
+      if (dir_ != nullptr && !m.pending.empty()) dir_->Remove(m.pending);
     }
-    r.more_pending.clear();
+    r.more.clear();
     r.pending_output.clear();
     r.output_crc32c = 0;
     if (r.complete) absl::StrAppend(&r.verdict, "; ", why);
@@ -1584,6 +1574,36 @@ void DequantSink::OnInputRejected() {
   if (dir_ != nullptr) dir_->RemoveAll();
 }
 
+// One output of an interrupted run: a pending one is adopted (it must be
+// one of ours), and its bytes must have the CRC-32C the state recorded.
+absl::Status DequantSink::CheckEarlierOutput(const std::string& output,
+                                             const std::string& pending,
+                                             uint32_t crc32c) {
+  const std::string& name = output.empty() ? pending : output;
+  if (!pending.empty()) {
+    absl::Status s = dir_->Adopt(pending);
+    if (!s.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the resume state names an output of the interrupted run that "
+          "is not usable: ",
+          s.message()));
+    }
+  }
+  absl::StatusOr<uint32_t> crc = FileCrc32c(*dir_, name);
+  if (!crc.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot check an output of the interrupted run: ",
+                     crc.status().message()));
+  }
+  if (*crc != crc32c) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the output ", dir_->Describe(name),
+        " changed since the interrupted run (CRC-32C ", *crc,
+        ", the resume state says ", crc32c, "): refusing to resume"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DequantSink::Preload(std::vector<TensorRecord> done) {
   for (const TensorRecord& r : done) {
     if (r.output.empty() && r.pending_output.empty()) continue;
@@ -1593,28 +1613,11 @@ absl::Status DequantSink::Preload(std::vector<TensorRecord> done) {
               ? dir_status_.message()
               : "the resume state lists output files, this run writes none");
     }
-    const std::string& name = r.output.empty() ? r.pending_output : r.output;
-    if (!r.pending_output.empty()) {
-      absl::Status s = dir_->Adopt(r.pending_output);
-      if (!s.ok()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "the resume state names an output of the interrupted run that "
-            "is not usable: ",
-            s.message()));
-      }
-    }
-    absl::StatusOr<uint32_t> crc = FileCrc32c(*dir_, name);
-    if (!crc.ok()) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("cannot check an output of the interrupted run: ",
-                       crc.status().message()));
-    }
-    if (*crc != r.output_crc32c) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("the output ", dir_->Describe(name),
-                       " changed since the interrupted run (CRC-32C ", *crc,
-                       ", the resume state says ", r.output_crc32c,
-                       "): refusing to resume"));
+    HURRAY_RETURN_IF_ERROR(
+        CheckEarlierOutput(r.output, r.pending_output, r.output_crc32c));
+    // A kept sparse tensor's index arrays, each checked the same way.
+    for (const TensorRecord::MoreOutput& m : r.more) {
+      HURRAY_RETURN_IF_ERROR(CheckEarlierOutput(m.output, m.pending, m.crc32c));
     }
   }
   return RecordingIngestSink::Preload(std::move(done));
@@ -1699,9 +1702,9 @@ absl::Status DequantSink::OnTensorEnd() {
       r.pending_output = temp;
       if (options_.keep_unnamed_outputs) s = KeepForResume(&r.pending_output);
       for (const KeptPart& p : more) {
-        r.more_pending.emplace_back(p.suffix, p.temp);
+        r.more.push_back({p.suffix, "", p.temp, p.crc});
         if (options_.keep_unnamed_outputs && s.ok()) {
-          s = KeepForResume(&r.more_pending.back().second);
+          s = KeepForResume(&r.more.back().pending);
         }
       }
     } else {
@@ -1715,7 +1718,7 @@ absl::Status DequantSink::OnTensorEnd() {
         const std::string name = tensor_->base() + p.suffix + fmt;
         if (s.ok()) s = dir_->Publish(p.temp, name);
         if (s.ok()) {
-          r.more_outputs.push_back(name);
+          r.more.push_back({p.suffix, name, "", p.crc});
         } else {
           dir_->Remove(p.temp);
         }
@@ -1744,8 +1747,14 @@ absl::Status DequantSink::DropTensors(const std::vector<bool>& keep) {
   }
   for (size_t i = 0; i < records_.size() && i < keep.size(); ++i) {
     if (keep[i] || records_[i].pending_output.empty()) continue;
-    if (dir_ != nullptr) dir_->Remove(records_[i].pending_output);
+    if (dir_ != nullptr) {
+      dir_->Remove(records_[i].pending_output);
+      for (const TensorRecord::MoreOutput& m : records_[i].more) {
+        if (!m.pending.empty()) dir_->Remove(m.pending);
+      }
+    }
     records_[i].pending_output.clear();
+    records_[i].more.clear();
   }
   return RecordingIngestSink::DropTensors(keep);
 }
@@ -1778,17 +1787,18 @@ absl::Status DequantSink::OnTensorNames(absl::Span<const std::string> names) {
     }
     r.pending_output.clear();
     r.output = name;
-    for (const auto& [part, temp] : r.more_pending) {
+    for (TensorRecord::MoreOutput& m : r.more) {
+      if (m.pending.empty()) continue;
       const std::string more =
-          absl::StrCat(base, part, IndexFileSuffix(options_.format));
-      s = dir_->Publish(temp, more);
+          absl::StrCat(base, m.part, IndexFileSuffix(options_.format));
+      s = dir_->Publish(m.pending, more);
       if (!s.ok()) {
         Fail(s);
         return status_;
       }
-      r.more_outputs.push_back(more);
+      m.pending.clear();
+      m.output = more;
     }
-    r.more_pending.clear();
   }
   return status_;
 }

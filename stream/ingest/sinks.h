@@ -73,12 +73,13 @@
 // shared with its pages dropped as it goes. Quantized sparse tensors are
 // densified too, each stored value dequantized with the parameters of its
 // logical position (stream/ingest/output/sparse_dequant.h). Above
-// max_dense_bytes (with keep_large_sparse), or with sparse = kKeep, a sparse
-// tensor is kept as its arrays instead: the values, converted (dequantized)
-// in stored order, as OUT/<name>.values.npy, and each index buffer as it is
-// stored (uint64) as <name>.indices / .indptr / .pos_L / .crd_L (.u64 raw
-// for f32; tensors of those names in model.safetensors). Each array is
-// complete in its temp before any is published (TensorRecord::more_outputs).
+// max_dense_bytes, or with sparse = kKeep, a sparse tensor is kept as its
+// arrays instead: the values, converted (dequantized) in stored order, as
+// OUT/<name>.values.npy, and each index buffer as it is stored (uint64) as
+// <name>.indices / .indptr / .pos_L / .crd_L (.u64 raw for f32; tensors of
+// those names in model.safetensors). Each array is complete in its temp
+// before any is published (TensorRecord::more), and each has its CRC-32C,
+// so a resumable run keeps them like any output (keep_unnamed_outputs).
 //
 // Block-paged tensors (layouts/block-paged.md) are written as their logical
 // dense tensor [tokens, num_heads, head_dim], the sequences one after the
@@ -90,10 +91,9 @@
 // of output elements, and its pages copied out in block-table order.
 //
 // A tensor that failed leaves no file. A composite head has no output (its
-// members have theirs); sparse ones above max_dense_bytes, extension
-// element types, quantization schemes this reader does not
-// interpret and compositions the spec leaves undefined (block-paged with
-// NF4/MXFP, permissive input only) get none, with a verdict
+// members have theirs); extension element types, quantization schemes this
+// reader does not interpret and compositions the spec leaves undefined
+// (block-paged with NF4/MXFP, permissive input only) get none, with a verdict
 // "no output: ..." saying why (the tensor itself stays valid).
 // Data-level rejections (TYPE-PACK-0x, QNT-PCA-10, ...: dequantizer.h) fail
 // the sink with the rule id.
@@ -136,12 +136,18 @@ struct TensorRecord {
   // waits for the index to name it (SafeOutputDir::IsTempName).
   std::string pending_output;
   // A sparse tensor kept as its arrays (DequantSinkOptions::sparse):
-  // `output` is "<name>.values<suffix>", `part` ".values", and the index
-  // arrays are more_outputs (published) or more_pending (part, temp).
-  // Never in a resumable run (keep_large_sparse off, --sparse keep refused).
+  // `output` (or `pending_output`) is "<name>.values<suffix>", `part`
+  // ".values", and each index array is one MoreOutput, published with the
+  // main output or pending with it. The resume state records each
+  // (stream/ingest/ingest_state.h).
+  struct MoreOutput {
+    std::string part;     // ".indices", ".indptr", ".pos_<L>", ".crd_<L>"
+    std::string output;   // published: "<name><part>.npy" (.u64 for f32)
+    std::string pending;  // or its temp while the index has not named it
+    uint32_t crc32c = 0;  // of the file's bytes, checked on resume
+  };
   std::string part;
-  std::vector<std::string> more_outputs;
-  std::vector<std::pair<std::string, std::string>> more_pending;
+  std::vector<MoreOutput> more;
   // CRC-32C of the bytes of `output` (or `pending_output`), checked when a
   // resumed run takes the record over.
   uint32_t output_crc32c = 0;
@@ -248,16 +254,11 @@ struct DequantSinkOptions {
   // holds them again as float32: up to 4x for e8m0 scales).
   uint64_t max_parameter_bytes = uint64_t{4} << 20;
   // Sparse tensors (COO, CSR, CSC, CSF) are written dense up to this many
-  // output bytes; larger ones are kept as their arrays (below), or, without
-  // keep_large_sparse, get no output (a verdict says so).
+  // output bytes; larger ones are kept as their arrays (below).
   uint64_t max_dense_bytes = uint64_t{1} << 30;
   // kKeep: every sparse tensor is written as its arrays, "<name>.values"
   // and its index arrays ("<name>.indices", ".indptr", ".pos_L", ".crd_L").
   SparseOutput sparse = SparseOutput::kDense;
-  // Sparse tensors above max_dense_bytes are kept as their arrays. Off in
-  // a resumable run: the resume state names one output per tensor (with
-  // keep_unnamed_outputs nothing is kept as arrays, `sparse` included).
-  bool keep_large_sparse = true;
   // What the outputs are (stream/ingest/output/element_convert.h). The
   // library's default stays the raw .f32 files; the CLI's is npy.
   OutputFormat format = OutputFormat::kF32;
@@ -295,6 +296,8 @@ class DequantSink : public RecordingIngestSink {
  private:
   class Tensor;
   void FailTensor(absl::Status s);
+  absl::Status CheckEarlierOutput(const std::string& output,
+                                  const std::string& pending, uint32_t crc32c);
   void DropPending(absl::string_view why);
   // Renames a finished output that waits for its name so that it survives
   // for --resume (SafeOutputDir::Keep); *temp becomes its new name.

@@ -15,6 +15,7 @@
 #include "parser/quantization.h"
 #include "parser/rules.h"
 #include "parser/wire.h"
+#include "stream/container/crc32c.h"
 #include "stream/ingest/consumers.h"
 #include "stream/ingest/loader.h"
 #include "stream/ingest/sinks.h"
@@ -196,8 +197,10 @@ TEST(SparseOutputs, KeepWritesTheArrays) {
               (std::vector<std::string>{base + ".indices.npy",
                                         base + ".values.npy"}));
     EXPECT_EQ(r.records[0].output, base + ".values.npy");
-    EXPECT_EQ(r.records[0].more_outputs,
-              std::vector<std::string>{base + ".indices.npy"});
+    ASSERT_EQ(r.records[0].more.size(), 1u);
+    EXPECT_EQ(r.records[0].more[0].output, base + ".indices.npy");
+    EXPECT_EQ(r.records[0].more[0].part, ".indices");
+    EXPECT_TRUE(r.records[0].more[0].pending.empty());
     EXPECT_NE(r.records[0].verdict.find("kept sparse"), std::string::npos)
         << r.records[0].verdict;
     const auto [vh, vd] = Npy(r.dir + "/" + base + ".values.npy");
@@ -211,8 +214,14 @@ TEST(SparseOutputs, KeepWritesTheArrays) {
   }
 }
 
-// CSR above --max-dense-bytes: kept as values, indices, indptr; in a
-// resumable run (keep_large_sparse off) no output, and the verdict says so.
+// The CRC-32C of a whole file.
+uint32_t FileCrc(const std::string& path) {
+  return Crc32c(testing::ReadAll(path));
+}
+
+// CSR above --max-dense-bytes: kept as values, indices, indptr, in a
+// resumable run too (keep_unnamed_outputs: each array with its CRC-32C for
+// the resume state), for a bare stream and a .hrry file alike.
 TEST(SparseOutputs, AboveTheDenseLimitIsKept) {
   const IngestTensor t =
       Sparse(type_tag::kInt16, layout_tag::kCsr, {3, 4}, 2,
@@ -233,11 +242,36 @@ TEST(SparseOutputs, AboveTheDenseLimitIsKept) {
   r = Ingest(t, o, "csr_fits");
   EXPECT_EQ(testing::ListDir(r.dir), std::vector<std::string>{"tensor_0.npy"});
   o.max_dense_bytes = 23;
-  o.keep_large_sparse = false;
-  r = Ingest(t, o, "csr_resumable");
-  ASSERT_TRUE(r.status.ok()) << r.status;
-  EXPECT_TRUE(testing::ListDir(r.dir).empty());
-  EXPECT_NE(r.records[0].verdict.find("no output"), std::string::npos);
+  o.keep_unnamed_outputs = true;
+  for (bool hrry : {false, true}) {
+    SCOPED_TRACE(hrry);
+    r = Ingest(t, o, "csr_resumable", hrry);
+    ASSERT_TRUE(r.status.ok()) << r.status;
+    const std::string base = hrry ? "sparse" : "tensor_0";
+    EXPECT_EQ(
+        testing::ListDir(r.dir),
+        (std::vector<std::string>{base + ".indices.npy", base + ".indptr.npy",
+                                  base + ".values.npy"}));
+    EXPECT_NE(r.records[0].verdict.find("kept sparse"), std::string::npos)
+        << r.records[0].verdict;
+    EXPECT_EQ(Npy(r.dir + "/" + base + ".values.npy").second,
+              (std::vector<uint8_t>{7, 0, 0xFD, 0xFF}));
+    EXPECT_EQ(Npy(r.dir + "/" + base + ".indices.npy").second, U64s({1, 3}));
+    EXPECT_EQ(Npy(r.dir + "/" + base + ".indptr.npy").second,
+              U64s({0, 1, 1, 2}));
+    const TensorRecord& rec = r.records[0];
+    EXPECT_EQ(rec.output, base + ".values.npy");
+    EXPECT_EQ(rec.part, ".values");
+    EXPECT_EQ(rec.output_crc32c, FileCrc(r.dir + "/" + rec.output));
+    ASSERT_EQ(rec.more.size(), 2u);
+    EXPECT_EQ(rec.more[0].part, ".indices");
+    EXPECT_EQ(rec.more[1].part, ".indptr");
+    for (const TensorRecord::MoreOutput& m : rec.more) {
+      EXPECT_EQ(m.output, base + m.part + ".npy");
+      EXPECT_TRUE(m.pending.empty());
+      EXPECT_EQ(m.crc32c, FileCrc(r.dir + "/" + m.output)) << m.part;
+    }
+  }
 }
 
 // Kept quantized values are dequantized in stored order, each with the

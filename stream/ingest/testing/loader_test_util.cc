@@ -6,11 +6,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "dequant/dequantizer.h"
 #include "dequant/minifloat.h"
 #include "parser/decoder.h"
+#include "parser/descriptor.h"
 #include "parser/element_type.h"
 #include "parser/encoder.h"
 #include "parser/wire.h"
@@ -169,6 +171,48 @@ std::vector<IngestTensor> QuantizedTensors(uint32_t seed, size_t count,
     out.push_back(Quantized(absl::StrCat("t", i), s, rng));
   }
   return out;
+}
+
+namespace {
+
+std::vector<uint8_t> U64s(const std::vector<uint64_t>& v) {
+  std::vector<uint8_t> b(v.size() * 8);
+  for (size_t i = 0; i < v.size(); ++i) wire::StoreU64(&b[8 * i], v[i]);
+  return b;
+}
+
+IngestTensor Sparse2d(const std::string& name, uint8_t layout, uint64_t nnz,
+                      std::vector<std::vector<uint8_t>> buffers) {
+  auto d = std::make_unique<TensorDescriptor>();
+  d->type_tag = type_tag::kInt16;
+  d->layout_tag = layout;
+  d->rank = 2;
+  d->shape[0] = 3;
+  d->shape[1] = 4;
+  d->layout.nnz = nnz;
+  if (layout == layout_tag::kCoo) d->layout.is_sorted = 1;
+  d->buffer_count = static_cast<uint32_t>(buffers.size());
+  for (uint32_t i = 0; i < d->buffer_count; ++i) {
+    d->buffers[i].byte_size = buffers[i].size();
+  }
+  IngestTensor t;
+  t.name = name;
+  t.tensor.descriptor = std::move(d);
+  t.tensor.buffers = std::move(buffers);
+  return t;
+}
+
+}  // namespace
+
+std::vector<IngestTensor> SparseTensors() {
+  std::vector<IngestTensor> v;
+  // (0, 1) 1, (1, 3) 2, (2, 0) -3.
+  v.push_back(Sparse2d("coo", layout_tag::kCoo, 3,
+                       {{1, 0, 2, 0, 0xFD, 0xFF}, U64s({0, 1, 1, 3, 2, 0})}));
+  // (0, 1) 7, (2, 3) -3.
+  v.push_back(Sparse2d("csr", layout_tag::kCsr, 2,
+                       {{7, 0, 0xFD, 0xFF}, U64s({1, 3}), U64s({0, 1, 1, 2})}));
+  return v;
 }
 
 std::vector<uint8_t> HrryBytes(const std::vector<IngestTensor>& tensors) {

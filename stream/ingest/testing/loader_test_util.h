@@ -27,7 +27,8 @@ struct IngestTensor {
 
 // A mix: per-tensor int8, per-channel asymmetric int8, per-block int4 (a
 // partial block), NF4, a float32 and a float16 plain tensor, and an int32
-// plain tensor (converted to float32 by DequantSink's f32 format). `scale` multiplies the sizes.
+// plain tensor (converted to float32 by DequantSink's f32 format). `scale`
+// multiplies the sizes.
 std::vector<IngestTensor> MixedTensors(uint32_t seed, uint64_t scale = 1);
 
 // Quantized tensors stored column-major, strided, tiled and in Morton order
@@ -38,6 +39,11 @@ std::vector<IngestTensor> LayoutTensors(uint32_t seed);
 // bytes each (the benchmark's file).
 std::vector<IngestTensor> QuantizedTensors(uint32_t seed, size_t count,
                                            uint64_t bytes);
+
+// Two plain int16 [3, 4] sparse tensors (layouts/coo.md, csr.md): "coo"
+// (3 values) and "csr" (2 values), valid strict input; --sparse keep writes
+// them as their arrays (issue 16). No `expected`.
+std::vector<IngestTensor> SparseTensors();
 
 std::vector<uint8_t> HrryBytes(const std::vector<IngestTensor>& tensors);
 std::vector<uint8_t> StreamBytes(const std::vector<IngestTensor>& tensors);
