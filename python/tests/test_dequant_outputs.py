@@ -342,9 +342,15 @@ def test_sparse_keep_arrays_load_in_numpy(tmp_path, cli):
     _, tensors = _read_safetensors(out / "model.safetensors")
     for name, want in _sparse_arrays().items():
         assert tensors[name][1].tobytes() == want.tobytes(), name
+    # Resumable too (issue 16): the same arrays, byte for byte.
+    out = tmp_path / "out"
     code, _, stderr = cli("ingest", src, "--dequant", tmp_path / "r",
                           "--sparse", "keep", "--resume", tmp_path / "s")
-    assert code == 2 and "resume" in stderr
+    assert code == 0, stderr
+    assert sorted(os.listdir(tmp_path / "r")) == sorted(os.listdir(out))
+    for name in os.listdir(out):
+        assert (tmp_path / "r" / name).read_bytes() == \
+            (out / name).read_bytes(), name
 
 
 def _paged_stream(tmp_path, corpus, name, buffers):
