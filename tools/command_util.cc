@@ -40,7 +40,10 @@ Commands:
       FILE holds one quantized tensor in the streaming format (descriptor,
       then its buffers back to back); write it dequantized to OUT in logical
       row-major order (a .npy file by default; safetensors: one tensor named
-      after FILE's stem; see "Outputs" below).
+      after FILE's stem; see "Outputs" below). A layout other than
+      row-major is read back in that order from its data buffer, held in
+      memory up to 24 MiB, else copied to a hidden temp beside OUT (removed
+      at the end): any size in bounded memory.
   pack -o OUT.hrry [--unsorted] [--no-crc] [--kv KEY=VALUE]... NAME=STREAM...
   pack -o OUT.hrry --sample
       Write a .hrry file from tensors in the streaming format (one tensor

@@ -1,6 +1,11 @@
 #include "tools/dequant_command.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -15,12 +20,15 @@
 #include "dequant/dequantizer.h"
 #include "dequant/output.h"
 #include "dequant/params.h"
+#include "dequant/plan.h"
+#include "dequant/storage_walk.h"
 #include "parser/decoder.h"
 #include "parser/element_type.h"
 #include "parser/rules.h"
 #include "parser/wire.h"
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/output/npy.h"
+#include "stream/ingest/output/row_major_gather.h"
 #include "stream/ingest/output/safetensors.h"
 #include "stream/ingest/safe_output_dir.h"
 #include "tools/command_util.h"
@@ -34,13 +42,17 @@ namespace {
 // a small fraction of the data).
 constexpr uint64_t kMaxParameterBytes = uint64_t{1} << 30;
 constexpr size_t kChunkBytes = size_t{1} << 20;
-// Whole-tensor output of a non-row-major layout (floats), and the data
-// buffer of one whose strides interleave (bytes).
+// Elements gathered from a mapped spool between two releases of its pages
+// (as stream/ingest/sinks.cc).
+constexpr uint64_t kReleaseElements = uint64_t{1} << 20;
+// A Dequantizer that is not in order (never one of a row-major tensor, the
+// only kind fed directly) would gather its whole output: refused above this.
 constexpr uint64_t kMaxScatteredFloats = uint64_t{1} << 30;
 
 // Where Dequantizer::Feed puts the floats: written to OUT as they complete
-// (row-major storage, through a reused window), or gathered whole and
-// written by WriteTensor (other layouts, at most kMaxScatteredFloats).
+// (row-major storage, through a reused window). Tensor() is the
+// Dequantizer's path for other layouts, which this command never feeds it
+// (they go through GatheredDequantize), kept bounded all the same.
 class DequantFileOutput final : public dequant::DequantOutput {
  public:
   using Write = std::function<absl::Status(absl::Span<const float>)>;
@@ -91,13 +103,127 @@ absl::StatusOr<std::vector<uint8_t>> ReadAt(std::ifstream& in, uint64_t offset,
   return bytes;
 }
 
-// Dequantizes FILE into OUT; returns the element count.
-absl::StatusOr<uint64_t> Dequantize(const std::string& file,
-                                    const std::string& output,
-                                    const ParseOptions& options,
-                                    stream::OutputFormat format,
-                                    stream::OutputDtype dtype,
-                                    TensorDescriptor* desc, int* exit_code) {
+// The data buffer of a non-row-major tensor, whole: in memory, or copied
+// to a temp of OUT's directory and mapped read-only.
+class WholeBuffer {
+ public:
+  ~WholeBuffer() {
+    if (map_ != nullptr) ::munmap(map_, size_);
+    if (temp_.fd >= 0) ::close(temp_.fd);
+    if (dir_ != nullptr && !temp_.name.empty()) dir_->Remove(temp_.name);
+  }
+
+  absl::Status Read(std::ifstream& in, uint64_t offset, uint64_t size,
+                    const std::string& output, uint64_t memory_limit) {
+    in.clear();
+    in.seekg(static_cast<std::streamoff>(offset));
+    if (size <= memory_limit) {
+      mem_.resize(static_cast<size_t>(size));
+      in.read(reinterpret_cast<char*>(mem_.data()),
+              static_cast<std::streamsize>(size));
+      if (static_cast<uint64_t>(in.gcount()) != size) {
+        return absl::DataLossError("cannot read the data buffer");
+      }
+      view_ = mem_;
+      return absl::OkStatus();
+    }
+    absl::StatusOr<std::unique_ptr<stream::SafeOutputDir>> dir =
+        stream::SafeOutputDir::Open(
+            std::filesystem::path(output).parent_path().string());
+    if (!dir.ok()) return dir.status();
+    dir_ = *std::move(dir);
+    absl::StatusOr<stream::TempFile> t = dir_->CreateTemp(0600);
+    if (!t.ok()) return t.status();
+    temp_ = *std::move(t);
+    std::vector<uint8_t> chunk(kChunkBytes);
+    for (uint64_t left = size; left > 0;) {
+      const size_t n =
+          static_cast<size_t>(std::min<uint64_t>(left, chunk.size()));
+      in.read(reinterpret_cast<char*>(chunk.data()),
+              static_cast<std::streamsize>(n));
+      if (static_cast<size_t>(in.gcount()) != n) {
+        return absl::DataLossError("cannot read the data buffer");
+      }
+      absl::Status s = stream::WriteAllFd(temp_.fd, chunk.data(), n,
+                                          dir_->Describe(temp_.name));
+      if (!s.ok()) return s;
+      left -= n;
+    }
+    spooled_ = size;
+    if (size == 0) return absl::OkStatus();
+    void* m = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_SHARED,
+                     temp_.fd, 0);
+    if (m == MAP_FAILED) {
+      return absl::DataLossError(absl::StrCat("cannot map ",
+                                              dir_->Describe(temp_.name), ": ",
+                                              std::strerror(errno)));
+    }
+    map_ = m;
+    size_ = static_cast<size_t>(size);
+    view_ = absl::MakeConstSpan(static_cast<const uint8_t*>(m), size_);
+    return absl::OkStatus();
+  }
+
+  absl::Span<const uint8_t> view() const { return view_; }
+  uint64_t spooled() const { return spooled_; }
+  // Drops the mapped pages read so far from the resident set.
+  void Release() const {
+    if (map_ != nullptr) ::madvise(map_, size_, MADV_DONTNEED);
+  }
+
+ private:
+  std::vector<uint8_t> mem_;
+  std::unique_ptr<stream::SafeOutputDir> dir_;
+  stream::TempFile temp_;
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  absl::Span<const uint8_t> view_;
+  uint64_t spooled_ = 0;
+};
+
+// A non-row-major tensor: its stored grid read back in logical row-major
+// order (GatherRowMajor) and dequantized as the same tensor stored
+// row-major (packed from byte 0), as stream/ingest/sinks.cc does.
+absl::Status GatheredDequantize(const TensorDescriptor& d,
+                                const dequant::ParameterBytes& params,
+                                const dequant::DequantOptions& dq_options,
+                                const WholeBuffer& data,
+                                dequant::DequantOutput& sink,
+                                uint64_t* elements) {
+  absl::StatusOr<dequant::Plan> plan = dequant::MakePlan(d);
+  if (!plan.ok()) return plan.status();
+  TensorDescriptor rm = d;
+  rm.layout_tag = layout_tag::kRowMajor;
+  rm.layout = LayoutFields();
+  rm.byte_offset = 0;
+  rm.buffers[0].byte_size = plan->storage_bytes;
+  absl::StatusOr<dequant::Dequantizer> dq =
+      dequant::Dequantizer::Create(rm, params, dq_options);
+  if (!dq.ok()) return dq.status();
+  const TensorDescriptor grid = dequant::StoredGridDescriptor(d, *plan);
+  absl::Status s = stream::GatherRowMajor(
+      grid, data.view(), kChunkBytes,
+      [&](absl::Span<const uint8_t> c) { return dq->Feed(c, sink); },
+      [&data] { data.Release(); }, kReleaseElements);
+  if (s.ok()) s = dq->Finish();
+  if (!s.ok()) return s;
+  *elements = dq->elements_written();
+  return absl::OkStatus();
+}
+
+struct Written {
+  uint64_t elements = 0;
+  uint64_t spooled_bytes = 0;  // of the data buffer, to a temp file
+};
+
+// Dequantizes FILE into OUT.
+absl::StatusOr<Written> Dequantize(const std::string& file,
+                                   const std::string& output,
+                                   const ParseOptions& options,
+                                   stream::OutputFormat format,
+                                   stream::OutputDtype dtype,
+                                   const DequantLimits& limits,
+                                   TensorDescriptor* desc, int* exit_code) {
   *exit_code = kExitError;
   // The input is read with seeks (parameter buffers first): only a regular
   // file will do; a directory, a pipe or a device is an I/O error (exit 2),
@@ -234,16 +360,33 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
     conv.Feed(le, &converted);
     return (*out)->Write(converted);
   };
-  if (!dq->in_order() && !dq->streamable() &&
-      d.buffers[0].byte_size > kMaxScatteredFloats) {
-    return absl::ResourceExhaustedError(
-        "an interleaved-stride data buffer above 1 GiB");
+  DequantFileOutput sink(write_floats);
+  Written written;
+  if (d.layout_tag != layout_tag::kRowMajor) {
+    // Any other dense layout, of any size, in bounded memory.
+    WholeBuffer data;
+    absl::Status s = data.Read(in, offsets[0], d.buffers[0].byte_size, output,
+                               limits.data_memory_bytes);
+    if (s.ok()) {
+      s = GatheredDequantize(d, *params, dq_options, data, sink,
+                             &written.elements);
+    }
+    if (!s.ok()) {
+      if (RuleIdOf(s).has_value()) *exit_code = kExitRejected;
+      return s;
+    }
+    written.spooled_bytes = data.spooled();
+    s = (*out)->Commit();
+    if (!s.ok()) return s;
+    *exit_code = kExitOk;
+    return written;
   }
-  // A layout whose strides interleave needs its data buffer in one piece.
+  if (!dq->streamable() && d.buffers[0].byte_size > kMaxScatteredFloats) {
+    return absl::ResourceExhaustedError("a data buffer above 1 GiB");
+  }
   std::vector<uint8_t> data(dq->streamable()
                                 ? kChunkBytes
                                 : static_cast<size_t>(d.buffers[0].byte_size));
-  DequantFileOutput sink(write_floats);
   in.clear();
   in.seekg(static_cast<std::streamoff>(offsets[0]));
   uint64_t left = d.buffers[0].byte_size;
@@ -271,13 +414,14 @@ absl::StatusOr<uint64_t> Dequantize(const std::string& file,
   s = (*out)->Commit();
   if (!s.ok()) return s;
   *exit_code = kExitOk;
-  return dq->elements_written();
+  written.elements = dq->elements_written();
+  return written;
 }
 
 }  // namespace
 
 int RunDequant(absl::Span<const std::string> args, std::ostream& out,
-               std::ostream& err) {
+               std::ostream& err, const DequantLimits& limits) {
   // -o OUT / --output OUT, then the common options.
   std::optional<std::string> output;
   stream::OutputFormat format = stream::OutputFormat::kNpy;
@@ -317,8 +461,9 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
   const std::string& file = parsed->files[0];
   auto desc = std::make_unique<TensorDescriptor>();
   int exit_code = kExitError;
-  absl::StatusOr<uint64_t> elements = Dequantize(
-      file, *output, parsed->options, format, dtype, desc.get(), &exit_code);
+  absl::StatusOr<Written> elements =
+      Dequantize(file, *output, parsed->options, format, dtype, limits,
+                 desc.get(), &exit_code);
 
   const std::optional<absl::string_view> rule =
       elements.ok() ? std::nullopt : RuleIdOf(elements.status());
@@ -331,9 +476,10 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
     if (elements.ok() || rule.has_value()) w.Key("valid").Bool(elements.ok());
     if (elements.ok()) {
       w.Key("output").String(*output);
-      w.Key("elements").Uint(*elements);
+      w.Key("elements").Uint(elements->elements);
       w.Key("scheme").String(SchemeName(desc->quantization.scheme_tag));
       w.Key("storage").String(ElementTypeName(desc->type_tag));
+      w.Key("spooled_bytes").Uint(elements->spooled_bytes);
     } else if (rule.has_value()) {
       w.Key("rule").String(*rule);
       w.Key("offset").Uint(OffsetOf(elements.status()).value_or(0));
@@ -351,7 +497,7 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
     const char* type = dtype == stream::OutputDtype::kAuto
                            ? "float32"
                            : stream::OutputDtypeName(dtype).data();
-    out << file << ": " << *elements << " " << type << " values ("
+    out << file << ": " << elements->elements << " " << type << " values ("
         << SchemeName(desc->quantization.scheme_tag) << ", "
         << ElementTypeName(desc->type_tag) << ") written to " << *output
         << "\n";
