@@ -481,8 +481,6 @@ TEST(IngestState, KeptSparseLinesAreCheckedStrictly) {
     EXPECT_EQ(ParseState(text).status().code(),
               absl::StatusCode::kInvalidArgument)
         << why;
-    // A sink handed the records directly takes nothing over either (the
-    // files do not exist, or the names are not plain).
   }
   // Lines out of place, or malformed.
   const std::string part_line =
