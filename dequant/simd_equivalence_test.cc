@@ -6,19 +6,23 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "dequant/codec.h"
 #include "dequant/dequantizer.h"
 #include "dequant/kernels.h"
+#include "dequant/minifloat.h"
 #include "dequant/scalar.h"
 #include "dequant/testing/test_tensor.h"
 #include "gtest/gtest.h"
 #include "hwy/targets.h"
 #include "parser/element_type.h"
+#include "parser/quantization.h"
 
 #if defined(__x86_64__)
 #include <xmmintrin.h>
@@ -283,6 +287,113 @@ TEST_P(SimdEquivalenceTest, LongRuns) {
       spec.axis = 0;
       Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
       if (HasFatalFailure()) return;
+    }
+  }
+}
+
+// The block paths of the fused kernels (AVX3_DL: whole blocks with
+// compile-time trip counts for K = 32, 64, 128, a run-time count for 16
+// and 256; every other target runs the same checks): rows of four
+// whole blocks and a partial one of 7, so the next row starts inside a byte
+// (4-bit), a 2-bit group or a float6 group, and its blocks take the path for
+// unaligned starts, heads and masked tails.
+TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
+  const std::pair<Scheme, std::vector<uint8_t>> cases[] = {
+      {Scheme::kPerBlockAffine, {kInt4, kUInt4, kInt2, kUInt2}},
+      {Scheme::kNf4, {kUInt4}},
+      {Scheme::kMxfp,
+       {kFloat8E4M3, kFloat4E2M1, kFloat6E2M3, kFloat6E3M2, kInt4}}};
+  int checked = 0;
+  for (const auto& [scheme, types] : cases) {
+    for (uint8_t type : types) {
+      for (uint32_t k : {32u, 64u, 128u, 16u, 256u}) {
+        TensorSpec spec;
+        spec.scheme = scheme;
+        spec.storage_type = type;
+        // MXFP rows are whole blocks (QNT-MX-04); cuts split them.
+        spec.shape = {3, scheme == Scheme::kMxfp ? 5 * k : 4 * k + 7};
+        spec.axis = 1;
+        spec.block_size = k;
+        Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
+        if (HasFatalFailure()) return;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 5 * (4 + 1 + 5));
+  // Parameter runs starting inside a byte (per-channel rows of 67).
+  for (uint8_t type : {kInt4, kUInt4, kInt2, kUInt2}) {
+    TensorSpec spec;
+    spec.scheme = Scheme::kPerChannelAffine;
+    spec.storage_type = type;
+    spec.shape = {5, 67};
+    spec.axis = 0;
+    Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// DequantizeRun on runs that start inside a byte or a float6 group, with
+// parameter blocks of 5 (a start the Dequantizer never makes for float6,
+// whose MXFP blocks are multiples of 16, but the kernels accept).
+TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
+  std::vector<uint8_t> src(64);
+  for (uint8_t& b : src) b = static_cast<uint8_t>(rng_());
+  std::vector<float> scales(32);
+  std::vector<int32_t> zps(32);
+  for (size_t i = 0; i < scales.size(); ++i) {
+    scales[i] = 0.5f + static_cast<float>(i) * 0.37f;
+    zps[i] = static_cast<int32_t>(i % 7) - 3;
+  }
+  auto value = [](Codec c, uint32_t q) -> float {
+    switch (c) {
+      case Codec::kFloat6E2M3:
+        return Float6E2M3ToF32(static_cast<uint8_t>(q));
+      case Codec::kFloat6E3M2:
+        return Float6E3M2ToF32(static_cast<uint8_t>(q));
+      case Codec::kFloat4E2M1:
+        return Float4E2M1ToF32(static_cast<uint8_t>(q));
+      default:
+        return kNf4Lut[q];
+    }
+  };
+  for (Codec c :
+       {Codec::kFloat6E2M3, Codec::kFloat6E3M2, Codec::kFloat4E2M1, Codec::kNf4,
+        Codec::kInt4, Codec::kUInt4, Codec::kInt2, Codec::kUInt2}) {
+    const bool affine = IsIntegerCodec(c);
+    for (uint64_t first = 0; first < 8; ++first) {
+      for (size_t count : {1, 5, 16, 21, 47}) {
+        std::vector<float> want(count), got(count + 1);
+        for (size_t j = 0; j < count; ++j) {
+          const uint32_t q = ReadRawCode(src.data(), first + j, c);
+          const size_t p = (2 + j) / 5;
+          if (affine) {
+            const int64_t bits = PackingOf(c).bits;
+            const int64_t v =
+                c == Codec::kInt4 || c == Codec::kInt2
+                    ? static_cast<int64_t>(q ^ (1u << (bits - 1))) -
+                          (int64_t{1} << (bits - 1))
+                    : static_cast<int64_t>(q);
+            want[j] = static_cast<float>(v - zps[p]) * scales[p];
+          } else {
+            want[j] = value(c, q) * scales[p];
+          }
+        }
+        dequant::Run r;
+        r.codec = c;
+        r.src = src.data();
+        r.first = first;
+        r.count = count;
+        r.phase = 2;
+        r.period = 5;
+        r.scales = scales.data();
+        r.zero_points = affine ? zps.data() : nullptr;
+        r.out = got.data() + 1;  // unaligned output
+        DequantizeRun(r);
+        got.erase(got.begin());
+        ASSERT_EQ(FirstBitDifference(want, got), -1)
+            << CodecName(c) << " first " << first << " count " << count;
+      }
     }
   }
 }

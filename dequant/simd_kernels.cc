@@ -710,6 +710,8 @@ void StreamCopy(const float* from, float* to, size_t n) {
   for (; i < n; ++i) to[i] = from[i];
 }
 
+#include "dequant/avx3dl_lookup-inl.h"
+
 // Applies `op` to n codes, into `out` directly or, when streaming, tile by
 // tile through an L1 staging buffer.
 template <class Op, typename T>
@@ -799,6 +801,9 @@ void RunAffineExpanded(const Run& r) {
 }  // namespace
 
 void DequantizeRunCodec(const Run& r) {
+#if HWY_TARGET == HWY_AVX3_DL
+  if (TryFusedAvx3Dl(r)) return;
+#endif
   switch (r.codec) {
     case Codec::kInt8:
       return RunAffine<int8_t>(r);

@@ -1,0 +1,478 @@
+// Fused kernels of the AVX3_DL target (AVX-512 with VBMI), included by
+// dequant/simd_kernels.cc inside its per-target namespace (issue 18).
+//
+// Blocked parameters only (per-tensor, per-block, per-channel along an outer
+// axis). Each parameter sub-run decodes straight from the packed stream, with
+// no byte tile in between:
+//  - 2- and 4-bit codes (affine integers, NF4, float4_e2m1) have at most 16
+//    values under one parameter: a 16-float table value(code) · scale is
+//    computed once per sub-run with the same IEEE operations as the scalar
+//    reference (float(q - zp) · scale, or value · scale), and every group of
+//    16 outputs is one broadcast load, one multishift (the code's bits in
+//    the low byte of its lane) and one vpermps.
+//  - float8_e4m3 and the float6 codes are exact bfloat16 values: the two
+//    high bytes of the float32 come from byte tables built from the scalar
+//    decoders (vpermb / vpermi2b), then one product by the scale.
+// Heads and tails: masked loads (never a byte past the run's groups) and
+// masked stores; an unaligned first code goes through the scalar forms.
+
+#if HWY_TARGET == HWY_AVX3_DL
+
+// Byte tables of an 8-bit-or-less minifloat whose values are exact
+// bfloat16: hi[m] and lo[m] are bytes 3 and 2 of the float32 bits of the
+// magnitude code m (128 entries: e4m3), or of the whole code (64: float6).
+struct BfTables {
+  alignas(64) uint8_t hi[128];
+  alignas(64) uint8_t lo[128];
+  bool ok;  // every value has zero low 16 bits (and, for e4m3, no sign)
+};
+
+template <Codec kCodec>
+const BfTables& BfTablesOf() {
+  static const BfTables t = [] {
+    BfTables r{};
+    r.ok = true;
+    const int entries = kCodec == Codec::kFloat8E4M3 ? 128 : 64;
+    for (int m = 0; m < entries; ++m) {
+      float f;
+      switch (kCodec) {
+        case Codec::kFloat8E4M3:
+          f = Float8E4M3ToF32(static_cast<uint8_t>(m));
+          break;
+        case Codec::kFloat6E2M3:
+          f = Float6E2M3ToF32(static_cast<uint8_t>(m));
+          break;
+        default:
+          f = Float6E3M2ToF32(static_cast<uint8_t>(m));
+          break;
+      }
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      if ((bits & 0xFFFF) != 0) r.ok = false;
+      if (kCodec == Codec::kFloat8E4M3 && (bits >> 31) != 0) r.ok = false;
+      r.hi[m] = static_cast<uint8_t>(bits >> 24);
+      r.lo[m] = static_cast<uint8_t>(bits >> 16);
+    }
+    // e4m3 negative codes: the magnitude's value with the sign bit set.
+    if (kCodec == Codec::kFloat8E4M3) {
+      for (int m = 0; m < 128; ++m) {
+        const float neg = Float8E4M3ToF32(static_cast<uint8_t>(m | 0x80));
+        const float pos = Float8E4M3ToF32(static_cast<uint8_t>(m));
+        uint32_t nb, pb;
+        std::memcpy(&nb, &neg, 4);
+        std::memcpy(&pb, &pos, 4);
+        if (nb != (pb | 0x80000000u)) r.ok = false;
+      }
+    }
+    return r;
+  }();
+  return t;
+}
+
+// Mask of the first `bytes` bytes (at most 64).
+HWY_INLINE uint64_t ByteMask(size_t bytes) {
+  return bytes >= 64 ? ~uint64_t{0} : (uint64_t{1} << bytes) - 1;
+}
+
+// ---------------------------------------------------------------------------
+// 2- and 4-bit codes through a 16-float table.
+
+// Multishift controls: lane i (dwords 2m, 2m + 1 of qword m) takes its code's
+// bits at offset i · kBits of the broadcast word into its low byte; the bits
+// above the code are ignored by vpermps (4-bit codes) or land on copies of
+// the table (2-bit codes: entry j holds value(j & 3)).
+template <int kBits>
+HWY_INLINE __m512i CodeControl() {
+  alignas(64) uint64_t c[8];
+  for (int m = 0; m < 8; ++m) {
+    c[m] = static_cast<uint64_t>(2 * m * kBits) |
+           static_cast<uint64_t>((2 * m + 1) * kBits) << 32;
+  }
+  return _mm512_load_si512(c);
+}
+
+// The 16 codes at p (whole bytes) → t[code] into out.
+template <int kBits>
+HWY_INLINE void Lookup16(const uint8_t* p, __m512 t, __m512i ctrl, float* out) {
+  __m512i w;
+  if constexpr (kBits == 4) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    w = _mm512_set1_epi64(static_cast<long long>(v));
+  } else {
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    w = _mm512_set1_epi32(static_cast<int>(v));
+  }
+  const __m512i idx = _mm512_multishift_epi64_epi8(ctrl, w);
+  _mm512_storeu_ps(out, _mm512_permutexvar_ps(idx, t));
+}
+
+// Whole parameter blocks of k codes (a multiple of 16): block b's parameter
+// is param(b), and step(i, that parameter) writes outputs i .. i + 15. The
+// common block sizes get compile-time trip counts (straight-line blocks).
+template <size_t K, class Param, class Step>
+HWY_INLINE void BlockLoop(size_t k, size_t blocks, const Param& param,
+                          const Step& step) {
+  const size_t kk = K != 0 ? K : k;
+  for (size_t b = 0; b < blocks; ++b) {
+    const auto v = param(b);
+    for (size_t j = 0; j < kk; j += 16) step(b * kk + j, v);
+  }
+}
+
+template <class Param, class Step>
+HWY_INLINE void WholeBlocks(size_t k, size_t blocks, const Param& param,
+                            const Step& step) {
+  switch (k) {
+    case 32:
+      return BlockLoop<32>(k, blocks, param, step);
+    case 64:
+      return BlockLoop<64>(k, blocks, param, step);
+    case 128:
+      return BlockLoop<128>(k, blocks, param, step);
+    default:
+      return BlockLoop<0>(k, blocks, param, step);
+  }
+}
+
+// True when the cursor is at a block start and n covers whole blocks of a
+// multiple of 16 codes.
+HWY_INLINE bool AtWholeBlocks(const ParamCursor& pc, size_t n) {
+  return pc.left == pc.period && pc.period % 16 == 0 && n >= pc.period;
+}
+
+// Codes e .. e + len - 1 (e a multiple of 8 / kBits) → t[code] into out.
+template <int kBits>
+HWY_INLINE void LookupSpan(const uint8_t* src, uint64_t e, size_t len, __m512 t,
+                           __m512i ctrl, float* out) {
+  constexpr size_t kPerByte = 8 / kBits;
+  const uint8_t* p = src + e / kPerByte;
+  size_t i = 0;
+  for (; i + 16 <= len; i += 16, p += 2 * kBits) {
+    Lookup16<kBits>(p, t, ctrl, out + i);
+  }
+  if (i < len) {
+    const size_t rem = len - i;
+    const size_t bytes = (rem + kPerByte - 1) / kPerByte;
+    const __m128i in =
+        _mm_maskz_loadu_epi8(static_cast<__mmask16>(ByteMask(bytes)), p);
+    const __m512i w =
+        kBits == 4 ? _mm512_broadcastq_epi64(in) : _mm512_broadcastd_epi32(in);
+    const __m512i idx = _mm512_multishift_epi64_epi8(ctrl, w);
+    _mm512_mask_storeu_ps(out + i, static_cast<__mmask16>((1u << rem) - 1),
+                          _mm512_permutexvar_ps(idx, t));
+  }
+}
+
+// The table of one parameter: value(code) · scale for code = j mod 2^kBits.
+struct AffineTable {
+  __m512i q;  // code value (sign-extended for signed codecs) per entry
+  HWY_INLINE __m512 Make(float scale, int32_t zp) const {
+    const __m512i d = _mm512_sub_epi32(q, _mm512_set1_epi32(zp));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(d), _mm512_set1_ps(scale));
+  }
+};
+
+struct ValueTable {
+  __m512 v;  // value(code) per entry
+  HWY_INLINE __m512 Make(float scale, int32_t) const {
+    return _mm512_mul_ps(v, _mm512_set1_ps(scale));
+  }
+};
+
+// One element through the table (heads: a run starting inside a byte).
+HWY_INLINE float TableAt(__m512 t, uint32_t code) {
+  alignas(64) float v[16];
+  _mm512_store_ps(v, t);
+  return v[code & 15];
+}
+
+template <int kBits, class Table>
+void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
+               size_t n, ParamCursor& cursor) {
+  // A local copy stays in registers (the stores to `out` could alias the
+  // caller's cursor, and reloading it after each block stalls).
+  ParamCursor pc = cursor;
+  constexpr uint64_t kPerByte = 8 / kBits;
+  const __m512i ctrl = CodeControl<kBits>();
+  const Codec raw = kBits == 4 ? Codec::kUInt4 : Codec::kUInt2;
+  while (n > 0) {
+    if (AtWholeBlocks(pc, n) && e % kPerByte == 0) {
+      const size_t k = static_cast<size_t>(pc.period);
+      const size_t blocks = n / k;
+      const uint8_t* p = r.src + e / kPerByte;
+      const float* scales = pc.scales + pc.index;
+      const int32_t* zps = pc.zero_points;
+      auto step = [&](size_t i, __m512 t) {
+        Lookup16<kBits>(p + i / kPerByte, t, ctrl, out + i);
+      };
+      if (zps != nullptr) {
+        zps += pc.index;
+        WholeBlocks(
+            k, blocks, [&](size_t b) { return table.Make(scales[b], zps[b]); },
+            step);
+      } else {
+        WholeBlocks(
+            k, blocks, [&](size_t b) { return table.Make(scales[b], 0); },
+            step);
+      }
+      out += blocks * k;
+      e += blocks * k;
+      n -= blocks * k;
+      pc.index += blocks;
+      continue;
+    }
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(n, pc.left));
+    const int32_t zp = pc.zero_points ? pc.zero_points[pc.index] : 0;
+    const __m512 t = table.Make(pc.scales[pc.index], zp);
+    size_t head = 0;
+    while (head < len && (e + head) % kPerByte != 0) {
+      out[head] = TableAt(t, ReadRawCode(r.src, e + head, raw));
+      ++head;
+    }
+    LookupSpan<kBits>(r.src, e + head, len - head, t, ctrl, out + head);
+    out += len;
+    e += len;
+    n -= len;
+    pc.Advance(len);
+  }
+  cursor = pc;
+}
+
+// ---------------------------------------------------------------------------
+// Minifloats through bfloat16 byte tables.
+
+// Decoders of 16 minifloat codes to 16 floats. Their constants are members,
+// loaded once per run into registers (byte tables could alias the output,
+// so the compiler would reload them after every store).
+
+// float8_e4m3: 16 codes in `in`.
+struct E4M3Decoder {
+  static constexpr bool kF6 = false;
+  __m512i spread, lo0, lo1, hi0, hi1;
+
+  explicit E4M3Decoder(const BfTables& t) {
+    // Code i to bytes 2 and 3 of lane i, bytes 0 and 1 zero.
+    alignas(64) static constexpr uint8_t kSpread[64] = {
+        0, 0, 0,  0,  0, 0, 1,  1,  0, 0, 2,  2,  0, 0, 3,  3,
+        0, 0, 4,  4,  0, 0, 5,  5,  0, 0, 6,  6,  0, 0, 7,  7,
+        0, 0, 8,  8,  0, 0, 9,  9,  0, 0, 10, 10, 0, 0, 11, 11,
+        0, 0, 12, 12, 0, 0, 13, 13, 0, 0, 14, 14, 0, 0, 15, 15};
+    spread = _mm512_load_si512(kSpread);
+    lo0 = _mm512_load_si512(t.lo);
+    lo1 = _mm512_load_si512(t.lo + 64);
+    hi0 = _mm512_load_si512(t.hi);
+    hi1 = _mm512_load_si512(t.hi + 64);
+  }
+
+  HWY_INLINE __m512 operator()(const __m128i in) const {
+    const __mmask64 k2 = 0x4444444444444444ull, k3 = 0x8888888888888888ull;
+    const __m512i x = _mm512_maskz_permutexvar_epi8(k2 | k3, spread,
+                                                    _mm512_castsi128_si512(in));
+    // Bytes 2 and 3 from the magnitude's tables (vpermi2b reads 7 bits).
+    const __m512i y = _mm512_mask2_permutex2var_epi8(lo0, x, k2, lo1);
+    const __m512i z = _mm512_mask2_permutex2var_epi8(hi0, y, k3, hi1);
+    // The sign: bit 31 of x (the code's bit 7 in byte 3).
+    return _mm512_castsi512_ps(
+        _mm512_ternarylogic_epi32(z, x, _mm512_set1_epi32(INT32_MIN), 0xF8));
+  }
+};
+
+// float6: 16 codes (12 bytes) in `in`.
+struct F6Decoder {
+  static constexpr bool kF6 = true;
+  __m512i spread, ctrl, lo, hi;
+
+  explicit F6Decoder(const BfTables& t) {
+    // Qword m gets the source bytes from 3m / 2 on (codes 2m and 2m + 1
+    // start at bit 12m), then the multishift takes each code's 8-bit window
+    // into bytes 2 and 3 of its lane, at bit 12m mod 8 of the qword for lane
+    // 2m and six bits later for lane 2m + 1 (vpermb ignores the 2 bits
+    // above the code).
+    alignas(64) static constexpr uint8_t kSpread[64] = {
+        0, 1,  2,  3,  4,  5,  6,  7,  1,  2,  3,  4,  5,  6,  7,  8,
+        3, 4,  5,  6,  7,  8,  9,  10, 4,  5,  6,  7,  8,  9,  10, 11,
+        6, 7,  8,  9,  10, 11, 12, 13, 7,  8,  9,  10, 11, 12, 13, 14,
+        9, 10, 11, 12, 13, 14, 15, 15, 10, 11, 12, 13, 14, 15, 15, 15};
+    constexpr long long kEven = 0x0606000000000000ll;
+    constexpr long long kOdd = 0x0A0A000004040000ll;
+    spread = _mm512_load_si512(kSpread);
+    ctrl = _mm512_set_epi64(kOdd, kEven, kOdd, kEven, kOdd, kEven, kOdd, kEven);
+    lo = _mm512_load_si512(t.lo);
+    hi = _mm512_load_si512(t.hi);
+  }
+
+  HWY_INLINE __m512 operator()(const __m128i in) const {
+    const __mmask64 k2 = 0x4444444444444444ull, k3 = 0x8888888888888888ull;
+    const __m512i w =
+        _mm512_permutexvar_epi8(spread, _mm512_castsi128_si512(in));
+    const __m512i x = _mm512_maskz_multishift_epi64_epi8(k2 | k3, ctrl, w);
+    const __m512i y = _mm512_mask_permutexvar_epi8(x, k2, x, lo);
+    return _mm512_castsi512_ps(_mm512_mask_permutexvar_epi8(y, k3, y, hi));
+  }
+};
+
+// Minifloat codes e .. e + len - 1 under one scale (e a multiple of 4 for
+// float6).
+template <class Decoder>
+HWY_INLINE void MinifloatSpan(const uint8_t* src, uint64_t e, size_t len,
+                              float scale, const Decoder& dec, float* out) {
+  constexpr bool kF6 = Decoder::kF6;
+  const __m512 vs = _mm512_set1_ps(scale);
+  const uint8_t* p = src + (kF6 ? e / 4 * 3 : e);
+  constexpr size_t kStepBytes = kF6 ? 12 : 16;
+  size_t i = 0;
+  for (; i + 16 <= len; i += 16, p += kStepBytes) {
+    const __m128i in =
+        kF6 ? _mm_maskz_loadu_epi8(0x0FFF, p)
+            : _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    _mm512_storeu_ps(out + i, _mm512_mul_ps(dec(in), vs));
+  }
+  if (i < len) {
+    const size_t rem = len - i;
+    const size_t bytes = kF6 ? (rem * 6 + 7) / 8 : rem;
+    const __m128i in =
+        _mm_maskz_loadu_epi8(static_cast<__mmask16>(ByteMask(bytes)), p);
+    _mm512_mask_storeu_ps(out + i, static_cast<__mmask16>((1u << rem) - 1),
+                          _mm512_mul_ps(dec(in), vs));
+  }
+}
+
+template <Codec kCodec>
+float MinifloatScalar(uint8_t code) {
+  return kCodec == Codec::kFloat6E2M3 ? Float6E2M3ToF32(code)
+                                      : Float6E3M2ToF32(code);
+}
+
+template <Codec kCodec>
+void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
+                  ParamCursor& cursor) {
+  // A local copy stays in registers (see LookupRun).
+  ParamCursor pc = cursor;
+  constexpr bool kF6 = kCodec != Codec::kFloat8E4M3;
+  using Decoder = std::conditional_t<kF6, F6Decoder, E4M3Decoder>;
+  const Decoder dec(BfTablesOf<kCodec>());
+  while (n > 0) {
+    if (AtWholeBlocks(pc, n) && (!kF6 || e % 4 == 0)) {
+      const size_t k = static_cast<size_t>(pc.period);
+      const size_t blocks = n / k;
+      const uint8_t* p = r.src + (kF6 ? e / 4 * 3 : e);
+      const float* scales = pc.scales + pc.index;
+      WholeBlocks(
+          k, blocks, [&](size_t b) { return _mm512_set1_ps(scales[b]); },
+          [&](size_t i, __m512 vs) {
+            const __m128i in =
+                kF6 ? _mm_maskz_loadu_epi8(0x0FFF, p + i / 4 * 3)
+                    : _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+            _mm512_storeu_ps(out + i, _mm512_mul_ps(dec(in), vs));
+          });
+      out += blocks * k;
+      e += blocks * k;
+      n -= blocks * k;
+      pc.index += blocks;
+      continue;
+    }
+    const size_t len = static_cast<size_t>(std::min<uint64_t>(n, pc.left));
+    const float scale = pc.scales[pc.index];
+    size_t head = 0;
+    if constexpr (kF6) {
+      while (head < len && (e + head) % 4 != 0) {
+        const uint32_t code = ReadRawCode(r.src, e + head, kCodec);
+        out[head] = MinifloatScalar<kCodec>(static_cast<uint8_t>(code)) * scale;
+        ++head;
+      }
+    }
+    MinifloatSpan(r.src, e + head, len - head, scale, dec, out + head);
+    out += len;
+    e += len;
+    n -= len;
+    pc.Advance(len);
+  }
+  cursor = pc;
+}
+
+// ---------------------------------------------------------------------------
+// Driver.
+
+// Runs body(out, first, count, cursor) over the run, straight into r.out or,
+// when streaming, tile by tile through an L1 stage.
+template <class Body>
+void FusedRun(const Run& r, const Body& body) {
+  ParamCursor pc(r);
+  if (!r.stream) return body(r.out, r.first, r.count, pc);
+  HWY_ALIGN float stage[kTile];
+  for (size_t done = 0; done < r.count;) {
+    const size_t len = std::min(kTile, r.count - done);
+    body(stage, r.first + done, len, pc);
+    StreamCopy(stage, r.out + done, len);
+    done += len;
+  }
+}
+
+template <int kBits, class Table>
+void FusedLookup(const Run& r, const Table& table) {
+  FusedRun(r, [&](float* out, uint64_t e, size_t n, ParamCursor& pc) {
+    LookupRun<kBits>(r, table, out, e, n, pc);
+  });
+}
+
+// Affine table entries: code j mod 2^kBits, sign-extended when signed.
+HWY_INLINE AffineTable AffineTableOf(int bits, bool is_signed) {
+  alignas(64) int32_t q[16];
+  const int32_t mod = 1 << bits;
+  for (int32_t j = 0; j < 16; ++j) {
+    const int32_t c = j % mod;
+    q[j] = is_signed && c >= mod / 2 ? c - mod : c;
+  }
+  return AffineTable{_mm512_load_si512(q)};
+}
+
+HWY_INLINE ValueTable ValueTableOf(const float* values) {
+  return ValueTable{_mm512_loadu_ps(values)};
+}
+
+// True when the run was dequantized here.
+bool TryFusedAvx3Dl(const Run& r) {
+  if (r.periodic) return false;
+  switch (r.codec) {
+    case Codec::kInt4:
+    case Codec::kUInt4:
+      if (r.wide) return false;
+      FusedLookup<4>(r, AffineTableOf(4, r.codec == Codec::kInt4));
+      return true;
+    case Codec::kInt2:
+    case Codec::kUInt2:
+      if (r.wide) return false;
+      FusedLookup<2>(r, AffineTableOf(2, r.codec == Codec::kInt2));
+      return true;
+    case Codec::kNf4:
+      FusedLookup<4>(r, ValueTableOf(detail::Nf4Table().v));
+      return true;
+    case Codec::kFloat4E2M1:
+      FusedLookup<4>(r, ValueTableOf(detail::Fp4Table().v));
+      return true;
+    case Codec::kFloat8E4M3:
+      if (!BfTablesOf<Codec::kFloat8E4M3>().ok) return false;
+      FusedRun(r, [&](float* out, uint64_t e, size_t n, ParamCursor& pc) {
+        MinifloatRun<Codec::kFloat8E4M3>(r, out, e, n, pc);
+      });
+      return true;
+    case Codec::kFloat6E2M3:
+      if (!BfTablesOf<Codec::kFloat6E2M3>().ok) return false;
+      FusedRun(r, [&](float* out, uint64_t e, size_t n, ParamCursor& pc) {
+        MinifloatRun<Codec::kFloat6E2M3>(r, out, e, n, pc);
+      });
+      return true;
+    case Codec::kFloat6E3M2:
+      if (!BfTablesOf<Codec::kFloat6E3M2>().ok) return false;
+      FusedRun(r, [&](float* out, uint64_t e, size_t n, ParamCursor& pc) {
+        MinifloatRun<Codec::kFloat6E3M2>(r, out, e, n, pc);
+      });
+      return true;
+    default:
+      return false;
+  }
+}
+
+#endif  // HWY_TARGET == HWY_AVX3_DL
