@@ -108,32 +108,35 @@ HWY_INLINE void Lookup16(const uint8_t* p, __m512 t, __m512i ctrl, float* out) {
   _mm512_storeu_ps(out, _mm512_permutexvar_ps(idx, t));
 }
 
-// Whole parameter blocks of k codes (a multiple of 16): block b's parameter
-// is param(b), and step(i, that parameter) writes outputs i .. i + 15. The
-// common block sizes get compile-time trip counts (straight-line blocks).
-template <size_t K, class Param, class Step>
+// Whole parameter blocks of k codes (a multiple of S): block b's parameter
+// is param(b), and step(i, that parameter) writes outputs i .. i + S - 1.
+// The common block sizes get compile-time trip counts (straight-line
+// blocks).
+template <size_t S, size_t K, class Param, class Step>
 HWY_INLINE void BlockLoop(size_t k, size_t blocks, const Param& param,
                           const Step& step) {
   const size_t kk = K != 0 ? K : k;
   for (size_t b = 0; b < blocks; ++b) {
     const auto v = param(b);
-    for (size_t j = 0; j < kk; j += 16) step(b * kk + j, v);
+    for (size_t j = 0; j < kk; j += S) step(b * kk + j, v);
   }
 }
 
-template <class Param, class Step>
+template <size_t S, class Param, class Step>
 HWY_INLINE void WholeBlocks(size_t k, size_t blocks, const Param& param,
                             const Step& step) {
   switch (k) {
     case 32:
-      return BlockLoop<32>(k, blocks, param, step);
+      if constexpr (S <= 32) return BlockLoop<S, 32>(k, blocks, param, step);
+      break;
     case 64:
-      return BlockLoop<64>(k, blocks, param, step);
+      return BlockLoop<S, 64>(k, blocks, param, step);
     case 128:
-      return BlockLoop<128>(k, blocks, param, step);
+      return BlockLoop<S, 128>(k, blocks, param, step);
     default:
-      return BlockLoop<0>(k, blocks, param, step);
+      break;
   }
+  return BlockLoop<S, 0>(k, blocks, param, step);
 }
 
 // True when the cursor is at a block start and n covers whole blocks of a
@@ -142,13 +145,67 @@ HWY_INLINE bool AtWholeBlocks(const ParamCursor& pc, size_t n) {
   return pc.left == pc.period && pc.period % 16 == 0 && n >= pc.period;
 }
 
+// 64 codes per step with one byte permute and one multishift: qword m
+// gathers byte m + 8b (4-bit) or 4b + m / 2 (2-bit) of the input as its
+// byte b, the multishift puts the codes of output vector b in byte b of
+// their lanes, and a dword shift by 8b brings them down for vpermps.
+template <int kBits>
+struct Lookup64Consts {
+  __m512i spread, ctrl;
+  Lookup64Consts() {
+    alignas(64) uint8_t sp[64] = {};
+    alignas(64) uint8_t c[64] = {};
+    for (int m = 0; m < 8; ++m) {
+      for (int b = 0; b < 4; ++b) {
+        if constexpr (kBits == 4) {
+          sp[8 * m + b] = static_cast<uint8_t>(m + 8 * b);
+          c[8 * m + b] = static_cast<uint8_t>(8 * b);
+          c[8 * m + 4 + b] = static_cast<uint8_t>(8 * b + 4);
+        } else {
+          sp[8 * m + b] = static_cast<uint8_t>(4 * b + m / 2);
+          c[8 * m + b] = static_cast<uint8_t>(8 * b + 4 * (m % 2));
+          c[8 * m + 4 + b] = static_cast<uint8_t>(8 * b + 4 * (m % 2) + 2);
+        }
+      }
+    }
+    spread = _mm512_load_si512(sp);
+    ctrl = _mm512_load_si512(c);
+  }
+};
+
+// Outputs 0 .. 31 through table ta, 32 .. 63 through tb (two blocks of 32).
+template <int kBits>
+HWY_INLINE void Lookup64(const uint8_t* p, __m512 ta, __m512 tb,
+                         const Lookup64Consts<kBits>& c, float* out) {
+  __m512i in;
+  if constexpr (kBits == 4) {
+    in = _mm512_castsi256_si512(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  } else {
+    in = _mm512_castsi128_si512(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  const __m512i x = _mm512_multishift_epi64_epi8(
+      c.ctrl, _mm512_permutexvar_epi8(c.spread, in));
+  _mm512_storeu_ps(out, _mm512_permutexvar_ps(x, ta));
+  _mm512_storeu_ps(out + 16,
+                   _mm512_permutexvar_ps(_mm512_srli_epi32(x, 8), ta));
+  _mm512_storeu_ps(out + 32,
+                   _mm512_permutexvar_ps(_mm512_srli_epi32(x, 16), tb));
+  _mm512_storeu_ps(out + 48,
+                   _mm512_permutexvar_ps(_mm512_srli_epi32(x, 24), tb));
+}
+
 // Codes e .. e + len - 1 (e a multiple of 8 / kBits) → t[code] into out.
 template <int kBits>
 HWY_INLINE void LookupSpan(const uint8_t* src, uint64_t e, size_t len, __m512 t,
-                           __m512i ctrl, float* out) {
+                           __m512i ctrl, const Lookup64Consts<kBits>& c64,
+                           float* out) {
   constexpr size_t kPerByte = 8 / kBits;
   const uint8_t* p = src + e / kPerByte;
   size_t i = 0;
+  for (; i + 64 <= len; i += 64, p += 8 * kBits)
+    Lookup64(p, t, t, c64, out + i);
   for (; i + 16 <= len; i += 16, p += 2 * kBits) {
     Lookup16<kBits>(p, t, ctrl, out + i);
   }
@@ -196,6 +253,7 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
   ParamCursor pc = cursor;
   constexpr uint64_t kPerByte = 8 / kBits;
   const __m512i ctrl = CodeControl<kBits>();
+  const Lookup64Consts<kBits> c64;
   const Codec raw = kBits == 4 ? Codec::kUInt4 : Codec::kUInt2;
   while (n > 0) {
     if (AtWholeBlocks(pc, n) && e % kPerByte == 0) {
@@ -204,18 +262,36 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
       const uint8_t* p = r.src + e / kPerByte;
       const float* scales = pc.scales + pc.index;
       const int32_t* zps = pc.zero_points;
-      auto step = [&](size_t i, __m512 t) {
+      auto step16 = [&](size_t i, __m512 t) {
         Lookup16<kBits>(p + i / kPerByte, t, ctrl, out + i);
+      };
+      auto step64 = [&](size_t i, __m512 t) {
+        Lookup64<kBits>(p + i / kPerByte, t, t, c64, out + i);
+      };
+      auto blocks_of = [&](const auto& param) {
+        if (k == 32) {
+          // Pairs of blocks: one 64-code step with a table per half.
+          size_t b = 0;
+          for (; b + 2 <= blocks; b += 2) {
+            Lookup64<kBits>(p + b * 32 / kPerByte, param(b), param(b + 1), c64,
+                            out + b * 32);
+          }
+          if (b < blocks) {
+            const __m512 t = param(b);
+            step16(b * 32, t);
+            step16(b * 32 + 16, t);
+          }
+        } else if (k % 64 == 0) {
+          WholeBlocks<64>(k, blocks, param, step64);
+        } else {
+          WholeBlocks<16>(k, blocks, param, step16);
+        }
       };
       if (zps != nullptr) {
         zps += pc.index;
-        WholeBlocks(
-            k, blocks, [&](size_t b) { return table.Make(scales[b], zps[b]); },
-            step);
+        blocks_of([&](size_t b) { return table.Make(scales[b], zps[b]); });
       } else {
-        WholeBlocks(
-            k, blocks, [&](size_t b) { return table.Make(scales[b], 0); },
-            step);
+        blocks_of([&](size_t b) { return table.Make(scales[b], 0); });
       }
       out += blocks * k;
       e += blocks * k;
@@ -231,7 +307,7 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
       out[head] = TableAt(t, ReadRawCode(r.src, e + head, raw));
       ++head;
     }
-    LookupSpan<kBits>(r.src, e + head, len - head, t, ctrl, out + head);
+    LookupSpan<kBits>(r.src, e + head, len - head, t, ctrl, c64, out + head);
     out += len;
     e += len;
     n -= len;
@@ -359,7 +435,7 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
       const size_t blocks = n / k;
       const uint8_t* p = r.src + (kF6 ? e / 4 * 3 : e);
       const float* scales = pc.scales + pc.index;
-      WholeBlocks(
+      WholeBlocks<16>(
           k, blocks, [&](size_t b) { return _mm512_set1_ps(scales[b]); },
           [&](size_t i, __m512 vs) {
             const __m128i in =
