@@ -83,12 +83,12 @@ HWY_INLINE uint64_t ByteMask(size_t bytes) {
 // the table (2-bit codes: entry j holds value(j & 3)).
 template <int kBits>
 HWY_INLINE __m512i CodeControl() {
-  alignas(64) uint64_t c[8];
+  uint64_t c[8];
   for (int m = 0; m < 8; ++m) {
     c[m] = static_cast<uint64_t>(2 * m * kBits) |
            static_cast<uint64_t>((2 * m + 1) * kBits) << 32;
   }
-  return _mm512_load_si512(c);
+  return _mm512_loadu_si512(c);
 }
 
 // The 16 codes at p (whole bytes) → t[code] into out.
@@ -153,8 +153,8 @@ template <int kBits>
 struct Lookup64Consts {
   __m512i spread, ctrl;
   Lookup64Consts() {
-    alignas(64) uint8_t sp[64] = {};
-    alignas(64) uint8_t c[64] = {};
+    uint8_t sp[64] = {};
+    uint8_t c[64] = {};
     for (int m = 0; m < 8; ++m) {
       for (int b = 0; b < 4; ++b) {
         if constexpr (kBits == 4) {
@@ -168,8 +168,8 @@ struct Lookup64Consts {
         }
       }
     }
-    spread = _mm512_load_si512(sp);
-    ctrl = _mm512_load_si512(c);
+    spread = _mm512_loadu_si512(sp);
+    ctrl = _mm512_loadu_si512(c);
   }
 };
 
@@ -240,8 +240,8 @@ struct ValueTable {
 
 // One element through the table (heads: a run starting inside a byte).
 HWY_INLINE float TableAt(__m512 t, uint32_t code) {
-  alignas(64) float v[16];
-  _mm512_store_ps(v, t);
+  float v[16];
+  _mm512_storeu_ps(v, t);
   return v[code & 15];
 }
 
@@ -495,13 +495,13 @@ void FusedLookup(const Run& r, const Table& table) {
 
 // Affine table entries: code j mod 2^kBits, sign-extended when signed.
 HWY_INLINE AffineTable AffineTableOf(int bits, bool is_signed) {
-  alignas(64) int32_t q[16];
+  int32_t q[16];
   const int32_t mod = 1 << bits;
   for (int32_t j = 0; j < 16; ++j) {
     const int32_t c = j % mod;
     q[j] = is_signed && c >= mod / 2 ? c - mod : c;
   }
-  return AffineTable{_mm512_load_si512(q)};
+  return AffineTable{_mm512_loadu_si512(q)};
 }
 
 HWY_INLINE ValueTable ValueTableOf(const float* values) {
