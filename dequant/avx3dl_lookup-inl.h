@@ -359,8 +359,33 @@ struct E4M3Decoder {
 struct F6Decoder {
   static constexpr bool kF6 = true;
   __m512i spread, ctrl, lo, hi;
+  __m512i spread64, ctrl64, w0, w1;
 
   explicit F6Decoder(const BfTables& t) {
+    // 64 codes (48 bytes): qword m gathers, as its bytes 2b and 2b + 1, the
+    // two input bytes from 12b + 3m / 2 on (codes 16b + 2m and 16b + 2m + 1
+    // start at bit 96b + 12m); the multishift puts the code of output
+    // vector b in byte b of its lane (bits above the code are ignored).
+    uint8_t sp[64], c[64];
+    for (int m = 0; m < 8; ++m) {
+      const int s = 3 * m / 2, o = 4 * (m % 2);
+      for (int b = 0; b < 4; ++b) {
+        sp[8 * m + 2 * b] = static_cast<uint8_t>(s + 12 * b);
+        sp[8 * m + 2 * b + 1] = static_cast<uint8_t>(s + 12 * b + 1);
+        c[8 * m + b] = static_cast<uint8_t>(16 * b + o);
+        c[8 * m + 4 + b] = static_cast<uint8_t>(16 * b + o + 6);
+      }
+    }
+    spread64 = _mm512_loadu_si512(sp);
+    ctrl64 = _mm512_loadu_si512(c);
+    // The bfloat16 of each code, 32 words per register (vpermi2w reads the
+    // low 6 bits of each word index).
+    uint16_t w[64];
+    for (int i = 0; i < 64; ++i) {
+      w[i] = static_cast<uint16_t>(t.hi[i] << 8 | t.lo[i]);
+    }
+    w0 = _mm512_loadu_si512(w);
+    w1 = _mm512_loadu_si512(w + 32);
     // Qword m gets the source bytes from 3m / 2 on (codes 2m and 2m + 1
     // start at bit 12m), then the multishift takes each code's 8-bit window
     // into bytes 2 and 3 of its lane, at bit 12m mod 8 of the qword for lane
@@ -387,6 +412,27 @@ struct F6Decoder {
     const __m512i y = _mm512_mask_permutexvar_epi8(x, k2, x, lo);
     return _mm512_castsi512_ps(_mm512_mask_permutexvar_epi8(y, k3, y, hi));
   }
+
+  // The 64 codes (48 bytes) at p → out, outputs 0 .. 31 times sa, 32 .. 63
+  // times sb. Vector b's codes are moved to byte 2 of each lane, and one
+  // zero-masked vpermi2w writes the bfloat16 into the high word.
+  HWY_INLINE void Decode64(const uint8_t* p, __m512 sa, __m512 sb,
+                           float* out) const {
+    const __m512i in = _mm512_maskz_loadu_epi8(0x0000FFFFFFFFFFFFull, p);
+    const __m512i x = _mm512_multishift_epi64_epi8(
+        ctrl64, _mm512_permutexvar_epi8(spread64, in));
+    const __mmask32 high = 0xAAAAAAAAu;
+    auto value = [&](__m512i idx) {
+      return _mm512_castsi512_ps(
+          _mm512_maskz_permutex2var_epi16(high, w0, idx, w1));
+    };
+    _mm512_storeu_ps(out, _mm512_mul_ps(value(_mm512_slli_epi32(x, 16)), sa));
+    _mm512_storeu_ps(out + 16,
+                     _mm512_mul_ps(value(_mm512_slli_epi32(x, 8)), sa));
+    _mm512_storeu_ps(out + 32, _mm512_mul_ps(value(x), sb));
+    _mm512_storeu_ps(out + 48,
+                     _mm512_mul_ps(value(_mm512_srli_epi32(x, 8)), sb));
+  }
 };
 
 // Minifloat codes e .. e + len - 1 under one scale (e a multiple of 4 for
@@ -399,6 +445,9 @@ HWY_INLINE void MinifloatSpan(const uint8_t* src, uint64_t e, size_t len,
   const uint8_t* p = src + (kF6 ? e / 4 * 3 : e);
   constexpr size_t kStepBytes = kF6 ? 12 : 16;
   size_t i = 0;
+  if constexpr (kF6) {
+    for (; i + 64 <= len; i += 64, p += 48) dec.Decode64(p, vs, vs, out + i);
+  }
   for (; i + 16 <= len; i += 16, p += kStepBytes) {
     const __m128i in =
         kF6 ? _mm_maskz_loadu_epi8(0x0FFF, p)
@@ -435,14 +484,38 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
       const size_t blocks = n / k;
       const uint8_t* p = r.src + (kF6 ? e / 4 * 3 : e);
       const float* scales = pc.scales + pc.index;
-      WholeBlocks<16>(
-          k, blocks, [&](size_t b) { return _mm512_set1_ps(scales[b]); },
-          [&](size_t i, __m512 vs) {
-            const __m128i in =
-                kF6 ? _mm_maskz_loadu_epi8(0x0FFF, p + i / 4 * 3)
-                    : _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-            _mm512_storeu_ps(out + i, _mm512_mul_ps(dec(in), vs));
+      auto scale_of = [&](size_t b) { return _mm512_set1_ps(scales[b]); };
+      bool done = false;
+      if constexpr (kF6) {
+        if (k == 32) {
+          // Pairs of blocks: one 64-code step, a scale per half.
+          size_t b = 0;
+          for (; b + 2 <= blocks; b += 2) {
+            dec.Decode64(p + b * 24, scale_of(b), scale_of(b + 1),
+                         out + b * 32);
+          }
+          if (b < blocks) {
+            MinifloatSpan(r.src, e + b * 32, 32, scales[b], dec, out + b * 32);
+          }
+          done = true;
+        } else if (k % 64 == 0) {
+          WholeBlocks<64>(k, blocks, scale_of, [&](size_t i, __m512 vs) {
+            dec.Decode64(p + i / 4 * 3, vs, vs, out + i);
           });
+          done = true;
+        }
+      }
+      if (!done) {
+        WholeBlocks<16>(
+            k, blocks, [&](size_t b) { return _mm512_set1_ps(scales[b]); },
+            [&](size_t i, __m512 vs) {
+              const __m128i in =
+                  kF6 ? _mm_maskz_loadu_epi8(0x0FFF, p + i / 4 * 3)
+                      : _mm_loadu_si128(
+                            reinterpret_cast<const __m128i*>(p + i));
+              _mm512_storeu_ps(out + i, _mm512_mul_ps(dec(in), vs));
+            });
+      }
       out += blocks * k;
       e += blocks * k;
       n -= blocks * k;

@@ -335,12 +335,13 @@ TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
 
 // DequantizeRun on runs that start inside a byte or a float6 group, with
 // parameter blocks of 5 (a start the Dequantizer never makes for float6,
-// whose MXFP blocks are multiples of 16, but the kernels accept).
+// whose MXFP blocks are multiples of 16, but the kernels accept) and of 1000
+// (long spans under one parameter from an unaligned start).
 TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
-  std::vector<uint8_t> src(64);
+  std::vector<uint8_t> src(160);
   for (uint8_t& b : src) b = static_cast<uint8_t>(rng_());
-  std::vector<float> scales(32);
-  std::vector<int32_t> zps(32);
+  std::vector<float> scales(64);  // (2 + 199) / 5 + 1 parameters
+  std::vector<int32_t> zps(64);
   for (size_t i = 0; i < scales.size(); ++i) {
     scales[i] = 0.5f + static_cast<float>(i) * 0.37f;
     zps[i] = static_cast<int32_t>(i % 7) - 3;
@@ -361,38 +362,41 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
        {Codec::kFloat6E2M3, Codec::kFloat6E3M2, Codec::kFloat4E2M1, Codec::kNf4,
         Codec::kInt4, Codec::kUInt4, Codec::kInt2, Codec::kUInt2}) {
     const bool affine = IsIntegerCodec(c);
-    for (uint64_t first = 0; first < 8; ++first) {
-      for (size_t count : {1, 5, 16, 21, 47}) {
-        std::vector<float> want(count), got(count + 1);
-        for (size_t j = 0; j < count; ++j) {
-          const uint32_t q = ReadRawCode(src.data(), first + j, c);
-          const size_t p = (2 + j) / 5;
-          if (affine) {
-            const int64_t bits = PackingOf(c).bits;
-            const int64_t v =
-                c == Codec::kInt4 || c == Codec::kInt2
-                    ? static_cast<int64_t>(q ^ (1u << (bits - 1))) -
-                          (int64_t{1} << (bits - 1))
-                    : static_cast<int64_t>(q);
-            want[j] = static_cast<float>(v - zps[p]) * scales[p];
-          } else {
-            want[j] = value(c, q) * scales[p];
+    for (uint64_t period : {5, 1000}) {
+      for (uint64_t first = 0; first < 8; ++first) {
+        for (size_t count : {1, 5, 16, 21, 47, 130, 200}) {
+          std::vector<float> want(count), got(count + 1);
+          for (size_t j = 0; j < count; ++j) {
+            const uint32_t q = ReadRawCode(src.data(), first + j, c);
+            const size_t p = (2 + j) / period;
+            if (affine) {
+              const int64_t bits = PackingOf(c).bits;
+              const int64_t v =
+                  c == Codec::kInt4 || c == Codec::kInt2
+                      ? static_cast<int64_t>(q ^ (1u << (bits - 1))) -
+                            (int64_t{1} << (bits - 1))
+                      : static_cast<int64_t>(q);
+              want[j] = static_cast<float>(v - zps[p]) * scales[p];
+            } else {
+              want[j] = value(c, q) * scales[p];
+            }
           }
+          dequant::Run r;
+          r.codec = c;
+          r.src = src.data();
+          r.first = first;
+          r.count = count;
+          r.phase = 2;
+          r.period = period;
+          r.scales = scales.data();
+          r.zero_points = affine ? zps.data() : nullptr;
+          r.out = got.data() + 1;  // unaligned output
+          DequantizeRun(r);
+          got.erase(got.begin());
+          ASSERT_EQ(FirstBitDifference(want, got), -1)
+              << CodecName(c) << " first " << first << " count " << count
+              << " period " << period;
         }
-        dequant::Run r;
-        r.codec = c;
-        r.src = src.data();
-        r.first = first;
-        r.count = count;
-        r.phase = 2;
-        r.period = 5;
-        r.scales = scales.data();
-        r.zero_points = affine ? zps.data() : nullptr;
-        r.out = got.data() + 1;  // unaligned output
-        DequantizeRun(r);
-        got.erase(got.begin());
-        ASSERT_EQ(FirstBitDifference(want, got), -1)
-            << CodecName(c) << " first " << first << " count " << count;
       }
     }
   }
