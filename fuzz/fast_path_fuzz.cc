@@ -156,8 +156,8 @@ size_t FeedAll(DescriptorDecoder& d, absl::Span<const uint8_t> bytes,
     const FeedResult r = d.Feed(bytes.subspan(consumed));
     consumed += r.consumed;
   }
-  d.Finish();
-  HURRAY_FUZZ_CHECK(d.state() != DecodeState::kNeedMore);
+  const DecodeState ended = d.Finish();
+  HURRAY_FUZZ_CHECK(ended != DecodeState::kNeedMore);
   HURRAY_FUZZ_CHECK(d.consumed() == consumed);
   return consumed;
 }

@@ -22,7 +22,7 @@
 
 namespace hurray {
 
-enum class OverlapResult : uint8_t { kNone, kFound, kOverBudget };
+enum class [[nodiscard]] OverlapResult : uint8_t{kNone, kFound, kOverBudget};
 
 // `shape` is the enclosing index space (every box lies inside it). `order`
 // and `active` are scratch with capacity for `count` entries (reserved by the

@@ -75,7 +75,8 @@ struct DataCheckOptions {
   uint64_t duplicate_budget_bytes = uint64_t{1} << 20;
 };
 
-struct DataFeedResult {
+// [[nodiscard]]: see Rejection (parser/rules.h).
+struct [[nodiscard]] DataFeedResult {
   size_t consumed;      // bytes of the chunk taken
   Rejection rejection;  // ok() unless a rule was violated
 };

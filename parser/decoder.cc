@@ -670,9 +670,9 @@ DescriptorDecoder::Step DescriptorDecoder::Complete() {
 Rejection DecodeWith(absl::Span<const uint8_t> bytes,
                      DescriptorDecoder* decoder) {
   decoder->Reset();
-  decoder->Feed(bytes);
-  decoder->Finish();
-  return decoder->rejection();
+  DecodeState state = decoder->Feed(bytes).state;
+  if (state == DecodeState::kNeedMore) state = decoder->Finish();
+  return state == DecodeState::kRejected ? decoder->rejection() : kAccepted;
 }
 
 absl::StatusOr<TensorDescriptor> Decode(absl::Span<const uint8_t> bytes,

@@ -47,7 +47,8 @@ namespace hurray {
 
 using DecodeState = Progress;
 
-struct FeedResult {
+// [[nodiscard]]: see Progress (parser/rules.h).
+struct [[nodiscard]] FeedResult {
   size_t consumed;
   DecodeState state;
 };

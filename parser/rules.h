@@ -54,16 +54,19 @@ inline bool Applies(Rule rule, Mode mode) {
 enum class OffsetUnit : uint8_t { kByte, kElement, kBlock, kEntry };
 absl::string_view OffsetUnitName(OffsetUnit unit);  // "byte", "element", ...
 
-// One rejection: which rule, where (by default a byte offset from the start
-// of the descriptor, or of the structure the caller names), and a static
-// message.
 // Where an incremental reader stands after a step: it wants more input, it
 // finished, or it rejected its input (see rejection()). The one result type
 // of every incremental reader: the descriptor decoder (DecodeState), the
 // tensor walker (WalkState), the bare stream reader (StreamState) and the
 // .hrry forward reader (FileState) name it for their callers.
-enum class Progress : uint8_t { kNeedMore, kDone, kRejected };
+// [[nodiscard]]: a step's outcome is read where the step is taken (not
+// re-read from state() afterwards); where it is sticky and reported later,
+// the caller says so with (void).
+enum class [[nodiscard]] Progress : uint8_t{kNeedMore, kDone, kRejected};
 
+// One rejection: which rule, where (by default a byte offset from the start
+// of the descriptor, or of the structure the caller names), and a static
+// message.
 // [[nodiscard]]: a dropped rejection is an accepted input. Where a result
 // is sticky (kept by the object and reported later), the caller says so
 // with (void).

@@ -42,8 +42,8 @@ Outcome FeedInChunks(DescriptorDecoder& dec, const std::vector<uint8_t>& bytes,
     at += len;
     if (at == bytes.size()) break;
   }
-  dec.Finish();
-  return {dec.state(), dec.rejection(), total};
+  const DecodeState end = dec.Finish();
+  return {end, dec.rejection(), total};
 }
 
 class ChunkingTest : public ::testing::Test {

@@ -258,8 +258,7 @@ absl::StatusOr<Written> Dequantize(const std::string& file,
     if (got == 0) break;
     at += decoder->Feed(absl::MakeConstSpan(chunk.data(), got)).consumed;
   }
-  decoder->Finish();
-  if (!decoder->rejection().ok()) {
+  if (decoder->Finish() == DecodeState::kRejected) {
     *exit_code = kExitRejected;
     return decoder->status();
   }

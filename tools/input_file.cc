@@ -77,17 +77,20 @@ absl::StatusOr<InputKind> ReadInput(const std::string& path,
 
   decoder->Reset();
   read->bytes_read = head;
-  decoder->Feed(absl::MakeConstSpan(chunk.data(), head));
-  while (head == stream::kFileMagic.size() &&
-         decoder->state() == DecodeState::kNeedMore) {
+  DecodeState state =
+      decoder->Feed(absl::MakeConstSpan(chunk.data(), head)).state;
+  while (head == stream::kFileMagic.size() && state == DecodeState::kNeedMore) {
     const ssize_t n = ReadSome(fd.get(), chunk.data(), chunk.size());
     if (n < 0) return absl::ErrnoToStatus(errno, "read error");
     if (n == 0) break;
     read->bytes_read += static_cast<uint64_t>(n);
-    decoder->Feed(absl::MakeConstSpan(chunk.data(), static_cast<size_t>(n)));
+    state =
+        decoder->Feed(absl::MakeConstSpan(chunk.data(), static_cast<size_t>(n)))
+            .state;
   }
-  decoder->Finish();
-  read->rejection = decoder->rejection();
+  if (state == DecodeState::kNeedMore) state = decoder->Finish();
+  read->rejection =
+      state == DecodeState::kRejected ? decoder->rejection() : kAccepted;
   return InputKind::kDescriptor;
 }
 

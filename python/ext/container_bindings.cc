@@ -303,14 +303,17 @@ class PyStreamDecoder : public stream::TensorSink {
 
   size_t Feed(py::handle chunk) {
     ByteView view(chunk);
-    reader_->Feed(view.span());
+    // Sticky: Python takes the tensors completed before a rejection first,
+    // then asks rejected() (hurray._io).
+    (void)reader_->Feed(view.span());
     return ready_.size();
   }
   // End of input: raises on a rejection (a stream cut inside a tensor is a
   // StreamError).
   void Finish() {
-    reader_->Finish();
-    RaiseIfRejected();
+    if (reader_->Finish() == stream::StreamState::kRejected) {
+      ThrowIfError(reader_->status());
+    }
   }
   void RaiseIfRejected() const {
     if (reader_->state() == stream::StreamState::kRejected) {

@@ -295,9 +295,9 @@ Rejection HrryForwardReader::CheckTail() {
 Rejection ReadHrry(absl::Span<const uint8_t> bytes, const FileOptions& options,
                    TensorSink* sink) {
   HrryForwardReader reader(options, sink);
-  reader.Feed(bytes);
-  reader.Finish();
-  return reader.rejection();
+  FileState state = reader.Feed(bytes);
+  if (state == FileState::kNeedMore) state = reader.Finish();
+  return state == FileState::kRejected ? reader.rejection() : kAccepted;
 }
 
 }  // namespace hurray::stream

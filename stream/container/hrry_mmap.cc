@@ -117,9 +117,10 @@ Rejection HrryFile::WalkRegion(const FileOptions& options) {
   framing.reject_padding_after_head = options.reject_padding_after_head;
   framing.record_extents = true;
   TensorWalker walker(options.parse, options.limits, framing, start, nullptr);
-  walker.Feed(bytes_.subspan(start, g.region_limit - start));
-  if (walker.state() == WalkState::kNeedMore) walker.Finish();
-  if (walker.state() == WalkState::kRejected) return walker.rejection();
+  WalkState state =
+      walker.Feed(bytes_.subspan(start, g.region_limit - start)).state;
+  if (state == WalkState::kNeedMore) state = walker.Finish();
+  if (state == WalkState::kRejected) return walker.rejection();
   extents_.assign(walker.extents().begin(), walker.extents().end());
   const absl::Span<const TensorExtent> walked = extents_;
   const Rejection r = CheckIndexEntries(

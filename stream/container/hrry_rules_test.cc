@@ -782,8 +782,7 @@ TEST(HrryRulesTest, MetadataByteLimitOfTheForwardReader) {
   FileOptions o;
   o.max_metadata_bytes = 100;
   HrryForwardReader reader(o);
-  reader.Feed(f);
-  EXPECT_EQ(reader.state(), FileState::kRejected);
+  EXPECT_EQ(reader.Feed(f), FileState::kRejected);
   EXPECT_EQ(reader.rejection().rule, Rule::kLimitBufferBytes);
   EXPECT_EQ(reader.rejection().offset, 8200u + 100);
   o.max_metadata_bytes = f.size() - 8200;
@@ -793,7 +792,8 @@ TEST(HrryRulesTest, MetadataByteLimitOfTheForwardReader) {
 TEST(HrryRulesTest, SourceFailureIsStreamIo) {
   const std::vector<uint8_t> f = testing::SmallFile();
   HrryForwardReader reader;
-  reader.Feed(absl::MakeConstSpan(f).first(5000));
+  EXPECT_EQ(reader.Feed(absl::MakeConstSpan(f).first(5000)),
+            FileState::kNeedMore);
   EXPECT_EQ(reader.FailSource(), FileState::kRejected);
   EXPECT_EQ(reader.rejection().rule, Rule::kStreamIo);
   EXPECT_EQ(reader.rejection().offset, 5000u);

@@ -30,7 +30,7 @@ uint64_t AllocationsWhileReading(absl::Span<const uint8_t> bytes, size_t chunk,
   testing::FeedInChunks(bytes, chunk, [&](absl::Span<const uint8_t> piece) {
     return reader.Feed(piece) == StreamState::kNeedMore;
   });
-  reader.Finish();
+  (void)reader.Finish();  // the verdict (kNone when accepted) is read below
   allocations.Stop();
   *rule = reader.rejection().rule;
   return allocations.value();

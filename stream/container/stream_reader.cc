@@ -9,14 +9,16 @@ StreamReader::StreamReader(const StreamOptions& options, TensorSink* sink,
     : sink_(sink),
       walker_(options.parse, options.limits, Framing(), start, sink) {}
 
-StreamState StreamReader::state() const {
+StreamState StreamReader::state() const { return With(walker_.state()); }
+
+StreamState StreamReader::With(WalkState walked) const {
   if (!end_status_.ok()) return StreamState::kRejected;
-  return walker_.state();
+  return walked;
 }
 
 StreamState StreamReader::Feed(absl::Span<const uint8_t> chunk) {
-  walker_.Feed(chunk);  // a bare stream never ends early: all or rejected
-  return state();
+  // A bare stream never ends early: all of `chunk` is taken, or rejected.
+  return With(walker_.Feed(chunk).state);
 }
 
 StreamState StreamReader::Finish() {
@@ -33,29 +35,29 @@ StreamState StreamReader::Finish() {
 }
 
 StreamState StreamReader::FailSource() {
-  walker_.Fail(
-      Rejection{Rule::kStreamIo, walker_.position(), "the byte source failed"});
-  return state();
+  return With(walker_.Fail(Rejection{Rule::kStreamIo, walker_.position(),
+                                     "the byte source failed"}));
 }
 
 Rejection ReadStream(std::istream& in, const StreamOptions& options,
                      TensorSink* sink, size_t chunk_size) {
   StreamReader reader(options, sink);
   std::vector<char> buffer(chunk_size == 0 ? 1 : chunk_size);
-  while (reader.state() == StreamState::kNeedMore) {
+  StreamState state = reader.state();
+  while (state == StreamState::kNeedMore) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     const std::streamsize got = in.gcount();
     if (got > 0) {
-      reader.Feed(
+      state = reader.Feed(
           absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(buffer.data()),
                               static_cast<size_t>(got)));
     }
     if (in.bad()) {
-      reader.FailSource();
+      state = reader.FailSource();
     } else if (in.eof()) {
-      reader.Finish();
+      state = reader.Finish();
     } else if (in.fail()) {
-      reader.FailSource();
+      state = reader.FailSource();
     }
   }
   return reader.rejection();
@@ -64,9 +66,9 @@ Rejection ReadStream(std::istream& in, const StreamOptions& options,
 Rejection ReadStream(absl::Span<const uint8_t> bytes,
                      const StreamOptions& options, TensorSink* sink) {
   StreamReader reader(options, sink);
-  reader.Feed(bytes);
-  reader.Finish();
-  return reader.rejection();
+  StreamState state = reader.Feed(bytes);
+  if (state == StreamState::kNeedMore) state = reader.Finish();
+  return state == StreamState::kRejected ? reader.rejection() : kAccepted;
 }
 
 }  // namespace hurray::stream

@@ -75,6 +75,9 @@ class StreamReader {
   uint32_t open_composites() const { return walker_.open_composites(); }
 
  private:
+  // The reader's state when the walker's is `walked`.
+  StreamState With(WalkState walked) const;
+
   TensorSink* sink_;
   TensorWalker walker_;
   absl::Status end_status_;  // the sink's answer to OnEndOfStream

@@ -400,7 +400,9 @@ WalkState TensorWalker::Finish() {
       if (!decoder_->in_progress() && !File()) {
         EndRegion(pos_);  // a stream may end between tensors
       } else {
-        decoder_->Finish();
+        // The input ended inside the descriptor: Finish() always rejects
+        // here (DESC-HDR-01), and that rejection is read just below.
+        (void)decoder_->Finish();
         Reject(decoder_->rejection().rule,
                current_.descriptor_offset + decoder_->rejection().offset,
                decoder_->rejection().message);

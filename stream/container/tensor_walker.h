@@ -78,7 +78,8 @@ int ComputeExtent(const TensorDescriptor& d, uint64_t descriptor_offset,
 // kDone: the input ended cleanly, or (in a file) the tensor region did.
 using WalkState = Progress;
 
-struct WalkResult {
+// [[nodiscard]]: see Progress (parser/rules.h).
+struct [[nodiscard]] WalkResult {
   size_t consumed;
   WalkState state;
 };

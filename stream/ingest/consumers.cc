@@ -133,19 +133,20 @@ StreamConsumer::StreamConsumer(const StreamOptions& options, IngestSink* sink,
     : ReaderConsumer(sink, resume),
       reader_(options, this, resume == nullptr ? 0 : resume->offset) {}
 
+// status(): the rejection, or the status the sink stopped the read with.
 absl::Status StreamConsumer::DoFeed(absl::Span<const uint8_t> chunk) {
-  reader_.Feed(chunk);
-  return reader_.status();
+  if (reader_.Feed(chunk) == StreamState::kRejected) return reader_.status();
+  return absl::OkStatus();
 }
 
 absl::Status StreamConsumer::DoFinish() {
-  reader_.Finish();
-  return reader_.status();
+  if (reader_.Finish() == StreamState::kRejected) return reader_.status();
+  return absl::OkStatus();
 }
 
 absl::Status StreamConsumer::DoFail() {
-  reader_.FailSource();
-  return reader_.status();
+  if (reader_.FailSource() == StreamState::kRejected) return reader_.status();
+  return absl::OkStatus();
 }
 
 bool StreamConsumer::AtBoundary(Checkpoint* c) {
@@ -177,10 +178,12 @@ HrryConsumer::HrryConsumer(const FileOptions& options, IngestSink* sink,
 }
 
 absl::Status HrryConsumer::DoFeed(absl::Span<const uint8_t> chunk) {
-  reader_.Feed(chunk);
+  const absl::Status status = reader_.Feed(chunk) == FileState::kRejected
+                                  ? reader_.status()
+                                  : absl::OkStatus();
   // Keep the 40 bytes before the next chunk (an empty chunk's data() may be
   // null: no memcpy from it).
-  if (chunk.empty()) return reader_.status();
+  if (chunk.empty()) return status;
   if (chunk.size() >= kTrailerSize) {
     std::memcpy(before_chunk_, chunk.data() + chunk.size() - kTrailerSize,
                 kTrailerSize);
@@ -190,17 +193,17 @@ absl::Status HrryConsumer::DoFeed(absl::Span<const uint8_t> chunk) {
     std::memcpy(before_chunk_ + kTrailerSize - chunk.size(), chunk.data(),
                 chunk.size());
   }
-  return reader_.status();
+  return status;
 }
 
 absl::Status HrryConsumer::DoFinish() {
-  reader_.Finish();
-  return reader_.status();
+  if (reader_.Finish() == FileState::kRejected) return reader_.status();
+  return absl::OkStatus();
 }
 
 absl::Status HrryConsumer::DoFail() {
-  reader_.FailSource();
-  return reader_.status();
+  if (reader_.FailSource() == FileState::kRejected) return reader_.status();
+  return absl::OkStatus();
 }
 
 bool HrryConsumer::AtBoundary(Checkpoint* c) {

@@ -100,7 +100,8 @@ struct LoaderOptions {
   std::function<uint64_t()> tensors_completed;
 };
 
-struct LoadResult {
+// [[nodiscard]]: status is the outcome of the whole load.
+struct [[nodiscard]] LoadResult {
   absl::Status status;  // the consumer's final status
   uint64_t bytes = 0;   // fed to the consumer
   double elapsed_seconds = 0;

@@ -336,7 +336,7 @@ TEST_P(LoaderFormats, TruncatedAtEveryBoundary) {
   std::vector<uint64_t> ends;  // tensor ends, in order
   if (GetParam()) {
     HrryForwardReader reader;
-    reader.Feed(bytes);
+    ASSERT_NE(reader.Feed(bytes), FileState::kRejected);
     ASSERT_EQ(reader.Finish(), FileState::kDone);
     for (const TensorExtent& e : reader.tensors()) {
       for (uint64_t at : {e.descriptor_offset, e.descriptor_offset + 4,
@@ -368,7 +368,9 @@ TEST_P(LoaderFormats, TruncatedAtEveryBoundary) {
     StreamReader reader(StreamOptions(), &rec);
     rec.r = &reader;
     // Feed byte by byte so position() is exact at each event.
-    for (size_t i = 0; i < bytes.size(); ++i) reader.Feed({&bytes[i], 1});
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      ASSERT_NE(reader.Feed({&bytes[i], 1}), StreamState::kRejected) << i;
+    }
     ASSERT_EQ(reader.Finish(), StreamState::kDone);
     for (uint64_t at : rec.starts)
       cuts.insert(cuts.end(), {at, at + 1, at + 4});

@@ -345,10 +345,10 @@ class SelectedReader {
       }
       const size_t n =
           static_cast<size_t>(std::min<uint64_t>(grp.end - pos_, piece.size()));
-      walker_->Feed(piece.first(n));
+      const WalkState walked = walker_->Feed(piece.first(n)).state;
       pos_ += n;
       piece.remove_prefix(n);
-      if (walker_->state() == WalkState::kRejected) {
+      if (walked == WalkState::kRejected) {
         sink_failed_ = walker_->stopped_by_sink() &&
                        !RuleIdOf(walker_->status()).has_value();
         walk_status_ = walker_->status();

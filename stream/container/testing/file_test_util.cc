@@ -152,8 +152,8 @@ Rejection Forward(absl::Span<const uint8_t> file, const FileOptions& options,
   FeedInChunks(file, chunk, [&](absl::Span<const uint8_t> piece) {
     return reader.Feed(piece) == FileState::kNeedMore;
   });
-  reader.Finish();
-  return reader.rejection();
+  return reader.Finish() == FileState::kRejected ? reader.rejection()
+                                                 : kAccepted;
 }
 
 Rejection Mmap(absl::Span<const uint8_t> file, const FileOptions& options) {
