@@ -73,6 +73,7 @@ Commands:
          [--agree KIND=VALUE]... [--json] [--chunk-size N] [--idle-timeout S]
          [--connect-timeout S] [--total-timeout S] [--ca-file PEM]
          [--header 'Name: value']... [--insecure] [--tensors a,b,...]
+         [--max-open-streams N] [--max-spool-bytes N]
       Read SOURCE (a .hrry file or bare stream, - for stdin,
       tcp://HOST:PORT[/name1,name2,...], or https://HOST[:PORT]/PATH and,
       only when the URL says so, http://) validating as bytes arrive; with
@@ -91,6 +92,11 @@ Commands:
       requests (the index first, then only their bytes); a server without
       ranges, or stdin, is read once whole (said on stderr). A name not in
       the index: exit 2, nothing written.
+      tcp:// only: --max-open-streams N (default 16, at most 1024) answers
+      in progress at once and --max-spool-bytes N (default 67108864, at
+      most 17179869184) bytes held in memory over all of them, when a
+      server multiplexes its answers (LIMIT-OPEN-STREAMS and
+      LIMIT-SPOOL-BYTES, exit 1).
   help
       Print this help.
 

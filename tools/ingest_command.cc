@@ -63,6 +63,7 @@ struct IngestArgs {
   stream::OutputDtype dtype = stream::OutputDtype::kAuto;
   uint64_t max_dense_bytes = uint64_t{1} << 30;
   stream::SparseOutput sparse = stream::SparseOutput::kDense;
+  NetLimits net_limits;  // tcp://: --max-open-streams, --max-spool-bytes
 };
 
 absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
@@ -116,6 +117,24 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
             "--chunk-size needs a byte count from 1 to 1073741824");
       }
       a.chunk_size = static_cast<size_t>(n);
+    } else if (arg == "--max-open-streams" && has_value) {
+      uint32_t n = 0;
+      if (!absl::SimpleAtoi(args[++i], &n) || n == 0 ||
+          n > kMaxOpenStreamsFlag) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--max-open-streams needs a count from 1 to ",
+                         kMaxOpenStreamsFlag));
+      }
+      a.net_limits.max_open_streams = n;
+    } else if (arg == "--max-spool-bytes" && has_value) {
+      uint64_t n = 0;
+      if (!absl::SimpleAtoi(args[++i], &n) || n == 0 ||
+          n > kMaxSpoolBytesFlag) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--max-spool-bytes needs a byte count from 1 to ",
+                         kMaxSpoolBytesFlag));
+      }
+      a.net_limits.max_spooled_bytes = n;
     } else if (arg == "--ca-file" && has_value) {
       a.ca_file = args[++i];
     } else if (arg == "--header" && has_value) {
@@ -160,7 +179,8 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
                arg == "--sparse" || arg == "--chunk-size" ||
                arg == "--idle-timeout" || arg == "--connect-timeout" ||
                arg == "--total-timeout" || arg == "--ca-file" ||
-               arg == "--header" || arg == "--tensors") {
+               arg == "--header" || arg == "--tensors" ||
+               arg == "--max-open-streams" || arg == "--max-spool-bytes") {
       return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
     } else {
       rest.push_back(arg);
@@ -205,6 +225,12 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args,
     return absl::InvalidArgumentError(
         "--ca-file, --header, --insecure and --total-timeout are for "
         "http:// and https:// sources");
+  }
+  if (!absl::StartsWith(a.source, "tcp://") &&
+      (a.net_limits.max_open_streams.has_value() ||
+       a.net_limits.max_spooled_bytes.has_value())) {
+    return absl::InvalidArgumentError(
+        "--max-open-streams and --max-spool-bytes are for tcp:// sources");
   }
   return a;
 }
@@ -345,13 +371,19 @@ void PrintJson(const IngestArgs& a, const absl::Status& status, uint64_t bytes,
 
 absl::StatusOr<std::unique_ptr<stream::NetClientSession>> MakeNetConsumer(
     const std::vector<std::string>& names, const ParseOptions& options,
-    stream::IngestSink* sink) {
+    stream::IngestSink* sink, const NetLimits& limits) {
   if (names.empty()) {
     return absl::InvalidArgumentError("no tensor names to request");
   }
   stream::NetClientOptions o;
   o.parse = options;
   o.keys = names;
+  if (limits.max_open_streams.has_value()) {
+    o.max_open_streams = *limits.max_open_streams;
+  }
+  if (limits.max_spooled_bytes.has_value()) {
+    o.max_spooled_bytes = *limits.max_spooled_bytes;
+  }
   return std::make_unique<stream::NetClientSession>(o, sink);
 }
 
@@ -382,10 +414,10 @@ class ListingSink : public stream::IngestSink {
 // The server's tensor names (the `hurray:list` key, docs/network.md).
 absl::StatusOr<std::vector<std::string>> FetchNames(
     const stream::LoadSource& source, const ParseOptions& options,
-    const stream::LoaderOptions& lo) {
+    const NetLimits& limits, const stream::LoaderOptions& lo) {
   ListingSink sink;
   absl::StatusOr<std::unique_ptr<stream::NetClientSession>> c =
-      MakeNetConsumer({std::string(stream::kListKey)}, options, &sink);
+      MakeNetConsumer({std::string(stream::kListKey)}, options, &sink, limits);
   if (!c.ok()) return c.status();
   stream::Loader loader(lo);
   const stream::LoadResult r = loader.Run(source, c->get());
@@ -823,7 +855,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
       lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
       lo.connect_timeout_seconds = a.connect_timeout;
       absl::StatusOr<std::vector<std::string>> listed =
-          FetchNames(source, a.options, lo);
+          FetchNames(source, a.options, a.net_limits, lo);
       if (!listed.ok()) return fail(listed.status());
       net_names = *std::move(listed);
     }
@@ -832,7 +864,8 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
           MakeNetConsumer(net_names, a.options,
                           check != nullptr
                               ? static_cast<stream::IngestSink*>(check.get())
-                              : sink.get());
+                              : sink.get(),
+                          a.net_limits);
       if (!net.ok()) return fail(net.status());
       net_session = net->get();
       consumer = *std::move(net);

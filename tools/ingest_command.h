@@ -2,7 +2,8 @@
 //                [--permissive] [--agree KIND=VALUE]... [--json]
 //                [--chunk-size N] [--idle-timeout S] [--connect-timeout S]
 //                [--total-timeout S] [--ca-file PEM] [--header 'N: v']...
-//                [--insecure] [--tensors a,b,...]`
+//                [--insecure] [--tensors a,b,...] [--max-open-streams N]
+//                [--max-spool-bytes N]`
 //
 // Reads SOURCE through the loader (stream/loader.h), validating as the bytes
 // arrive: a .hrry file or a bare tensor stream (told apart by the first 8
@@ -43,6 +44,7 @@
 #ifndef HURRAY_TOOLS_INGEST_COMMAND_H_
 #define HURRAY_TOOLS_INGEST_COMMAND_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -68,13 +70,25 @@ double IdleTimeoutFor(absl::string_view source, std::optional<double> flag);
 int RunIngest(absl::Span<const std::string> args, std::ostream& out,
               std::ostream& err);
 
+// What the network client may hold for multiplexed answers
+// (docs/network.md § Streams): --max-open-streams (LIMIT-OPEN-STREAMS) and
+// --max-spool-bytes (LIMIT-SPOOL-BYTES); unset: NetClientOptions' defaults.
+struct NetLimits {
+  std::optional<uint32_t> max_open_streams;
+  std::optional<uint64_t> max_spooled_bytes;
+};
+// The flags' ranges: from 1 to these (a walker and a spool per open stream;
+// spooled bytes are held in memory).
+inline constexpr uint32_t kMaxOpenStreamsFlag = 1024;
+inline constexpr uint64_t kMaxSpoolBytesFlag = uint64_t{16} << 30;
+
 // The network part of `tcp://` sources: a NetClientSession
 // (stream/net/client_session.h) requesting `names` and reporting to `sink`.
 // Without names in SOURCE, RunIngest first fetches the server's listing
 // (`hurray:list`) and requests every name in it.
 absl::StatusOr<std::unique_ptr<stream::NetClientSession>> MakeNetConsumer(
     const std::vector<std::string>& names, const ParseOptions& options,
-    stream::IngestSink* sink);
+    stream::IngestSink* sink, const NetLimits& limits = NetLimits());
 
 }  // namespace hurray::tools
 
