@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -31,13 +32,19 @@ namespace {
 
 class PyNetIngest {
  public:
+  // `max_open_streams` and `max_spooled_bytes` (LIMIT-OPEN-STREAMS,
+  // LIMIT-SPOOL-BYTES; 0: the session's default) are range-checked by
+  // hurray.ingest.
   PyNetIngest(std::string host, std::string port, std::vector<std::string> keys,
               bool permissive, double idle_timeout, double connect_timeout,
-              size_t max_queued_bytes)
+              size_t max_queued_bytes, uint32_t max_open_streams,
+              uint64_t max_spooled_bytes)
       : sink_(max_queued_bytes) {
     stream::NetClientOptions o;
     o.parse.mode = permissive ? Mode::kPermissive : Mode::kStrict;
     o.keys = std::move(keys);
+    if (max_open_streams != 0) o.max_open_streams = max_open_streams;
+    if (max_spooled_bytes != 0) o.max_spooled_bytes = max_spooled_bytes;
     session_ = std::make_unique<stream::NetClientSession>(o, &sink_);
     stream::LoaderOptions lo;
     lo.idle_timeout_seconds = idle_timeout;
@@ -87,11 +94,12 @@ void BindNet(py::module_& m) {
   m.def("parse_tensor_list", &ParseList);
   py::class_<PyNetIngest>(m, "NetIngest")
       .def(py::init<std::string, std::string, std::vector<std::string>, bool,
-                    double, double, size_t>(),
+                    double, double, size_t, uint32_t, uint64_t>(),
            py::arg("host"), py::arg("port"), py::arg("keys"),
            py::arg("permissive") = false, py::arg("idle_timeout") = 60.0,
            py::arg("connect_timeout") = 10.0,
-           py::arg("max_queued_bytes") = size_t{64} << 20)
+           py::arg("max_queued_bytes") = size_t{64} << 20,
+           py::arg("max_open_streams") = 0, py::arg("max_spooled_bytes") = 0)
       .def("next", &PyNetIngest::Next);
 }
 

@@ -249,7 +249,8 @@ def decode_descriptor(data, permissive=False):
 
 def ingest(source, dequantize=True, names=None, permissive=False,
            idle_timeout=60.0, connect_timeout=10.0, *, ca_file=None,
-           headers=None, insecure=False, total_timeout=0.0):
+           headers=None, insecure=False, total_timeout=0.0,
+           max_open_streams=None, max_spool_bytes=None):
     """Yields ``(name, value)`` for every tensor of a source, validated as
     it arrives; the value is a float32 numpy array (``dequantize=True``) or
     the Tensor. Sources:
@@ -272,11 +273,18 @@ def ingest(source, dequantize=True, names=None, permissive=False,
       in one pass, with or without ranges.
 
     Memory: the tensor being yielded and, for tcp://, at most 64 MiB of
-    tensors received ahead. Bare streams have no names: ``tensor_<i>``.
+    tensors received ahead. A tcp:// peer that multiplexes its answers
+    makes the client hold at most ``max_open_streams`` answers in progress
+    (default 16, 1 to 1024; LIMIT-OPEN-STREAMS) and ``max_spool_bytes``
+    bytes of later answers (default 64 MiB, 1 to 16 GiB; LIMIT-SPOOL-BYTES),
+    like ``hurray ingest --max-open-streams/--max-spool-bytes``. Bare streams have no names: ``tensor_<i>``.
     ``names`` selects tensors (a .hrry file, or a tcp:// peer).
     """
     if isinstance(source, str) and source[:8].lower().startswith(
             ("http://", "https://")):
+        if max_open_streams is not None or max_spool_bytes is not None:
+            raise ValueError("max_open_streams and max_spool_bytes are for "
+                             "tcp:// sources")
         yield from _ingest_http(source, dequantize, names, permissive,
                                 idle_timeout, connect_timeout, ca_file,
                                 headers, insecure, total_timeout)
@@ -285,9 +293,13 @@ def ingest(source, dequantize=True, names=None, permissive=False,
         raise ValueError("ca_file, headers, insecure and total_timeout are "
                          "for http:// and https:// sources")
     if isinstance(source, str) and "://" in source:
+        limits = _net_limits(max_open_streams, max_spool_bytes)
         yield from _ingest_tcp(source, dequantize, names, permissive,
-                               idle_timeout, connect_timeout)
+                               idle_timeout, connect_timeout, limits)
         return
+    if max_open_streams is not None or max_spool_bytes is not None:
+        raise ValueError("max_open_streams and max_spool_bytes are for "
+                         "tcp:// sources")
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         with _open_input(path) as f:
@@ -315,8 +327,29 @@ def _parse_tcp(url):
     return host, port, [k for k in keys.split(",") if k]
 
 
-def _net_tensors(host, port, keys, permissive, idle, connect):
-    session = _hurray.NetIngest(host, port, keys, permissive, idle, connect)
+_MAX_OPEN_STREAMS = 1024        # as the CLI's --max-open-streams
+_MAX_SPOOL_BYTES = 16 << 30     # as the CLI's --max-spool-bytes
+
+
+def _limit(name, value, high):
+    if value is None:
+        return 0  # the session's default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not 1 <= value <= high:
+        raise ValueError(f"{name} must be from 1 to {high}, got {value}")
+    return value
+
+
+def _net_limits(max_open_streams, max_spool_bytes):
+    return (_limit("max_open_streams", max_open_streams, _MAX_OPEN_STREAMS),
+            _limit("max_spool_bytes", max_spool_bytes, _MAX_SPOOL_BYTES))
+
+
+def _net_tensors(host, port, keys, permissive, idle, connect, limits):
+    session = _hurray.NetIngest(host, port, keys, permissive, idle, connect,
+                                max_open_streams=limits[0],
+                                max_spooled_bytes=limits[1])
     while True:
         item = session.next()
         if item is None:
@@ -325,16 +358,17 @@ def _net_tensors(host, port, keys, permissive, idle, connect):
         yield key, Tensor._from_parts(fields, buffers)
 
 
-def _ingest_tcp(url, dequantize, names, permissive, idle, connect):
+def _ingest_tcp(url, dequantize, names, permissive, idle, connect, limits):
     host, port, keys = _parse_tcp(url)
     keys = list(names) if names is not None else keys
     if not keys:  # every tensor the server lists (docs/network.md)
         (_, listing), = _net_tensors(host, port, [_hurray.LIST_KEY],
-                                     permissive, idle, connect)
+                                     permissive, idle, connect, limits)
         keys = _hurray.parse_tensor_list(listing.data)
     if not keys:
         return
-    for key, t in _net_tensors(host, port, keys, permissive, idle, connect):
+    for key, t in _net_tensors(host, port, keys, permissive, idle, connect,
+                               limits):
         yield key, (t.dequantize() if dequantize else t)
 
 
