@@ -1,6 +1,5 @@
 #include "tools/dequant_command.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,9 +41,6 @@ namespace {
 // a small fraction of the data).
 constexpr uint64_t kMaxParameterBytes = uint64_t{1} << 30;
 constexpr size_t kChunkBytes = size_t{1} << 20;
-// Elements gathered from a mapped spool between two releases of its pages
-// (as stream/ingest/sinks.cc).
-constexpr uint64_t kReleaseElements = uint64_t{1} << 20;
 // A Dequantizer that is not in order (never one of a row-major tensor, the
 // only kind fed directly) would gather its whole output: refused above this.
 constexpr uint64_t kMaxScatteredFloats = uint64_t{1} << 30;
@@ -104,11 +100,10 @@ absl::StatusOr<std::vector<uint8_t>> ReadAt(std::ifstream& in, uint64_t offset,
 }
 
 // The data buffer of a non-row-major tensor, whole: in memory, or copied
-// to a temp of OUT's directory and mapped read-only.
+// to a temp of OUT's directory and read back through a block cache.
 class WholeBuffer {
  public:
   ~WholeBuffer() {
-    if (map_ != nullptr) ::munmap(map_, size_);
     if (temp_.fd >= 0) ::close(temp_.fd);
     if (dir_ != nullptr && !temp_.name.empty()) dir_->Remove(temp_.name);
   }
@@ -124,7 +119,6 @@ class WholeBuffer {
       if (static_cast<uint64_t>(in.gcount()) != size) {
         return absl::DataLossError("cannot read the data buffer");
       }
-      view_ = mem_;
       return absl::OkStatus();
     }
     absl::StatusOr<std::unique_ptr<stream::SafeOutputDir>> dir =
@@ -150,34 +144,29 @@ class WholeBuffer {
       left -= n;
     }
     spooled_ = size;
-    if (size == 0) return absl::OkStatus();
-    void* m = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_SHARED,
-                     temp_.fd, 0);
-    if (m == MAP_FAILED) {
-      return absl::DataLossError(absl::StrCat("cannot map ",
-                                              dir_->Describe(temp_.name), ": ",
-                                              std::strerror(errno)));
-    }
-    map_ = m;
-    size_ = static_cast<size_t>(size);
-    view_ = absl::MakeConstSpan(static_cast<const uint8_t*>(m), size_);
     return absl::OkStatus();
   }
 
-  absl::Span<const uint8_t> view() const { return view_; }
-  uint64_t spooled() const { return spooled_; }
-  // Drops the mapped pages read so far from the resident set.
-  void Release() const {
-    if (map_ != nullptr) ::madvise(map_, size_, MADV_DONTNEED);
+  // Reads `d`'s stored grid in logical row-major order into `emit`.
+  absl::Status Gather(const TensorDescriptor& d, size_t cache_bytes,
+                      stream::GatherEmit emit) const {
+    if (spooled_ == 0) {
+      return stream::GatherRowMajor(d, mem_, kChunkBytes, emit);
+    }
+    stream::GatherFile file;
+    file.fd = temp_.fd;
+    file.size = spooled_;
+    file.name = dir_->Describe(temp_.name);
+    file.cache_bytes = cache_bytes;
+    return stream::GatherRowMajorFromFile(d, file, kChunkBytes, emit);
   }
+
+  uint64_t spooled() const { return spooled_; }
 
  private:
   std::vector<uint8_t> mem_;
   std::unique_ptr<stream::SafeOutputDir> dir_;
   stream::TempFile temp_;
-  void* map_ = nullptr;
-  size_t size_ = 0;
-  absl::Span<const uint8_t> view_;
   uint64_t spooled_ = 0;
 };
 
@@ -187,7 +176,7 @@ class WholeBuffer {
 absl::Status GatheredDequantize(const TensorDescriptor& d,
                                 const dequant::ParameterBytes& params,
                                 const dequant::DequantOptions& dq_options,
-                                const WholeBuffer& data,
+                                const WholeBuffer& data, size_t cache_bytes,
                                 dequant::DequantOutput& sink,
                                 uint64_t* elements) {
   absl::StatusOr<dequant::Plan> plan = dequant::MakePlan(d);
@@ -201,10 +190,9 @@ absl::Status GatheredDequantize(const TensorDescriptor& d,
       dequant::Dequantizer::Create(rm, params, dq_options);
   if (!dq.ok()) return dq.status();
   const TensorDescriptor grid = dequant::StoredGridDescriptor(d, *plan);
-  absl::Status s = stream::GatherRowMajor(
-      grid, data.view(), kChunkBytes,
-      [&](absl::Span<const uint8_t> c) { return dq->Feed(c, sink); },
-      [&data] { data.Release(); }, kReleaseElements);
+  absl::Status s = data.Gather(
+      grid, cache_bytes,
+      [&](absl::Span<const uint8_t> c) { return dq->Feed(c, sink); });
   if (s.ok()) s = dq->Finish();
   if (!s.ok()) return s;
   *elements = dq->elements_written();
@@ -367,7 +355,8 @@ absl::StatusOr<Written> Dequantize(const std::string& file,
     absl::Status s = data.Read(in, offsets[0], d.buffers[0].byte_size, output,
                                limits.data_memory_bytes);
     if (s.ok()) {
-      s = GatheredDequantize(d, *params, dq_options, data, sink,
+      s = GatheredDequantize(d, *params, dq_options, data,
+                             limits.gather_cache_bytes, sink,
                              &written.elements);
     }
     if (!s.ok()) {

@@ -14,9 +14,9 @@
 // same tensor stored row-major, as `hurray ingest --dequant` does: the
 // buffer is held in memory up to DequantLimits::data_memory_bytes, else
 // copied to a hidden temp of OUT's directory (stream/ingest/safe_output_dir.h),
-// mapped read-only with its pages dropped as it goes, and removed at the
-// end. Memory stays bounded whatever the tensor's size; --json says how many
-// bytes went to the temp ("spooled_bytes").
+// read back through a block cache of DequantLimits::gather_cache_bytes
+// (never mapped), and removed at the end. Memory stays bounded whatever the
+// tensor's size; --json says how many bytes went to the temp ("spooled_bytes").
 #ifndef HURRAY_TOOLS_DEQUANT_COMMAND_H_
 #define HURRAY_TOOLS_DEQUANT_COMMAND_H_
 
@@ -32,6 +32,8 @@ struct DequantLimits {
   // A non-row-major tensor's data buffer is held in memory up to this size,
   // else spooled to a temp file (tests lower it).
   uint64_t data_memory_bytes = uint64_t{24} << 20;
+  // The temp is read back through a block cache of this size.
+  size_t gather_cache_bytes = size_t{24} << 20;
 };
 
 int RunDequant(absl::Span<const std::string> args, std::ostream& out,

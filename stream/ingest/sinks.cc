@@ -58,8 +58,6 @@ absl::Status InBuffer(const Rejection& r, uint32_t buffer) {
 constexpr size_t kSubPiece = size_t{128} << 10;
 constexpr size_t kSpoolReadBytes = size_t{1} << 20;
 constexpr size_t kOutBufferBytes = size_t{1} << 20;
-// Elements read from a mapped spool between two releases of its pages.
-constexpr uint64_t kReleaseElements = uint64_t{1} << 20;
 
 absl::Status ErrnoStatus(absl::string_view what, const std::string& path) {
   return absl::DataLossError(
@@ -1353,44 +1351,25 @@ class DequantSink::Tensor {
                       dir_->Describe(spool_name_));
   }
 
-  // Calls `use` with the whole spooled data buffer: in memory, or the spool
-  // file mapped read-only, with a `release` that drops the pages read so
-  // far from the mapping (GatherRowMajor calls it every kReleaseElements
-  // elements). Known weakness: a layout that reads across the whole spool
-  // for each output row (column-major, say) maps, with the kernel's
-  // fault-around, most of the spool between two releases: those are clean
-  // file pages (page cache, reclaimable), but they count in the resident
-  // set. Releasing every few hundred elements bounds it at ~30 MiB and
-  // costs 100x the time (measured); the proper fix is a bucket pass over
-  // the spool in storage order (not done).
-  absl::Status WithSpool(
-      absl::FunctionRef<absl::Status(absl::Span<const uint8_t>,
-                                     absl::FunctionRef<void()>)>
-          use) {
+  // Reads the spooled data buffer of `d` (a dense layout) in logical
+  // row-major order: from memory, or from the spool file through a block
+  // cache of options_.gather_cache_bytes (bounded memory whatever the
+  // layout: output/row_major_gather.h).
+  absl::Status GatherSpool(const TensorDescriptor& d, GatherEmit emit) {
     if (spool_in_memory_ || spool_size_ == 0) {
-      return use(spool_mem_, [] {});
+      return GatherRowMajor(d, spool_mem_, kSpoolReadBytes, emit);
     }
-    void* map = ::mmap(nullptr, static_cast<size_t>(spool_size_), PROT_READ,
-                       MAP_SHARED, spool_fd_, 0);
-    if (map == MAP_FAILED) {
-      return ErrnoStatus("cannot map", dir_->Describe(spool_name_));
-    }
-    const size_t size = static_cast<size_t>(spool_size_);
-    absl::Status s =
-        use(absl::MakeConstSpan(static_cast<const uint8_t*>(map), size),
-            [map, size] { ::madvise(map, size, MADV_DONTNEED); });
-    ::munmap(map, size);
-    return s;
+    GatherFile file;
+    file.fd = spool_fd_;
+    file.size = spool_size_;
+    file.name = dir_->Describe(spool_name_);
+    file.cache_bytes = options_.gather_cache_bytes;
+    return GatherRowMajorFromFile(d, file, kSpoolReadBytes, emit);
   }
 
   absl::Status ConvertSpool() {
-    absl::Status s = WithSpool([this](absl::Span<const uint8_t> data,
-                                      absl::FunctionRef<void()> release) {
-      return GatherRowMajor(
-          *desc_, data, kSpoolReadBytes,
-          [this](absl::Span<const uint8_t> c) { return Emit(c); }, release,
-          kReleaseElements);
-    });
+    absl::Status s = GatherSpool(
+        *desc_, [this](absl::Span<const uint8_t> c) { return Emit(c); });
     DropSpool();
     return s;
   }
@@ -1421,13 +1400,8 @@ class DequantSink::Tensor {
     if (!row_major) {
       const TensorDescriptor grid =
           dequant::StoredGridDescriptor(*desc_, *plan);
-      absl::Status s = WithSpool([&](absl::Span<const uint8_t> data,
-                                     absl::FunctionRef<void()> release) {
-        return GatherRowMajor(
-            grid, data, kSpoolReadBytes,
-            [this](absl::Span<const uint8_t> c) { return Dequantize(c); },
-            release, kReleaseElements);
-      });
+      absl::Status s = GatherSpool(
+          grid, [this](absl::Span<const uint8_t> c) { return Dequantize(c); });
       DropSpool();
       return s;
     }

@@ -53,9 +53,9 @@
 //
 // Other dense layouts than row-major (column-major, strided, tiled, Morton,
 // Hilbert) spool their data buffer like the parameter case above (in memory
-// up to spool_memory_bytes, else a temp of OUT_DIR, mapped read-only at the
-// tensor's end with its pages dropped as it goes) and read it back in
-// logical row-major order (stream/ingest/output/row_major_gather.h): a
+// up to spool_memory_bytes, else a temp of OUT_DIR, read at the tensor's end
+// through a block cache of gather_cache_bytes, never mapped) and read it back
+// in logical row-major order (stream/ingest/output/row_major_gather.h): a
 // quantized tensor's stored grid then goes through a Dequantizer for the same
 // tensor stored row-major. Memory stays bounded whatever the tensor's size.
 //
@@ -250,6 +250,10 @@ struct DequantSinkOptions {
   Mode mode = Mode::kStrict;
   // A spooled data buffer stays in memory up to this size.
   uint64_t spool_memory_bytes = uint64_t{24} << 20;
+  // A spooled data buffer of another dense layout than row-major, too large
+  // for memory, is read back through a block cache of this size (never at
+  // the same time as an in-memory spool: the two share the budget above).
+  size_t gather_cache_bytes = size_t{24} << 20;
   // The parameter buffers of one tensor, kept in memory (the dequantizer
   // holds them again as float32: up to 4x for e8m0 scales).
   uint64_t max_parameter_bytes = uint64_t{4} << 20;

@@ -157,6 +157,39 @@ uint16_t DoubleToBf16Bits(double x) {
   return static_cast<uint16_t>(DoubleToBits(x, 8, 7));
 }
 
+// Nearest, ties to even, as DoubleToBits: NaN keeps its sign and becomes the
+// quiet NaN, overflow gives infinity.
+uint16_t F32BitsToF16Bits(uint32_t b) {
+  const uint16_t sign = static_cast<uint16_t>((b >> 16) & 0x8000);
+  const uint32_t abs = b & 0x7FFFFFFF;
+  if (abs > 0x7F800000) return sign | 0x7E00;
+  if (abs >= 0x477FF000) return sign | 0x7C00;  // 65520 and up: infinity
+  if (abs >= 0x38800000) {  // a normal float16: rebias, round on bit 13
+    return sign | static_cast<uint16_t>(
+                      (abs - 0x38000000 + 0xFFF + ((abs >> 13) & 1)) >> 13);
+  }
+  // A float16 subnormal (units of 2^-24), or zero.
+  const uint32_t e = abs >> 23;
+  if (e == 0) return sign;  // float32 subnormals are below 2^-25
+  const uint32_t shift = 126 - e;
+  if (shift >= 32) return sign;
+  const uint32_t m = (abs & 0x7FFFFF) | 0x800000;
+  uint32_t q = m >> shift;
+  const uint32_t rem = m & ((1u << shift) - 1);
+  const uint32_t half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (q & 1) != 0)) ++q;
+  return sign | static_cast<uint16_t>(q);
+}
+
+uint16_t F32BitsToBf16Bits(uint32_t b) {
+  if ((b & 0x7FFFFFFF) > 0x7F800000) {
+    return static_cast<uint16_t>(((b >> 16) & 0x8000) | 0x7FC0);
+  }
+  // bfloat16 has float32's exponent range: rounding the bits is enough
+  // (a carry moves into the exponent, the largest finite values to infinity).
+  return static_cast<uint16_t>((b + 0x7FFF + ((b >> 16) & 1)) >> 16);
+}
+
 double Float128ToDouble(const uint8_t* p) {
   const uint64_t lo = wire::LoadU64(p);
   const uint64_t hi = wire::LoadU64(p + 8);
@@ -410,6 +443,9 @@ ElementConverter::ElementConverter(uint8_t source_tag, OutputType out,
   }
   out_bytes_ = out.bytes() * (out.pairs ? 2 : 1);
   copy_ = bits_ >= 8 && out.tag == source_tag && !out.pairs;
+  f32_to_16_ =
+      source_tag == type_tag::kFloat32 && !out.pairs &&
+      (out.tag == type_tag::kFloat16 || out.tag == type_tag::kBFloat16);
 }
 
 void ElementConverter::Group(const uint8_t* p, uint32_t elements,
@@ -462,6 +498,25 @@ void ElementConverter::Feed(absl::Span<const uint8_t> bytes,
     std::memcpy(out->data() + at, bytes.data() + i,
                 static_cast<size_t>(n) * out_bytes_);
     i += static_cast<size_t>(n) * group_bytes_;
+    done_ += n;
+  }
+  if (f32_to_16_ && done_ < count_ && bytes.size() - i >= 4) {
+    const size_t n = static_cast<size_t>(
+        std::min<uint64_t>((bytes.size() - i) / 4, count_ - done_));
+    const size_t at = out->size();
+    out->resize(at + n * 2);
+    uint8_t* o = out->data() + at;
+    const uint8_t* p = bytes.data() + i;
+    if (out_.tag == type_tag::kFloat16) {
+      for (size_t k = 0; k < n; ++k) {
+        wire::StoreU16(o + 2 * k, F32BitsToF16Bits(wire::LoadU32(p + 4 * k)));
+      }
+    } else {
+      for (size_t k = 0; k < n; ++k) {
+        wire::StoreU16(o + 2 * k, F32BitsToBf16Bits(wire::LoadU32(p + 4 * k)));
+      }
+    }
+    i += n * 4;
     done_ += n;
   }
   while (done_ < count_ && bytes.size() - i >= group_bytes_) {

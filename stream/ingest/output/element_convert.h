@@ -91,6 +91,8 @@ class ElementConverter {
   uint32_t group_elements_;
   uint32_t out_bytes_;
   bool copy_;  // same bytes in and out
+  // float32 in, float16 / bfloat16 out: converted in bulk from the bits.
+  bool f32_to_16_;
   uint8_t carry_[16] = {};
   uint32_t carry_n_ = 0;
 };
@@ -98,6 +100,10 @@ class ElementConverter {
 // Rounds to float16 / bfloat16 bits (nearest, ties to even).
 uint16_t DoubleToF16Bits(double x);
 uint16_t DoubleToBf16Bits(double x);
+// The same from float32 bits, without the trip through double (the bulk
+// path of the float32 -> float16 / bfloat16 output).
+uint16_t F32BitsToF16Bits(uint32_t b);
+uint16_t F32BitsToBf16Bits(uint32_t b);
 // IEEE binary128 (little-endian bytes) to the nearest double.
 double Float128ToDouble(const uint8_t* p);
 

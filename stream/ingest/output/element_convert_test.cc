@@ -38,6 +38,52 @@ TEST(ElementConvert, HalfAndBfloatRoundToNearestEven) {
   EXPECT_EQ(DoubleToBf16Bits(1e39), 0x7F80);
 }
 
+// The bulk float32 path agrees with the double path on every upper half of
+// the bits (every sign, exponent and leading mantissa) with low halves at and
+// around the rounding ties of both formats, and on a random sample.
+TEST(ElementConvert, Float32BitsToHalfAndBfloatAsFromDouble) {
+  auto check = [](uint32_t b) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    ASSERT_EQ(F32BitsToF16Bits(b), DoubleToF16Bits(f)) << std::hex << b;
+    ASSERT_EQ(F32BitsToBf16Bits(b), DoubleToBf16Bits(f)) << std::hex << b;
+  };
+  const uint32_t lows[] = {0,      1,      0xFFF,  0x1000, 0x1001, 0x2FFF,
+                           0x3000, 0x7FFF, 0x8000, 0x8001, 0xFFFF};
+  for (uint32_t hi = 0; hi < 0x10000; ++hi) {
+    for (uint32_t lo : lows) check(hi << 16 | lo);
+  }
+  uint64_t x = 88172645463325252ull;  // xorshift
+  for (int i = 0; i < 1000000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    check(static_cast<uint32_t>(x));
+  }
+}
+
+TEST(ElementConvert, Float32ToHalfInBulkAcrossPieces) {
+  const float in[] = {1.0f, -2.5f, 65504.0f, 1e-7f, NAN, -INFINITY, 0.1f};
+  std::vector<uint8_t> bytes(sizeof(in));
+  for (size_t i = 0; i < 7; ++i) wire::StoreF32(&bytes[4 * i], in[i]);
+  for (uint8_t tag : {type_tag::kFloat16, type_tag::kBFloat16}) {
+    OutputType t;
+    t.tag = tag;
+    ElementConverter c(type_tag::kFloat32, t, 7);
+    std::vector<uint8_t> out;
+    c.Feed(absl::MakeConstSpan(bytes).first(6), &out);  // 1.5 elements
+    c.Feed(absl::MakeConstSpan(bytes).subspan(6), &out);
+    ASSERT_EQ(out.size(), 14u);
+    EXPECT_EQ(c.done(), 7u);
+    for (size_t i = 0; i < 7; ++i) {
+      EXPECT_EQ(wire::LoadU16(&out[2 * i]), tag == type_tag::kFloat16
+                                                ? DoubleToF16Bits(in[i])
+                                                : DoubleToBf16Bits(in[i]))
+          << i;
+    }
+  }
+}
+
 TEST(ElementConvert, Float128) {
   uint8_t q[16] = {};
   // 1.5: exponent 16383, fraction top bit set.
