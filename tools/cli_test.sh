@@ -5,6 +5,8 @@
 # (paths relative to the runfiles directory, as `bazel test` passes them).
 # The test inputs are written by testdata_gen (see tools/testing/testdata_gen.cc).
 set -uo pipefail
+# fail, run, expect_rc, expect_contains; $failures.
+source "$(dirname "${BASH_SOURCE[0]}")/testing/cli_checks.sh"
 
 hurray="$(pwd)/$1"
 gen="$(pwd)/$2"
@@ -17,32 +19,10 @@ mkdir -p "${work}"
 }
 cd "${work}/data" || exit 1
 
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-
-# run ARGS...: runs hurray; sets $out, $err and $rc.
-run() {
-  out="$("${hurray}" "$@" 2>"${work}/stderr")"
-  rc=$?
-  err="$(cat "${work}/stderr")"
-}
-
-expect_rc() {  # expect_rc WANT CONTEXT
-  [[ "${rc}" == "$1" ]] || fail "$2: exit code ${rc}, want $1 (stderr: ${err})"
-}
-
 expect_eq() {  # expect_eq GOT WANT CONTEXT
   [[ "$1" == "$2" ]] || fail "$3:
    got: $1
   want: $2"
-}
-
-expect_contains() {  # expect_contains HAYSTACK NEEDLE CONTEXT
-  [[ "$1" == *"$2"* ]] || fail "$3: output does not contain '$2':
-$1"
 }
 
 # Every line of stdout parses as JSON (when jq is installed).

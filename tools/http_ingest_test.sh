@@ -7,6 +7,8 @@
 # Usage: http_ingest_test.sh HURRAY INGEST_TESTDATA_GEN HTTP_GET NGINX_LIB
 #                            HOSTILE_SERVER
 set -uo pipefail
+# fail, run, expect_rc, expect_contains; $failures.
+source "$(dirname "${BASH_SOURCE[0]}")/testing/cli_checks.sh"
 
 hurray="$(pwd)/$1"
 gen="$(pwd)/$2"
@@ -30,23 +32,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-run() {
-  out="$("${hurray}" "$@" 2>"${work}/stderr")"
-  rc=$?
-  err="$(cat "${work}/stderr")"
-}
-expect_rc() {  # expect_rc WANT CONTEXT
-  [[ "${rc}" == "$1" ]] || fail "$2: exit code ${rc}, want $1 (stderr: ${err}; stdout: ${out})"
-}
-expect_contains() {  # expect_contains HAYSTACK NEEDLE CONTEXT
-  [[ "$1" == *"$2"* ]] || fail "$3: output does not contain '$2':
-$1"
-}
 # The table without its last (summary) line, which names the source.
 table() { printf '%s\n' "$1" | sed '$d'; }
 # Every file of a directory with its checksum.

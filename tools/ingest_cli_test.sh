@@ -3,6 +3,8 @@
 #
 # Usage: ingest_cli_test.sh HURRAY_BINARY INGEST_TESTDATA_GEN_BINARY
 set -uo pipefail
+# fail, run, expect_rc, expect_contains; $failures.
+source "$(dirname "${BASH_SOURCE[0]}")/testing/cli_checks.sh"
 
 hurray="$(pwd)/$1"
 gen="$(pwd)/$2"
@@ -15,23 +17,6 @@ mkdir -p "${work}"
 }
 cd "${work}/data" || exit 1
 
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-run() {
-  out="$("${hurray}" "$@" 2>"${work}/stderr")"
-  rc=$?
-  err="$(cat "${work}/stderr")"
-}
-expect_rc() {  # expect_rc WANT CONTEXT
-  [[ "${rc}" == "$1" ]] || fail "$2: exit code ${rc}, want $1 (stderr: ${err}; stdout: ${out})"
-}
-expect_contains() {  # expect_contains HAYSTACK NEEDLE CONTEXT
-  [[ "$1" == *"$2"* ]] || fail "$3: output does not contain '$2':
-$1"
-}
 expect_json() {  # expect_json CONTEXT
   if command -v jq >/dev/null 2>&1; then
     printf '%s\n' "${out}" | jq -e -c . >/dev/null 2>&1 ||

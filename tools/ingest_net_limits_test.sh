@@ -7,6 +7,8 @@
 #
 # Usage: ingest_net_limits_test.sh HURRAY_BINARY INTERLEAVING_SERVE_BINARY
 set -uo pipefail
+# fail, run, expect_rc, expect_contains; $failures.
+source "$(dirname "${BASH_SOURCE[0]}")/testing/cli_checks.sh"
 
 hurray="$(pwd)/$1"
 serve="$(pwd)/$2"
@@ -17,24 +19,6 @@ cleanup() {
   rm -rf "${work}"
 }
 trap cleanup EXIT
-
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-run() {
-  out="$("${hurray}" "$@" 2>"${work}/stderr")"
-  rc=$?
-  err="$(cat "${work}/stderr")"
-}
-expect_rc() {  # expect_rc WANT CONTEXT
-  [[ "${rc}" == "$1" ]] || fail "$2: exit code ${rc}, want $1 (stderr: ${err}; stdout: ${out})"
-}
-expect_contains() {  # expect_contains HAYSTACK NEEDLE CONTEXT
-  [[ "$1" == *"$2"* ]] || fail "$3: output does not contain '$2':
-$1"
-}
 
 "${hurray}" pack -o "${work}/m.hrry" --sample >/dev/null || {
   echo "FAIL: pack --sample" >&2
