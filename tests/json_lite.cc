@@ -99,7 +99,7 @@ class Parser {
         Value member;
         if (!ParseString(&key) || !Eat(':') || !ParseValue(&member, depth + 1))
           return false;
-        v->object.emplace_back(std::move(key), std::move(member));
+        v->object.push_back(Member{std::move(key), std::move(member)});
       } while (Eat(','));
       return Eat('}');
     }

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -14,18 +15,27 @@
 
 namespace hurray::json {
 
+struct Member;
+
 struct Value {
   enum class Kind { kNull, kBool, kNumber, kString, kArray, kObject };
   Kind kind = Kind::kNull;
   bool boolean = false;
   std::string text;  // number text or string contents
   std::vector<Value> array;
-  std::vector<std::pair<std::string, Value>> object;  // in document order
+  // In document order. (Not std::pair: pair may not hold the incomplete
+  // Value, which clang's standard library checks.)
+  std::vector<Member> object;
 
   const Value* Find(absl::string_view key) const;
   const Value& operator[](absl::string_view key) const;  // null if absent
   bool is_null() const { return kind == Kind::kNull; }
   uint64_t AsU64() const;  // 0 unless a non-negative integer
+};
+
+struct Member {
+  std::string first;  // the key
+  Value second;
 };
 
 absl::StatusOr<Value> Parse(absl::string_view text);

@@ -1204,8 +1204,8 @@ TEST(LayoutRulings, EmptyTensorWithHugeOtherDimensions) {
 // dimension none either. The fast path agrees with the validator.
 TEST(LayoutRulings, QuantizedEmptyTensorWithHugeOtherDimensions) {
   for (const uint32_t axis : {1u, 2u}) {
-    Desc d = vectors::Dense(kInt8, {1ull << 40, axis == 1 ? 0 : 64,
-                                    axis == 1 ? 1ull << 40 : 0});
+    Desc d = vectors::Dense(kInt8, {1ull << 40, axis == 1 ? 0ull : 64ull,
+                                    axis == 1 ? 1ull << 40 : 0ull});
     d->flags |= flag::kHasQuantization;
     d->quantization = Must(PerBlockAffine::Symmetric(axis, 32, 1, kFloat16));
     d->buffer_count = 2;

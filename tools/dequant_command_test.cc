@@ -115,14 +115,17 @@ TEST(DequantCommandTest, EverySchemeMatchesTheReference) {
   }
 }
 
+// A tensor in a layout other than row-major (a random one of the tag,
+// `interleaved`: overlapping strides).
+struct LayoutCase {
+  uint8_t layout;
+  bool interleaved;
+  TensorSpec spec;
+};
+
 TEST(DequantCommandTest, EveryDenseLayoutMatchesTheReference) {
   std::mt19937_64 rng(13);
-  struct Case {
-    uint8_t layout;
-    bool interleaved;
-    TensorSpec spec;
-  };
-  const Case cases[] = {
+  const LayoutCase cases[] = {
       {layout_tag::kColumnMajor,
        false,
        {Scheme::kPerChannelAffine, type_tag::kInt4, {5, 7}, 0}},
@@ -143,7 +146,7 @@ TEST(DequantCommandTest, EveryDenseLayoutMatchesTheReference) {
        {Scheme::kMxfp, type_tag::kFloat6E3M2, {16, 16}, 0, 16}},
   };
   int i = 0;
-  for (Case c : cases) {
+  for (LayoutCase c : cases) {
     c.spec.layout = dequant::testing::RandomLayout(
         c.layout, dequant::testing::StoredShape(c.spec), rng, c.interleaved);
     const TestTensor t = dequant::testing::MakeTensor(c.spec, rng);
@@ -183,12 +186,7 @@ std::vector<std::string> Files(const std::string& dir) {
 // byte for byte, the in-memory run's; the temp is gone afterwards.
 TEST(DequantCommandTest, LargeNonRowMajorIsSpooledToATempFile) {
   std::mt19937_64 rng(29);
-  struct Case {
-    uint8_t layout;
-    bool interleaved;
-    TensorSpec spec;
-  };
-  const Case cases[] = {
+  const LayoutCase cases[] = {
       {layout_tag::kColumnMajor,
        false,
        {Scheme::kPerChannelAffine, type_tag::kInt4, {64, 70}, 0}},
@@ -205,7 +203,7 @@ TEST(DequantCommandTest, LargeNonRowMajorIsSpooledToATempFile) {
   DequantLimits small;
   small.data_memory_bytes = 512;
   int i = 0;
-  for (Case c : cases) {
+  for (LayoutCase c : cases) {
     c.spec.layout = dequant::testing::RandomLayout(
         c.layout, dequant::testing::StoredShape(c.spec), rng, c.interleaved);
     const TestTensor t = dequant::testing::MakeTensor(c.spec, rng);

@@ -126,7 +126,9 @@ Outcome Ingest(const std::string& path, const std::string& dir,
   o.keep_unnamed_outputs = true;
   DequantSink sink(o);
   absl::StatusOr<IngestState> resumed = LoadState(state);
-  if (resumed.ok()) EXPECT_TRUE(sink.Preload(resumed->records).ok());
+  if (resumed.ok()) {
+    EXPECT_TRUE(sink.Preload(resumed->records).ok());
+  }
   LoaderOptions lo;
   lo.chunk_size = 512;
   Loader loader(lo);

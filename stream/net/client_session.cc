@@ -168,11 +168,16 @@ class NetClientSession::Impl : public net::FrameHandler {
 
  private:
   // A request without its complete response. `stream` is null until the
-  // response's first TENSOR_DESCRIPTOR arrives.
+  // response's first TENSOR_DESCRIPTOR arrives; `shard_streams` carry the
+  // shard sequences that arrive on other streams (§ Parallel Transfers),
+  // in the order they began. At most one stream of the front response is
+  // live (`live`); the others spool until it is between tensors.
   struct Outstanding {
     size_t key;
     uint32_t stream_id;
     ResponseStream* stream = nullptr;
+    std::vector<ResponseStream*> shard_streams;
+    ResponseStream* live = nullptr;
   };
 
   // The session already failed (e.g. a request could not be sent): stops
@@ -264,8 +269,23 @@ class NetClientSession::Impl : public net::FrameHandler {
   // The open response stream `id` now carries (shards may move a response
   // to another stream), or null.
   ResponseStream* StreamOn(uint32_t id) const {
+    const Outstanding* o = ResponseOn(id);
+    if (o == nullptr) return nullptr;
+    if (o->stream->stream_id() == id) return o->stream;
+    for (ResponseStream* s : o->shard_streams) {
+      if (s->stream_id() == id) return s;
+    }
+    return nullptr;
+  }
+
+  // The response whose streams include `id`, or null.
+  const Outstanding* ResponseOn(uint32_t id) const {
     for (const Outstanding& o : outstanding_) {
-      if (o.stream != nullptr && o.stream->stream_id() == id) return o.stream;
+      if (o.stream == nullptr) continue;
+      if (o.stream->stream_id() == id) return &o;
+      for (const ResponseStream* s : o.shard_streams) {
+        if (s->stream_id() == id) return &o;
+      }
     }
     return nullptr;
   }
@@ -280,6 +300,22 @@ class NetClientSession::Impl : public net::FrameHandler {
   // LIMIT-OPEN-STREAMS bounds the streams open at once (each holds a walker
   // and, until its turn, a spool).
   Rejection Open(Outstanding* o, uint64_t at) {
+    HURRAY_RETURN_IF_REJECTED(NewStream(at, &o->stream));
+    o->stream->Start(o->stream_id, o->key, o == &outstanding_.front());
+    if (o == &outstanding_.front()) o->live = o->stream;
+    return kAccepted;
+  }
+
+  // A shard sequence of `o`'s response on stream `id`.
+  Rejection OpenShard(Outstanding* o, uint32_t id, uint64_t at) {
+    ResponseStream* s = nullptr;
+    HURRAY_RETURN_IF_REJECTED(NewStream(at, &s));
+    s->StartShard(id, *o->stream);
+    o->shard_streams.push_back(s);
+    return kAccepted;
+  }
+
+  Rejection NewStream(uint64_t at, ResponseStream** out) {
     if (open_streams_ >= options_.max_open_streams) {
       return {Rule::kLimitOpenStreams, at + 4,
               "a response on more streams at once than the open stream "
@@ -292,8 +328,7 @@ class NetClientSession::Impl : public net::FrameHandler {
       s = std::move(free_.back());
       free_.pop_back();
     }
-    s->Start(o->stream_id, o->key, o == &outstanding_.front());
-    o->stream = s.get();
+    *out = s.get();
     streams_.push_back(std::move(s));
     ++open_streams_;
     return kAccepted;
@@ -309,13 +344,26 @@ class NetClientSession::Impl : public net::FrameHandler {
     }
   }
 
-  // Responses complete at the front are done; the next one goes live.
+  // Responses complete at the front are done (what their streams still
+  // hold is delivered, primary stream first); the next one goes live.
   Rejection Advance(uint64_t at) {
     while (!outstanding_.empty()) {
-      ResponseStream* s = outstanding_.front().stream;
+      Outstanding& o = outstanding_.front();
+      ResponseStream* s = o.stream;
       if (s == nullptr) break;
+      if (o.live == nullptr) {
+        o.live = s;
+        HURRAY_RETURN_IF_REJECTED(s->GoLive(at));
+      }
+      if (!s->complete()) {
+        HURRAY_RETURN_IF_REJECTED(Schedule(&o, at));
+        break;
+      }
       if (!s->live()) HURRAY_RETURN_IF_REJECTED(s->GoLive(at));
-      if (!s->complete()) break;
+      for (ResponseStream* shard : o.shard_streams) {
+        if (!shard->live()) HURRAY_RETURN_IF_REJECTED(shard->GoLive(at));
+        Close(shard);
+      }
       Close(s);
       outstanding_.pop_front();
       ++keys_done_;
@@ -323,6 +371,24 @@ class NetClientSession::Impl : public net::FrameHandler {
     SendRequests();
     CheckDone();
     return kAccepted;
+  }
+
+  // The front response's live stream is between tensors: the first of its
+  // streams with something waiting (its primary stream first, then its
+  // shard streams as they began) takes the sink.
+  Rejection Schedule(Outstanding* o, uint64_t at) {
+    if (o != &outstanding_.front() || o->live == nullptr ||
+        !o->live->between_tensors()) {
+      return kAccepted;
+    }
+    ResponseStream* next = o->stream->pending() ? o->stream : nullptr;
+    for (size_t i = 0; next == nullptr && i < o->shard_streams.size(); ++i) {
+      if (o->shard_streams[i]->pending()) next = o->shard_streams[i];
+    }
+    if (next == nullptr || next == o->live) return kAccepted;
+    o->live->GoQuiet();
+    o->live = next;
+    return next->GoLive(at);
   }
 
   Rejection OnErrorMessage(const MessageHeader& h, uint64_t at,
@@ -385,22 +451,18 @@ class NetClientSession::Impl : public net::FrameHandler {
       *out = o->stream;
       return kAccepted;
     }
-    // A later shard sequence (§ Parallel Transfers) on the request's own
-    // stream or on one no request uses; one shard at a time.
-    ResponseStream* shards =
-        o != nullptr ? o->stream : outstanding_.front().stream;
-    if (shards == nullptr || !shards->more_shards() || shards->tensor_open()) {
-      return {Rule::kNetSeq01, at + 4,
-              shards != nullptr && shards->tensor_open()
-                  ? "TENSOR_DESCRIPTOR for a shard while another shard of "
-                    "the response is open (interleaved shards are not "
-                    "supported)"
-                  : "TENSOR_DESCRIPTOR on a stream with no outstanding "
-                    "request"};
+    // A shard sequence (§ Parallel Transfers) on a stream no request uses,
+    // possibly interleaved with the other shards: for the oldest response
+    // still waiting for shards.
+    for (Outstanding& r : outstanding_) {
+      if (r.stream != nullptr && r.stream->more_shards()) {
+        HURRAY_RETURN_IF_REJECTED(OpenShard(&r, id, at));
+        *out = r.shard_streams.back();
+        return kAccepted;
+      }
     }
-    shards->Rebind(id);
-    *out = shards;
-    return kAccepted;
+    return {Rule::kNetSeq01, at + 4,
+            "TENSOR_DESCRIPTOR on a stream with no outstanding request"};
   }
 
   Rejection OnDescriptorMessage(const MessageHeader& h, uint64_t at,
@@ -411,7 +473,19 @@ class NetClientSession::Impl : public net::FrameHandler {
     const Rejection r =
         net::DecodeDescriptorMessage(payload, options_.parse.mode, &m);
     if (!r.ok()) return {r.rule, at + net::kHeaderSize + r.offset, r.message};
-    return s->OnDescriptor(m, at);
+    HURRAY_RETURN_IF_REJECTED(s->OnDescriptor(m, at));
+    return Schedule(h.stream_id, at);
+  }
+
+  // After a descriptor or a TENSOR_DATA_END on stream `id`: a complete front
+  // response is delivered, or its sink goes to the stream with work.
+  Rejection Schedule(uint32_t id, uint64_t at) {
+    if (outstanding_.empty() || ResponseOn(id) != &outstanding_.front()) {
+      return kAccepted;
+    }
+    Outstanding& front = outstanding_.front();
+    if (front.stream->complete()) return Advance(at);
+    return Schedule(&front, at);
   }
 
   Rejection OnDataEndMessage(const MessageHeader& h, uint64_t at,
@@ -426,8 +500,7 @@ class NetClientSession::Impl : public net::FrameHandler {
     HURRAY_RETURN_IF_REJECTED(s->OnDataEnd(at));
     // The response is complete when its composites closed and its shards
     // all arrived; it is delivered once the earlier ones are.
-    if (s->complete() && s == outstanding_.front().stream) return Advance(at);
-    return kAccepted;
+    return Schedule(h.stream_id, at);
   }
 
   NetClientOptions options_;

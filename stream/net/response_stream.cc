@@ -67,7 +67,14 @@ void ResponseStream::Start(uint32_t stream_id, size_t key, bool live) {
   user_failed_ = false;
   open_ = head_ = walker_done_ = false;
   total_ = sum_ = received_ = 0;
-  shards_ = shards_done_ = 0;
+  own_shards_.total = own_shards_.done = 0;
+  shards_ = &own_shards_;
+}
+
+void ResponseStream::StartShard(uint32_t stream_id, ResponseStream& primary) {
+  Start(stream_id, primary.key_, /*live=*/false);
+  key_reported_ = true;
+  shards_ = primary.shards_;
 }
 
 Rejection ResponseStream::GoLive(uint64_t at) {
@@ -79,8 +86,11 @@ Rejection ResponseStream::GoLive(uint64_t at) {
     spool_.Clear();
     return kAccepted;
   }
-  key_reported_ = true;
-  absl::Status s = sink->OnTensorKey(shared_->options.keys[key_]);
+  absl::Status s;
+  if (!key_reported_) {
+    key_reported_ = true;
+    s = sink->OnTensorKey(shared_->options.keys[key_]);
+  }
   if (s.ok()) s = spool_.Replay(sink);
   spool_.Clear();
   if (!s.ok()) {
@@ -328,84 +338,89 @@ Rejection ResponseStream::OnDataEnd(uint64_t at) {
     }
   }
   ++shared_->tensors_completed;
-  if (shards_ > 1 && ++shards_done_ == shards_) return CloseShards(at);
+  if (shards_->total > 1 && ++shards_->done == shards_->total) {
+    return CloseShards(at);
+  }
   return kAccepted;
 }
 
 // § Parallel Transfers, § Shard Consistency.
 Rejection ResponseStream::CheckShard(const TensorDescriptor& d) {
   const TransportFields& t = transport_;
-  if (shards_ <= 1) {
+  ShardSet& set = *shards_;
+  if (set.total <= 1) {
     if (t.total_shards == 1) return kAccepted;
     if (t.total_shards > shared_->options.limits.max_members) {
       return {Rule::kLimitMembers, transport_at_ + 12,
               "more shards than the member limit"};
     }
     // The first shard fixes what the others must share.
-    shards_ = t.total_shards;
-    shards_done_ = 0;
-    shard_seen_.assign(shards_, false);
-    shard_rank_ = d.rank;
-    shard_type_ = d.type_tag;
-    shard_layout_ = d.layout_tag;
+    set.total = t.total_shards;
+    set.done = 0;
+    set.seen.assign(set.total, false);
+    set.rank = d.rank;
+    set.type = d.type_tag;
+    set.layout = d.layout_tag;
     std::copy(d.shard.parent_shape, d.shard.parent_shape + d.rank,
-              parent_shape_);
-    boxes_.clear();
-  } else if (t.total_shards != shards_) {
+              set.parent_shape);
+    set.boxes.clear();
+  } else if (t.total_shards != set.total) {
     return {Rule::kNetPar03, transport_at_ + 12,
             "shards of one tensor declare different total_shards"};
   }
-  if (shard_seen_[t.shard_index]) {
+  if (set.seen[t.shard_index]) {
     return {Rule::kNetPar03, transport_at_ + 8,
             "two shards with the same shard_index"};
   }
-  if (d.rank != shard_rank_ || d.type_tag != shard_type_ ||
-      d.layout_tag != shard_layout_ ||
-      !std::equal(parent_shape_, parent_shape_ + d.rank,
+  if (d.rank != set.rank || d.type_tag != set.type ||
+      d.layout_tag != set.layout ||
+      !std::equal(set.parent_shape, set.parent_shape + d.rank,
                   d.shard.parent_shape)) {
     return {Rule::kNetPar01,
             base_ + (d.has(flag::kHasShard) ? d.offsets.shard : 0),
             "shards differ in parent_shape, element type or layout"};
   }
-  shard_seen_[t.shard_index] = true;
+  set.seen[t.shard_index] = true;
   // The box [shard_offset, shard_offset + shape) inside parent_shape.
-  boxes_.push_back(0);
+  set.boxes.push_back(0);
   for (uint32_t k = 0; k < d.rank; ++k) {
-    boxes_.push_back(d.shard.shard_offset[k]);
+    set.boxes.push_back(d.shard.shard_offset[k]);
   }
   for (uint32_t k = 0; k < d.rank; ++k) {
     uint64_t hi;
     if (!wire::CheckedAdd(d.shard.shard_offset[k], d.shape[k], &hi) ||
-        hi > parent_shape_[k]) {
+        hi > set.parent_shape[k]) {
       return {Rule::kNetPar02, base_ + d.offsets.shard,
               "a shard lies outside parent_shape"};
     }
-    boxes_.push_back(hi);
+    set.boxes.push_back(hi);
   }
   return kAccepted;
 }
 
 // Every shard arrived: the boxes must tile parent_shape exactly.
 Rejection ResponseStream::CloseShards(uint64_t at) {
-  const uint32_t rank = shard_rank_;
+  ShardSet& set = *shards_;
+  const uint32_t rank = set.rank;
   const size_t words = 2 * rank + 1;
   CompositeValidator::Count total, whole;
   whole.Set(1);
-  for (uint32_t k = 0; k < rank; ++k) whole.Multiply(parent_shape_[k]);
-  for (uint32_t i = 0; i < shards_; ++i) {
+  for (uint32_t k = 0; k < rank; ++k) whole.Multiply(set.parent_shape[k]);
+  for (uint32_t i = 0; i < set.total; ++i) {
     CompositeValidator::Count v;
     v.Set(1);
     for (uint32_t k = 0; k < rank; ++k) {
-      v.Multiply(boxes_[i * words + 1 + rank + k] - boxes_[i * words + 1 + k]);
+      v.Multiply(set.boxes[i * words + 1 + rank + k] -
+                 set.boxes[i * words + 1 + k]);
     }
     total.Add(v);
   }
   std::vector<uint32_t> order, active;
-  order.reserve(shards_);
-  active.reserve(shards_);
+  order.reserve(set.total);
+  active.reserve(set.total);
   uint32_t a = 0, b = 0;
   const OverlapResult o = FindOverlap(
-      boxes_.data(), shards_, rank, parent_shape_,
+      set.boxes.data(), set.total, rank, set.parent_shape,
       shared_->options.limits.max_overlap_work, &order, &active, &a, &b);
   if (o == OverlapResult::kFound) {
     return {Rule::kNetPar02, at, "two shards overlap"};
@@ -417,7 +432,7 @@ Rejection ResponseStream::CloseShards(uint64_t at) {
   if (!(total == whole)) {
     return {Rule::kNetPar02, at, "the shards do not cover parent_shape"};
   }
-  shards_ = 0;
+  set.total = 0;
   return kAccepted;
 }
 

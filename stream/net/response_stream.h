@@ -55,6 +55,20 @@ struct ClientShared {
 // rules, and carries the inner one in the "hurray.dev/inner-rule" payload.
 absl::Status WrapRejection(const Rejection& outer, const Rejection& inner);
 
+// The shards of one response (§ Parallel Transfers, § Shard Consistency):
+// what the first fixes and the others must share, shared by every stream
+// that carries a shard sequence of the response.
+struct ShardSet {
+  uint32_t total = 0;  // total_shards; 0 or 1: not sharded, or closed
+  uint32_t done = 0;
+  std::vector<bool> seen;
+  uint32_t rank = 0;
+  uint8_t type = 0;
+  uint8_t layout = 0;
+  uint64_t parent_shape[kMaxRank] = {};
+  std::vector<uint64_t> boxes;  // per shard: 0, offset[rank], end[rank]
+};
+
 class ResponseStream : private TensorSink {
  public:
   explicit ResponseStream(ClientShared* shared);
@@ -65,14 +79,21 @@ class ResponseStream : private TensorSink {
   // Starts the response to the request for options.keys[key] on
   // `stream_id` (a fresh walker; an object may be reused).
   void Start(uint32_t stream_id, size_t key, bool live);
-  // A later shard sequence of this response on another stream
-  // (§ Parallel Transfers): only between tensors.
-  void Rebind(uint32_t stream_id) { stream_id_ = stream_id; }
+  // A shard sequence of `primary`'s response on another stream
+  // (§ Parallel Transfers), its messages possibly interleaved with the
+  // other shards': a fresh walker, the primary's ShardSet; never live at
+  // first, and never reports the key (the primary's first tensor does).
+  void StartShard(uint32_t stream_id, ResponseStream& primary);
   uint32_t stream_id() const { return stream_id_; }
   size_t key() const { return key_; }
   bool live() const { return live_; }
-  // Turns live: reports the key and replays what was spooled.
+  // Turns live: reports the key (once) and replays what was spooled.
   Rejection GoLive(uint64_t at);
+  // Stops being live between tensors (another stream of the response takes
+  // the sink); what comes next is spooled.
+  void GoQuiet() { live_ = false; }
+  // Events wait in the spool, or a tensor is open.
+  bool pending() const { return !spool_.empty() || open_; }
 
   // TENSOR_DESCRIPTOR at `at` (its payload at at + kHeaderSize).
   Rejection OnDescriptor(const DescriptorMessage& m, uint64_t at);
@@ -85,13 +106,19 @@ class ResponseStream : private TensorSink {
   Rejection OnDataEnd(uint64_t at);
 
   bool tensor_open() const { return open_; }
+  // No tensor and no composite open: another stream may take the sink.
+  bool between_tensors() const {
+    return !open_ && walker_->open_composites() == 0;
+  }
   // A composite head's TENSOR_DESCRIPTOR waits for its TENSOR_DATA_END.
   bool head_open() const { return open_ && head_; }
   // Further shards of this response are due.
-  bool more_shards() const { return shards_ > 1 && shards_done_ < shards_; }
+  bool more_shards() const {
+    return shards_->total > 1 && shards_->done < shards_->total;
+  }
   // The whole response arrived: no open tensor, composite or shard.
   bool complete() const {
-    return !open_ && walker_->open_composites() == 0 && shards_ <= 1;
+    return !open_ && walker_->open_composites() == 0 && shards_->total <= 1;
   }
 
  private:
@@ -142,15 +169,10 @@ class ResponseStream : private TensorSink {
   uint64_t sum_ = 0;          // Σ byte_size: the bytes the walker takes
   uint64_t received_ = 0;
 
-  // Shards of this response.
-  uint32_t shards_ = 0;
-  uint32_t shards_done_ = 0;
-  std::vector<bool> shard_seen_;
-  uint32_t shard_rank_ = 0;
-  uint8_t shard_type_ = 0;
-  uint8_t shard_layout_ = 0;
-  uint64_t parent_shape_[kMaxRank] = {};
-  std::vector<uint64_t> boxes_;
+  // Shards of this response: own_shards_ on the primary stream, the
+  // primary's on a shard stream.
+  ShardSet own_shards_;
+  ShardSet* shards_ = &own_shards_;
 };
 
 }  // namespace hurray::stream::net

@@ -49,6 +49,11 @@ int main(int argc, char** argv) {
   ok &= Write(dir, "valid_server_responses_interleaved", 0x00, interleaved);
   ok &= Write(dir, "valid_server_responses_interleaved_split7", 0x0E,
               interleaved);
+  // A sharded answer, its four shard streams interleaved (§ Parallel
+  // Transfers).
+  const auto shards = testing::InterleavedShardAnswer();
+  ok &= Write(dir, "valid_sharded_answer_interleaved", 0x00, shards);
+  ok &= Write(dir, "valid_sharded_answer_interleaved_split7", 0x0E, shards);
   // The client's side of the same conversation, and a listing request, for
   // the server.
   std::vector<uint8_t> client = testing::ClientHelloBytes();

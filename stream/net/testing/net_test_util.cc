@@ -258,4 +258,45 @@ TcpRun FetchTcp(uint16_t port, const NetClientOptions& options,
   return run;
 }
 
+namespace {
+
+// Shard i of a uint8 [8, 8] tensor cut into four [2, 8] row bands.
+std::vector<uint8_t> ShardDescriptor(uint32_t i, uint64_t parent_rows = 8) {
+  auto d = vectors::Dense(type_tag::kUInt8, {2, 8});
+  d->flags |= flag::kHasShard;
+  d->shard.parent_shape[0] = parent_rows;
+  d->shard.parent_shape[1] = 8;
+  d->shard.shard_offset[0] = 2 * i;
+  return vectors::Bytes(*d);
+}
+
+}  // namespace
+
+std::vector<uint8_t> ShardData(uint32_t i) { return Pattern(16, 100 + i); }
+
+std::vector<uint8_t> InterleavedShardAnswer(uint32_t (*index_of)(uint32_t),
+                                            uint64_t shard1_rows) {
+  using Bytes = std::vector<uint8_t>;
+  const uint32_t streams[] = {1, 20, 22, 24};
+  std::vector<Bytes> parts = {ServerHelloBytes()};
+  for (uint32_t i = 0; i < 4; ++i) {
+    const uint32_t index = index_of != nullptr ? index_of(i) : i;
+    parts.push_back(DescriptorBytes(
+        streams[i], ShardDescriptor(i, i == 1 ? shard1_rows : 8), 16, index,
+        4));
+  }
+  for (uint64_t at = 0; at < 16; at += 4) {
+    for (uint32_t i = 0; i < 4; ++i) {
+      const Bytes data = ShardData(i);
+      parts.push_back(
+          DataBytes(streams[i], at, absl::MakeConstSpan(data).subspan(at, 4)));
+    }
+  }
+  // The ends in another order than the starts.
+  for (uint32_t i : {2u, 0u, 3u, 1u}) parts.push_back(EndBytes(streams[i]));
+  Bytes out;
+  for (const Bytes& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
 }  // namespace hurray::stream::testing

@@ -79,6 +79,17 @@ std::vector<uint8_t> DataBytes(uint32_t stream, uint64_t offset,
 std::vector<uint8_t> EndBytes(uint32_t stream);
 std::vector<uint8_t> Cat(std::initializer_list<std::vector<uint8_t>> parts);
 
+// A sharded answer (§ Parallel Transfers) to the first request (stream 1):
+// SERVER_HELLO, then a uint8 [8, 8] tensor as four [2, 8] row-band shards,
+// shard 0 on stream 1 and shards 1..3 on streams 20, 22, 24, their
+// descriptor, data (4-byte frames) and end messages interleaved.
+// `index_of(i)`: the shard_index stream i declares (default i);
+// `shard1_rows`: the parent_shape rows shard 1 declares (8: consistent).
+std::vector<uint8_t> InterleavedShardAnswer(
+    uint32_t (*index_of)(uint32_t) = nullptr, uint64_t shard1_rows = 8);
+// The 16 data bytes of shard i.
+std::vector<uint8_t> ShardData(uint32_t i);
+
 // Blocking TCP client (127.0.0.1) that drives a NetClientSession: writes its
 // output, reads `read_chunk` bytes at a time with a receive timeout, stops
 // when the session is satisfied or fails, or the server closes.
