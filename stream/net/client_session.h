@@ -63,10 +63,10 @@
 // key and the error code.
 //
 // Shards (§ Parallel Transfers): a response may come as total_shards shard
-// sequences, one after another, on the request's stream or on stream ids no
-// request uses (shards of one response interleaved with each other are
-// NET-SEQ-01; later shard sequences on other streams are taken for the
-// oldest response only). They are checked (NET-TD-04/05, NET-PAR-01..03:
+// sequences on the request's stream or on stream ids no request uses,
+// one after another or interleaved with each other (a shard sequence on
+// another stream belongs to the oldest response still waiting for shards;
+// each such stream counts toward LIMIT-OPEN-STREAMS). They are checked (NET-TD-04/05, NET-PAR-01..03:
 // shared parent_shape/type/layout, distinct indices, boxes that tile
 // parent_shape exactly) and reported as separate tensors.
 //
