@@ -66,9 +66,10 @@
 // sequences on the request's stream or on stream ids no request uses,
 // one after another or interleaved with each other (a shard sequence on
 // another stream belongs to the oldest response still waiting for shards;
-// each such stream counts toward LIMIT-OPEN-STREAMS). They are checked (NET-TD-04/05, NET-PAR-01..03:
-// shared parent_shape/type/layout, distinct indices, boxes that tile
-// parent_shape exactly) and reported as separate tensors.
+// each such stream counts toward LIMIT-OPEN-STREAMS). They are checked
+// (NET-TD-04/05, NET-PAR-01..03: shared parent_shape/type/layout, distinct
+// indices, boxes that tile parent_shape exactly) and reported as separate
+// tensors.
 //
 // Threading: one thread at a time. Nothing is allocated per data byte of
 // the live response.
