@@ -1300,6 +1300,10 @@ class DequantSink::Tensor {
 
   // Converted bytes go out in writes of about kOutBufferBytes.
   absl::Status Emit(absl::Span<const uint8_t> source) {
+    if (out_fd_ < 0 && !in_safetensors_) {  // write_files = false
+      conv_->Discard(source);
+      return absl::OkStatus();
+    }
     conv_->Feed(source, &out_buf_);
     return out_buf_.size() >= kOutBufferBytes ? FlushOut() : absl::OkStatus();
   }

@@ -476,6 +476,14 @@ void ElementConverter::Group(const uint8_t* p, uint32_t elements,
   }
 }
 
+void ElementConverter::Discard(absl::Span<const uint8_t> bytes) {
+  if (bits_ == 0) return;
+  const uint64_t pending = uint64_t{carry_n_} + bytes.size();
+  const uint64_t groups = pending / group_bytes_;
+  carry_n_ = static_cast<uint32_t>(pending % group_bytes_);
+  done_ = std::min<uint64_t>(count_, done_ + groups * group_elements_);
+}
+
 void ElementConverter::Feed(absl::Span<const uint8_t> bytes,
                             std::vector<uint8_t>* out) {
   if (bits_ == 0) return;
@@ -493,10 +501,9 @@ void ElementConverter::Feed(absl::Span<const uint8_t> bytes,
   if (copy_ && done_ < count_ && bytes.size() - i >= group_bytes_) {
     const uint64_t n =
         std::min<uint64_t>((bytes.size() - i) / group_bytes_, count_ - done_);
-    const size_t at = out->size();
-    out->resize(at + static_cast<size_t>(n) * out_bytes_);
-    std::memcpy(out->data() + at, bytes.data() + i,
-                static_cast<size_t>(n) * out_bytes_);
+    // insert, not resize + memcpy: one pass over the bytes.
+    const uint8_t* from = bytes.data() + i;
+    out->insert(out->end(), from, from + static_cast<size_t>(n) * out_bytes_);
     i += static_cast<size_t>(n) * group_bytes_;
     done_ += n;
   }

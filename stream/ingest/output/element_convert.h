@@ -74,6 +74,9 @@ class ElementConverter {
 
   // Appends the converted elements completed by `bytes` to *out.
   void Feed(absl::Span<const uint8_t> bytes, std::vector<uint8_t>* out);
+  // Counts the elements `bytes` complete, converting nothing (an output
+  // nobody reads). Not mixed with Feed in one tensor.
+  void Discard(absl::Span<const uint8_t> bytes);
   uint64_t done() const { return done_; }
   uint64_t count() const { return count_; }
   // Output bytes for one source element (2 values for pairs).

@@ -1,5 +1,6 @@
 #include "stream/ingest/output/element_convert.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -80,6 +81,38 @@ TEST(ElementConvert, Float32ToHalfInBulkAcrossPieces) {
                                                 ? DoubleToF16Bits(in[i])
                                                 : DoubleToBf16Bits(in[i]))
           << i;
+    }
+  }
+}
+
+// Discard counts what Feed would have converted, across pieces cut
+// anywhere (sub-byte groups, 6-bit groups of 3 bytes, wide types), and
+// stops at the element count.
+TEST(ElementConvert, DiscardCountsAsFeedDoes) {
+  struct Case {
+    uint8_t type;
+    uint64_t in_97_bytes;  // elements 97 bytes hold
+  };
+  const Case cases[] = {{type_tag::kFloat32, 24},
+                        {type_tag::kInt4, 194},
+                        {type_tag::kFloat6E3M2, 128},
+                        {type_tag::kInt16, 48},
+                        {type_tag::kBool, 776}};
+  for (const auto [type, in_97_bytes] : cases) {
+    for (uint64_t count : {uint64_t{0}, uint64_t{1}, uint64_t{37}}) {
+      const std::vector<uint8_t> bytes(97, 0x11);
+      OutputType t;
+      t.tag = type_tag::kFloat32;
+      ElementConverter fed(type, t, count), discarded(type, t, count);
+      std::vector<uint8_t> out;
+      for (size_t at = 0; at < bytes.size(); at += 5) {
+        const auto piece = absl::MakeConstSpan(bytes).subspan(at, 5);
+        fed.Feed(piece, &out);
+        discarded.Discard(piece);
+        ASSERT_EQ(discarded.done(), fed.done())
+            << int{type} << " " << count << " " << at;
+      }
+      EXPECT_EQ(discarded.done(), std::min(count, in_97_bytes));
     }
   }
 }
