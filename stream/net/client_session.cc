@@ -55,7 +55,10 @@ class NetClientSession::Impl : public net::FrameHandler {
   absl::Status Feed(absl::Span<const uint8_t> chunk) {
     if (!status().ok()) return status();
     const Rejection r = framer_.Feed(chunk);
-    if (!r.ok() && status().ok()) Fail(r);
+    // Once satisfied (every requested tensor arrived, the sink told so),
+    // what the server sends after is not read: the framer stops at the
+    // next message and nothing can fail the session any more.
+    if (!r.ok() && status().ok() && !satisfied_) Fail(r);
     return status();
   }
 
@@ -107,7 +110,7 @@ class NetClientSession::Impl : public net::FrameHandler {
 
   Rejection OnMessage(const MessageHeader& h, uint64_t at,
                       absl::Span<const uint8_t> payload) override {
-    if (!status().ok()) return Over(at);
+    if (!status().ok() || satisfied_) return Over(at);
     if (!hello_) return FirstMessage(h, at, payload);
     switch (static_cast<MessageType>(h.type)) {
       case MessageType::kTensorDescriptor:
@@ -146,7 +149,7 @@ class NetClientSession::Impl : public net::FrameHandler {
 
   Rejection OnDataBegin(const MessageHeader& h, uint64_t at,
                         uint64_t offset) override {
-    if (!status().ok()) return Over(at);
+    if (!status().ok() || satisfied_) return Over(at);
     if (!hello_) {
       return {Rule::kNet06, at,
               "the server's first message is not SERVER_HELLO or ERROR"};

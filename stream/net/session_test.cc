@@ -319,6 +319,38 @@ TEST(NetClient, ViolationQueuesAnErrorForTheServer) {
   EXPECT_EQ(last.type, 9u);
 }
 
+// Once every requested tensor arrived (Satisfied, the sink's
+// OnEndOfStream called), what the server sends after is not read: an
+// unsolicited descriptor, an ERROR or an oversized header cannot turn the
+// finished session into a failed one (found by net_session_fuzz).
+TEST(NetClient, NothingAfterSatisfiedIsRead) {
+  auto d = vectors::Dense(0x11, {4});
+  const auto desc = vectors::Bytes(*d);
+  const std::vector<uint8_t> four = {1, 2, 3, 4};
+  const std::vector<uint8_t> answer =
+      Cat({ServerHelloBytes(), DescriptorBytes(1, desc, 4),
+           DataBytes(1, 0, four), EndBytes(1)});
+  std::vector<uint8_t> error;
+  net::ErrorMessage e;
+  e.code = 6;
+  e.message = "late";
+  net::AppendError(&error, 1, e);
+  std::vector<uint8_t> oversized(net::kHeaderSize);  // NET-01 if read
+  net::EncodeHeader({0x05, 1, 0xFFFFFFF0u}, oversized.data());
+  for (const std::vector<uint8_t>& trailing :
+       {DescriptorBytes(7, desc, 4), error, oversized}) {
+    RecordingSink sink;
+    NetClientSession c(testing::ClientOptions({"t"}), &sink);
+    absl::Status s = c.Feed(Cat({answer, trailing}));
+    EXPECT_TRUE(s.ok()) << s;
+    EXPECT_TRUE(c.Satisfied());
+    EXPECT_TRUE(sink.ended);
+    EXPECT_EQ(sink.tensors.size(), 1u);
+    s = c.Finish();
+    EXPECT_TRUE(s.ok()) << s;
+  }
+}
+
 TEST(NetClient, FailSourceIsStreamIo) {
   NetClientSession c(testing::ClientOptions({"t"}), nullptr);
   const absl::Status s = c.FailSource("idle timeout");
