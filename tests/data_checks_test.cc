@@ -193,7 +193,9 @@ TEST(SegmentOrder, MatchesBruteForceInAnyInterleaving) {
     if (check.skipped()) {
       ASSERT_FALSE(stall);
       ++skips;
-      if (got) EXPECT_EQ(got, want) << iter;
+      if (got) {
+        EXPECT_EQ(got, want) << iter;
+      }
       continue;
     }
     ASSERT_EQ(got, want) << "iteration " << iter;

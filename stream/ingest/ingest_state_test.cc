@@ -293,7 +293,9 @@ TEST_P(KeptSparseResume, InterruptedAfterTensorKEqualsUninterrupted) {
     // The state names the kept arrays written so far.
     const absl::StatusOr<IngestState> st = LoadState(state);
     ASSERT_TRUE(st.ok()) << st.status();
-    if (k >= 4) EXPECT_EQ(st->records[3].more.size(), 2u);
+    if (k >= 4) {
+      EXPECT_EQ(st->records[3].more.size(), 2u);
+    }
     Outcome second = Ingest(path, dir, state, 0, nullptr, SparseOutput::kKeep);
     Collect(dir, &second);
     ExpectSame(second, reference);
