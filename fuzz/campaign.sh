@@ -3,8 +3,8 @@
 #
 # Long fuzzing run of one target, then a merge of what it learned into the
 # committed corpus:
-#   1. builds //fuzz:TARGET with --config=fuzz (or takes it from
-#      $FUZZ_BIN_DIR);
+#   1. builds //fuzz:TARGET (//$FUZZ_PACKAGE:TARGET, e.g. FUZZ_PACKAGE=capi)
+#      with --config=fuzz (or takes it from $FUZZ_BIN_DIR);
 #   2. fuzzes for HOURS in libFuzzer's fork mode with FUZZ_WORKERS parallel
 #      workers (default: the number of CPUs, at most 2), continuing after
 #      crashes, timeouts and OOMs (-ignore_*), so a long run is not ended by
@@ -32,11 +32,12 @@ if [[ ! -d "corpus/${target}" ]]; then
   echo "campaign: no corpus/${target}/" >&2
   exit 2
 fi
+pkg="${FUZZ_PACKAGE:-fuzz}"
 workers="${FUZZ_WORKERS:-$(nproc)}"
 ((workers > 2)) && [[ -z "${FUZZ_WORKERS:-}" ]] && workers=2
 
 dict_args=()
-for d in "fuzz/${target}.dict" "fuzz/${target%_fuzz}.dict" \
+for d in "${pkg}/${target}.dict" "fuzz/${target}.dict" "fuzz/${target%_fuzz}.dict" \
   "fuzz/${target%%_*}.dict"; do
   if [[ -f "${d}" ]]; then
     dict_args=("-dict=${d}")
@@ -50,8 +51,8 @@ done
 if [[ -n "${FUZZ_BIN_DIR:-}" ]]; then
   bin="${FUZZ_BIN_DIR}/${target}"
 else
-  bazel build --config=fuzz "//fuzz:${target}" || exit 1
-  bin="$(bazel info --config=fuzz bazel-bin)/fuzz/${target}"
+  bazel build --config=fuzz "//${pkg}:${target}" || exit 1
+  bin="$(bazel info --config=fuzz bazel-bin)/${pkg}/${target}"
 fi
 
 findings="fuzz/findings/${target}"
