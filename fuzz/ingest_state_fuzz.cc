@@ -3,6 +3,8 @@
 //
 // Input: the bytes of a state file. Properties:
 //   * ParseState never crashes and refuses with InvalidArgument only;
+//   * an accepted state's server identity is printable ASCII of a tcp://
+//     source;
 //   * an accepted state names only outputs our own mapping gives its
 //     records (tensor_<i>.f32 or SafeFileName(name, i).f32, .npy; a kept
 //     sparse tensor's .values and index arrays under the same base) or our
@@ -33,6 +35,11 @@ namespace hurray::fuzz {
 namespace {
 
 void CheckAccepted(const stream::IngestState& st) {
+  // A server identity is printed in errors: printable ASCII, bounded.
+  if (st.server.has_value()) {
+    HURRAY_FUZZ_CHECK(stream::IsServerIdentity(*st.server));
+    HURRAY_FUZZ_CHECK(absl::StartsWith(st.source, "tcp://"));
+  }
   for (size_t i = 0; i < st.records.size(); ++i) {
     const stream::TensorRecord& r = st.records[i];
     HURRAY_FUZZ_CHECK(r.complete);

@@ -160,17 +160,27 @@ expect_contains "${err}" "npy/auto" "--resume with another --format: says which"
 
 # --- Network: `hurray serve` on a free port. ------------------------------------
 
-"${hurray}" serve mixed.hrry --port 0 >"${work}/serve.out" 2>"${work}/serve.err" &
-serve_pid=$!
-port=""
-for _ in $(seq 100); do
-  line="$(head -n 1 "${work}/serve.out" 2>/dev/null)"
-  if [[ "${line}" =~ ^listening\ on\ 127\.0\.0\.1:([0-9]+)$ ]]; then
-    port="${BASH_REMATCH[1]}"
-    break
-  fi
-  sleep 0.1
-done
+# start_serve FILE PORT: `hurray serve FILE --port PORT` in the background;
+# sets serve_pid, and port to the bound port ("" if it did not start).
+start_serve() {
+  "${hurray}" serve "$1" --port "$2" >"${work}/serve.out" 2>"${work}/serve.err" &
+  serve_pid=$!
+  port=""
+  for _ in $(seq 100); do
+    line="$(head -n 1 "${work}/serve.out" 2>/dev/null)"
+    if [[ "${line}" =~ ^listening\ on\ 127\.0\.0\.1:([0-9]+)$ ]]; then
+      port="${BASH_REMATCH[1]}"
+      return
+    fi
+    sleep 0.1
+  done
+}
+stop_serve() {
+  kill "${serve_pid}" 2>/dev/null
+  wait "${serve_pid}" 2>/dev/null
+}
+
+start_serve mixed.hrry 0
 if [[ -z "${port}" ]]; then
   fail "hurray serve did not start: $(cat "${work}/serve.err")"
 else
@@ -205,8 +215,44 @@ else
   expect_rc 2 "tcp:// resumed against changed data"
   expect_contains "${err}" "refusing to resume" "tcp:// changed data"
 fi
-kill "${serve_pid}" 2>/dev/null
-wait "${serve_pid}" 2>/dev/null
+stop_serve
+
+# --- Network resume bound to the server's file (issue 13): the state records
+# what the server says identifies it (hurray:identity); a resumed run against
+# another file is refused before anything is fetched, even when the last
+# completed tensor is the same. ---------------------------------------------------
+
+cp mixed.hrry served.hrry
+start_serve served.hrry 0
+id_port="${port}"
+if [[ -z "${id_port}" ]]; then
+  fail "hurray serve did not start: $(cat "${work}/serve.err")"
+else
+  url="tcp://127.0.0.1:${id_port}/bias,layers.0.q_proj,nope"
+  run ingest "${url}" --dequant out_id --resume istate
+  expect_rc 2 "tcp:// identity: first run stops at the unknown name"
+  grep -q '^server ' istate || fail "tcp:// identity: the state has no server line"
+  stop_serve
+  # The same file served again: the identity matches, the run goes on.
+  start_serve served.hrry "${id_port}"
+  [[ "${port}" == "${id_port}" ]] || fail "hurray serve did not restart on ${id_port}"
+  run ingest "${url}" --dequant out_id --resume istate
+  expect_rc 2 "tcp:// identity: same file"
+  expect_contains "${err}" "UNKNOWN_TENSOR" "tcp:// identity: same file resumes"
+  stop_serve
+  # A copy of the same bytes (another inode and mtime) is another file.
+  cp served.hrry served.new && mv served.new served.hrry
+  before="$(cd out_id && ls -la --time-style=full-iso . && cksum ./*)"
+  start_serve served.hrry "${id_port}"
+  run ingest "${url}" --dequant out_id --resume istate
+  expect_rc 2 "tcp:// identity: another file"
+  expect_contains "${err}" "server's file changed" "tcp:// identity: another file"
+  [[ "${err}" != *UNKNOWN_TENSOR* ]] ||
+    fail "tcp:// identity: another file was fetched from: ${err}"
+  after="$(cd out_id && ls -la --time-style=full-iso . && cksum ./*)"
+  [[ "${before}" == "${after}" ]] || fail "tcp:// identity: OUT changed"
+  stop_serve
+fi
 
 # --- Deadlines (issue 13): a FIFO whose writer never writes. ---------------------
 

@@ -389,14 +389,18 @@ absl::StatusOr<std::unique_ptr<stream::NetClientSession>> MakeNetConsumer(
 
 namespace {
 
-// Keeps the bytes of the listing tensor's data buffer (bounded).
+// Keeps the bytes of a tensor's data buffer (bounded): the listing, the
+// identity.
 class ListingSink : public stream::IngestSink {
  public:
+  ListingSink(absl::string_view what, size_t max_bytes)
+      : what_(what), max_bytes_(max_bytes) {}
   absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t,
                              absl::Span<const uint8_t> piece) override {
     if (buffer_index != 0) return absl::OkStatus();
-    if (bytes.size() + piece.size() > kMaxListingBytes) {
-      status_ = absl::ResourceExhaustedError("the tensor list is too large");
+    if (bytes.size() + piece.size() > max_bytes_) {
+      status_ = absl::ResourceExhaustedError(absl::StrCat(
+          "the server's ", what_, " is over ", max_bytes_, " bytes"));
       return status_;
     }
     bytes.insert(bytes.end(), piece.begin(), piece.end());
@@ -408,6 +412,8 @@ class ListingSink : public stream::IngestSink {
   std::vector<uint8_t> bytes;
 
  private:
+  std::string what_;
+  size_t max_bytes_;
   absl::Status status_;
 };
 
@@ -415,7 +421,7 @@ class ListingSink : public stream::IngestSink {
 absl::StatusOr<std::vector<std::string>> FetchNames(
     const stream::LoadSource& source, const ParseOptions& options,
     const NetLimits& limits, const stream::LoaderOptions& lo) {
-  ListingSink sink;
+  ListingSink sink("tensor list", ListingSink::kMaxListingBytes);
   absl::StatusOr<std::unique_ptr<stream::NetClientSession>> c =
       MakeNetConsumer({std::string(stream::kListKey)}, options, &sink, limits);
   if (!c.ok()) return c.status();
@@ -423,6 +429,31 @@ absl::StatusOr<std::vector<std::string>> FetchNames(
   const stream::LoadResult r = loader.Run(source, c->get());
   if (!r.status.ok()) return r.status;
   return stream::ParseTensorList(sink.bytes);
+}
+
+// What the server says identifies the file it serves (the `hurray:identity`
+// key, docs/network.md § Identity); nullopt when it does not say (ERROR
+// UNKNOWN_TENSOR: another server, or an older one).
+absl::StatusOr<std::optional<std::string>> FetchIdentity(
+    const stream::LoadSource& source, const ParseOptions& options,
+    const NetLimits& limits, const stream::LoaderOptions& lo) {
+  ListingSink sink("identity", stream::kMaxServerIdentityBytes);
+  absl::StatusOr<std::unique_ptr<stream::NetClientSession>> c = MakeNetConsumer(
+      {std::string(stream::kIdentityKey)}, options, &sink, limits);
+  if (!c.ok()) return c.status();
+  stream::Loader loader(lo);
+  const stream::LoadResult r = loader.Run(source, c->get());
+  if (r.status.code() == absl::StatusCode::kNotFound) {
+    return std::optional<std::string>();
+  }
+  if (!r.status.ok()) return r.status;
+  std::string id(sink.bytes.begin(), sink.bytes.end());
+  if (!stream::IsServerIdentity(id)) {
+    return absl::DataLossError(
+        "the server's identity (hurray:identity) is not printable ASCII of "
+        "1 to 1024 bytes");
+  }
+  return std::optional<std::string>(std::move(id));
 }
 
 }  // namespace
@@ -779,6 +810,11 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     }
   }
 
+  // tcp:// with a resume state: what the server says identifies its file
+  // (fetched below, before anything is requested), recorded in the state and
+  // compared on resume.
+  std::optional<std::string> server_id;
+
   stream::FileOptions options;
   options.parse = a.options;
   absl::Status state_error;
@@ -836,6 +872,28 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
             "ingest", "names in the tcp:// URL and --tensors: give one", err);
       }
       net_names = a.tensors;
+    }
+    if (a.state_file.has_value()) {
+      stream::LoaderOptions lo;
+      lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
+      lo.connect_timeout_seconds = a.connect_timeout;
+      absl::StatusOr<std::optional<std::string>> id =
+          FetchIdentity(source, a.options, a.net_limits, lo);
+      if (!id.ok()) return fail(id.status());
+      server_id = *std::move(id);
+      // A state that recorded the server's identity resumes only against
+      // the same file; one without (an older client, or a server that does
+      // not say) is checked by its last key alone (below).
+      if (resumed.has_value() && resumed->server.has_value() &&
+          server_id != resumed->server) {
+        return fail(absl::FailedPreconditionError(absl::StrCat(
+            "the server's file changed since the resume state was written "
+            "(hurray:identity was '",
+            *resumed->server, "', is ",
+            server_id.has_value() ? absl::StrCat("'", *server_id, "'")
+                                  : "not given",
+            "): refusing to resume; remove the state file to start over")));
+      }
     }
     if (resumed.has_value()) {
       net_names = resumed->remaining_names;
@@ -923,6 +981,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     st.source = a.source;
     st.out_dir = a.out_dir.value_or("");
     st.outputs = outputs;
+    st.server = server_id;
     st.remaining_names.assign(net_names.begin() + keys_saved, net_names.end());
     // The records of the completed keys only (a key's members may be
     // complete while the key is not).

@@ -110,12 +110,23 @@ int RunServe(absl::Span<const std::string> args, std::ostream& out,
   }
   if (path.empty()) return UsageError("serve", "no file to serve", err);
 
+  // The identity resumed clients compare (docs/network.md § Identity): the
+  // file as it was before and after it was opened, else it was replaced
+  // meanwhile.
+  const absl::StatusOr<std::string> before = stream::StatIdentity(path);
   auto file = stream::HrryFile::Open(path, file_options);
   if (!file.ok()) {
     const auto rule = RuleIdOf(file.status());
     err << "hurray serve: " << path << ": " << file.status().message() << "\n";
     return rule.has_value() ? kExitRejected : kExitError;
   }
+  const absl::StatusOr<std::string> after = stream::StatIdentity(path);
+  if (!before.ok() || !after.ok() || *before != *after) {
+    err << "hurray serve: " << path
+        << ": the file changed while it was opened\n";
+    return kExitError;
+  }
+  config.session.identity = stream::ServedFileIdentity(*after, **file);
   if (config.max_connections > stream::DefaultMaxConnections()) {
     // Accepting fails (and is retried) when no descriptor is left.
     err << "hurray serve: warning: --max-connections " << config.max_connections

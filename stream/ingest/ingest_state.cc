@@ -19,10 +19,11 @@
 namespace hurray::stream {
 namespace {
 
-// Version 3 (issue 16) adds the "part" and "more" lines of a sparse tensor
-// kept as its arrays; version 2 files (no such lines, every record has one
-// output) are still read as they are.
-constexpr absl::string_view kMagic = "hurray-ingest-state 3";
+// Version 4 adds the "server" line (the tcp:// server's identity, issue
+// 13); version 3 (issue 16) the "part" and "more" lines of a sparse tensor
+// kept as its arrays. Versions 2 and 3 are still read as they are.
+constexpr absl::string_view kMagic = "hurray-ingest-state 4";
+constexpr absl::string_view kMagicV3 = "hurray-ingest-state 3";
 constexpr absl::string_view kMagicV2 = "hurray-ingest-state 2";
 // The main output of a kept sparse tensor: "<name>.values<suffix>".
 constexpr absl::string_view kValuesPart = ".values";
@@ -221,6 +222,15 @@ absl::Status CheckRecords(const IngestState& st) {
 
 }  // namespace
 
+bool IsServerIdentity(absl::string_view id) {
+  if (id.empty() || id.size() > kMaxServerIdentityBytes) return false;
+  for (char ch : id) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (b < 0x20 || b > 0x7e) return false;
+  }
+  return true;
+}
+
 std::string SerializeState(const IngestState& st) {
   std::string text = absl::StrCat(kMagic, "\n");
   const Checkpoint& c = st.checkpoint;
@@ -237,6 +247,9 @@ std::string SerializeState(const IngestState& st) {
   if (st.http.has_value()) {
     absl::StrAppend(&text, "http ", Hex(st.http->validator), " ", st.http->size,
                     "\n");
+  }
+  if (st.server.has_value()) {
+    absl::StrAppend(&text, "server ", Hex(*st.server), "\n");
   }
   absl::StrAppend(&text, "format ", static_cast<int>(c.format), "\n");
   absl::StrAppend(&text, "offset ", c.offset, "\n");
@@ -275,7 +288,7 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
   IngestState st;
   Checkpoint& c = st.checkpoint;
   std::set<std::string> seen;  // keys that may appear once
-  bool first = true, ended = false, v2 = false;
+  bool first = true, ended = false, v2 = false, before_v4 = false;
   uint64_t more_lines = 0;
   while (!text.empty()) {
     if (ended) return Bad("bytes after 'end'");
@@ -285,8 +298,11 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
     text.remove_prefix(nl + 1);
     if (line.size() > kMaxLineBytes) return Bad("a line is too long");
     if (first) {
-      if (line != kMagic && line != kMagicV2) return Bad("no header line");
+      if (line != kMagic && line != kMagicV3 && line != kMagicV2) {
+        return Bad("no header line");
+      }
       v2 = line == kMagicV2;
+      before_v4 = line != kMagic;
       first = false;
       continue;
     }
@@ -330,6 +346,10 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
         if (b < 0x20 || b > 0x7e) return Bad("bad http validator");
       }
       st.http = HttpValidator{std::move(s), v[0]};
+    } else if (key == "server" && f.size() == 2 && !before_v4 &&
+               Unhex(f[1], &s)) {
+      if (!IsServerIdentity(s)) return Bad("bad server identity");
+      st.server = std::move(s);
     } else if (key == "format" && f.size() == 2 && num(1, &v[0]) &&
                (v[0] == static_cast<uint64_t>(SourceFormat::kStream) ||
                 v[0] == static_cast<uint64_t>(SourceFormat::kHrry))) {
@@ -428,6 +448,9 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
     return Bad("file checkpoint fields in a stream checkpoint");
   }
   if (st.records.size() != c.tensors) return Bad("record count");
+  if (st.server.has_value() && !absl::StartsWith(st.source, "tcp://")) {
+    return Bad("a server identity for a source other than tcp://");
+  }
   absl::Status s = CheckRecords(st);
   if (!s.ok()) return s;
   return st;

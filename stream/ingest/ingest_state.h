@@ -12,9 +12,12 @@
 //     strong ETag, else its Last-Modified date) and size: a resumed run
 //     asks for the rest with Range and If-Range, so a changed object is
 //     refused, never spliced (stream/ingest/http_body.h, issue 15);
-//   the network: the tensor names still to fetch, and for each completed
-//     tensor the CRC-32C of its data (a resumed run fetches the last
-//     completed key again and compares, stream/resume_check_sink.h);
+//   the network: the tensor names still to fetch, what the server said
+//     identifies its file (the `hurray:identity` key, docs/network.md
+//     § Identity; a resumed run asks again and refuses another answer), and
+//     for each completed tensor the CRC-32C of its data (a resumed run
+//     fetches the last completed key again and compares,
+//     stream/resume_check_sink.h);
 //   both: the summary records of the completed tensors, each output with
 //     its CRC-32C (checked by DequantSink::Preload before a resumed run);
 //     a sparse tensor kept as its arrays (issue 16) has a "part" line
@@ -23,9 +26,11 @@
 //     CRC-32C), each checked on resume like the main output.
 //
 // The file is text, one field per line ("key value"), strings hex-encoded.
-// Its first line is "hurray-ingest-state 3"; a version 2 file (written
-// before issue 16: no "part" or "more" lines) is read as it is, since every
-// record of it has one output; "part" and "more" lines in it are refused.
+// Its first line is "hurray-ingest-state 4". Older versions are read as
+// they are: version 3 (before the server identity: no "server" line) and
+// version 2 (before issue 16: no "part" or "more" lines either, every
+// record has one output); the lines their version did not have are refused
+// in them.
 // SaveState writes it through a temp of its directory and renames it over
 // STATE_FILE (stream/safe_output_dir.h: a symlink there is replaced, never
 // written through; a crash leaves the old or the new state, never a torn
@@ -77,6 +82,12 @@ struct HttpValidator {
 };
 inline constexpr size_t kMaxValidatorBytes = 1024;
 
+// A server's identity (docs/network.md § Identity): 1 to
+// kMaxServerIdentityBytes bytes of printable ASCII (it is printed in
+// errors).
+inline constexpr size_t kMaxServerIdentityBytes = 1024;
+bool IsServerIdentity(absl::string_view id);
+
 struct IngestState {
   // The SOURCE argument and --dequant directory of the run that wrote it: a
   // rerun must name the same ones.
@@ -89,6 +100,8 @@ struct IngestState {
   std::optional<SourceIdentity> identity;
   // HTTP(S) sources: the object the checkpoint belongs to.
   std::optional<HttpValidator> http;
+  // tcp:// sources: what the server said identifies its file, when it did.
+  std::optional<std::string> server;
   Checkpoint checkpoint;
   std::vector<std::string> remaining_names;  // network sources
   std::vector<TensorRecord> records;

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/escaping.h"
@@ -373,7 +374,7 @@ TEST(IngestState, KeptSparseLinesAreCheckedStrictly) {
             {".crd_0", "", ".hurray-1-0123456789abcdef-2.kept", 10}};
   st.records.push_back(p);
   const std::string good = SerializeState(st);
-  ASSERT_TRUE(absl::StartsWith(good, "hurray-ingest-state 3\n"));
+  ASSERT_TRUE(absl::StartsWith(good, "hurray-ingest-state 4\n"));
   const absl::StatusOr<IngestState> back = ParseState(good);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(SerializeState(*back), good);
@@ -508,7 +509,7 @@ TEST(IngestState, KeptSparseLinesAreCheckedStrictly) {
       {"empty part", absl::StrReplaceAll(good, {{part_line, "part -\n"}})},
       {"part and more in a version 2 file",
        absl::StrReplaceAll(
-           good, {{"hurray-ingest-state 3", "hurray-ingest-state 2"}})},
+           good, {{"hurray-ingest-state 4", "hurray-ingest-state 2"}})},
   };
   for (const auto& [why, text] : bad_text) {
     ASSERT_NE(text, good) << why;
@@ -528,7 +529,7 @@ TEST(IngestState, KeptSparseLinesAreCheckedStrictly) {
   v2.records[1].name.clear();
   v2.records[1].output = "tensor_1.npy";
   const std::string v2_text = absl::StrReplaceAll(
-      SerializeState(v2), {{"hurray-ingest-state 3", "hurray-ingest-state 2"}});
+      SerializeState(v2), {{"hurray-ingest-state 4", "hurray-ingest-state 2"}});
   ASSERT_TRUE(absl::StartsWith(v2_text, "hurray-ingest-state 2\n"));
   const absl::StatusOr<IngestState> old = ParseState(v2_text);
   ASSERT_TRUE(old.ok()) << old.status();
@@ -641,7 +642,7 @@ TEST(IngestState, RefusesWhatSaveStateWouldNotWrite) {
            {{"source 696e\n",
              absl::StrCat("source ", std::string(2 * kMaxStateString + 2, 'a'),
                           "\n")}})},
-      {"version 1", absl::StrReplaceAll(good, {{"hurray-ingest-state 3",
+      {"version 1", absl::StrReplaceAll(good, {{"hurray-ingest-state 4",
                                                 "hurray-ingest-state 1"}})},
   };
   for (const auto& [why, text] : bad) {
@@ -731,6 +732,70 @@ TEST(IngestState, HttpValidatorRoundTripsAndIsPrintableOnly) {
               absl::StatusCode::kInvalidArgument)
         << absl::CHexEscape(bad_line);
   }
+}
+
+TEST(IngestState, ServerIdentityRoundTripsAndIsCheckedStrictly) {
+  IngestState st;
+  st.source = "tcp://127.0.0.1:7420/a,b";
+  st.checkpoint.format = SourceFormat::kStream;
+  st.server = "hrry dev=2049 ino=77 size=4096 mtime_ns=1 index_crc32c=0badf00d";
+  const std::string good = SerializeState(st);
+  ASSERT_TRUE(absl::StartsWith(good, "hurray-ingest-state 4\n"));
+  absl::StatusOr<IngestState> back = ParseState(good);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE(back->server.has_value());
+  EXPECT_EQ(*back->server, *st.server);
+  EXPECT_EQ(SerializeState(*back), good);
+  // Optional: a server that did not say.
+  st.server.reset();
+  back = ParseState(SerializeState(st));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->server.has_value());
+  // A version 3 state (before the line existed) is read as it is.
+  back = ParseState(absl::StrReplaceAll(
+      SerializeState(st),
+      {{"hurray-ingest-state 4", "hurray-ingest-state 3"}}));
+  ASSERT_TRUE(back.ok()) << back.status();
+
+  const std::string line = absl::StrCat(
+      "server ",
+      absl::BytesToHexString("hrry dev=2049 ino=77 size=4096 mtime_ns=1 "
+                             "index_crc32c=0badf00d"),
+      "\n");
+  ASSERT_NE(good.find(line), std::string::npos);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"control byte (it is printed in errors)",
+       absl::StrReplaceAll(
+           good,
+           {{line, absl::StrCat("server ", absl::BytesToHexString("a\x1b[2Jb"),
+                                "\n")}})},
+      {"empty", absl::StrReplaceAll(good, {{line, "server -\n"}})},
+      {"over the bound",
+       absl::StrReplaceAll(
+           good, {{line, absl::StrCat("server ",
+                                      absl::BytesToHexString(std::string(
+                                          kMaxServerIdentityBytes + 1, 'a')),
+                                      "\n")}})},
+      {"twice", absl::StrReplaceAll(good, {{line, line + line}})},
+      {"in a version 3 state",
+       absl::StrReplaceAll(
+           good, {{"hurray-ingest-state 4", "hurray-ingest-state 3"}})},
+      {"for a file source",
+       absl::StrReplaceAll(
+           good,
+           {{absl::StrCat("source ", absl::BytesToHexString(st.source)),
+             absl::StrCat("source ", absl::BytesToHexString("m.hrry"))}})},
+  };
+  for (const auto& [why, text] : bad) {
+    ASSERT_NE(text, good) << why << ": the edit did not apply";
+    EXPECT_EQ(ParseState(text).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << why;
+  }
+  EXPECT_TRUE(IsServerIdentity("x"));
+  EXPECT_FALSE(IsServerIdentity(""));
+  EXPECT_FALSE(IsServerIdentity("a\nb"));
+  EXPECT_FALSE(IsServerIdentity("\xc3\xa9"));
 }
 
 TEST(IngestState, RefusesExtentsOutOfOrder) {

@@ -97,6 +97,10 @@ namespace hurray::stream {
 // The tensor key our server answers with the list of its tensor names
 // (docs/network.md § Listing), unless the file has a tensor of that name.
 inline constexpr absl::string_view kListKey = "hurray:list";
+// The tensor key our server answers with what identifies the file it
+// serves (docs/network.md § Identity), unless the file has a tensor of that
+// name: printable ASCII, at most 1024 bytes.
+inline constexpr absl::string_view kIdentityKey = "hurray:identity";
 
 struct NetClientOptions {
   // Mode (strict/permissive), descriptor limits, agreed private values.

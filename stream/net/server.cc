@@ -1,10 +1,12 @@
 #include "stream/net/server.h"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
 #include <boost/asio.hpp>
+#include <cerrno>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "stream/net/admission.h"
 #include "stream/net/message.h"
@@ -63,6 +66,26 @@ uint32_t DefaultMaxConnections() {
   const uint64_t soft = r.rlim_cur;
   const uint64_t n = soft > 2 * kReserve ? soft - kReserve : soft / 2;
   return static_cast<uint32_t>(std::clamp<uint64_t>(n, 1, kMax));
+}
+
+absl::StatusOr<std::string> StatIdentity(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("stat ", path));
+  }
+  const int64_t mtime_ns =
+      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return absl::StrCat("dev=", static_cast<uint64_t>(st.st_dev),
+                      " ino=", static_cast<uint64_t>(st.st_ino),
+                      " size=", static_cast<uint64_t>(st.st_size),
+                      " mtime_ns=", mtime_ns);
+}
+
+std::string ServedFileIdentity(absl::string_view stat_identity,
+                               const HrryFile& file) {
+  return absl::StrCat(
+      "hrry ", stat_identity, " index_crc32c=",
+      absl::Hex(file.geometry().trailer.index_crc32c, absl::kZeroPad8));
 }
 
 class NetServer::Impl {

@@ -43,6 +43,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "stream/container/hrry_mmap.h"
 #include "stream/net/server_session.h"
 
@@ -69,6 +71,16 @@ struct NetServerConfig {
 // The soft RLIMIT_NOFILE minus a reserve for the listener, the file and the
 // process's other descriptors (at least 1, at most 65536).
 uint32_t DefaultMaxConnections();
+
+// What `hurray serve` answers for kIdentityKey (docs/network.md
+// § Identity): "hrry dev=D ino=I size=S mtime_ns=M index_crc32c=XXXXXXXX".
+// StatIdentity is the stat(2) part for `path`; the caller takes it before
+// and after HrryFile::Open and refuses to serve if they differ (the file was
+// replaced while it was opened). ServedFileIdentity appends the file's index
+// CRC-32C (its trailer, file-format.md).
+absl::StatusOr<std::string> StatIdentity(const std::string& path);
+std::string ServedFileIdentity(absl::string_view stat_identity,
+                               const HrryFile& file);
 
 class NetServer {
  public:

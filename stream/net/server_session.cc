@@ -328,7 +328,7 @@ class NetServerSession::Impl : public net::FrameHandler {
     Request q = std::move(requests_.front());
     requests_.pop_front();
     tensors_.clear();
-    list_ = false;
+    synthetic_ = nullptr;
     const IndexEntry* e = file_->Find(q.key);
     if (e != nullptr) {
       if (!Flatten(e)) {
@@ -337,8 +337,15 @@ class NetServerSession::Impl : public net::FrameHandler {
         return;
       }
     } else if (q.key == kListKey) {
-      list_ = true;
-      if (list_bytes_.empty() && list_descriptor_.empty()) BuildList();
+      if (list_.descriptor.empty())
+        list_ = MakeBytesTensor(TensorListBytes(*file_));
+      synthetic_ = &list_;
+    } else if (q.key == kIdentityKey && !options_.identity.empty()) {
+      if (identity_.descriptor.empty()) {
+        identity_ = MakeBytesTensor(std::vector<uint8_t>(
+            options_.identity.begin(), options_.identity.end()));
+      }
+      synthetic_ = &identity_;
     } else {
       SendErrorNow(q.stream, net::ErrorCode::kUnknownTensor,
                    absl::StrCat("no tensor named '",
@@ -374,19 +381,27 @@ class NetServerSession::Impl : public net::FrameHandler {
     return true;
   }
 
-  void BuildList() {
-    list_bytes_ = TensorListBytes(*file_);
+  // A tensor of ours that is not in the file (the listing, the identity):
+  // 1-D uint8, row-major, one buffer holding `bytes`.
+  struct BytesTensor {
+    std::vector<uint8_t> bytes;
+    std::vector<uint8_t> descriptor;  // empty if it could not be encoded
+  };
+  BytesTensor MakeBytesTensor(std::vector<uint8_t> bytes) {
+    BytesTensor t;
+    t.bytes = std::move(bytes);
     TensorDescriptor& d = *scratch_;
     ResetDescriptor(&d);
     d.type_tag = 0x11;  // uint8
     d.layout_tag = layout_tag::kRowMajor;
     d.rank = 1;
-    d.shape[0] = list_bytes_.size();
+    d.shape[0] = t.bytes.size();
     d.buffer_count = 1;
     d.buffers[0] = BufferHandle();
-    d.buffers[0].byte_size = list_bytes_.size();
-    auto bytes = Encode(d);
-    if (bytes.ok()) list_descriptor_ = *std::move(bytes);
+    d.buffers[0].byte_size = t.bytes.size();
+    auto encoded = Encode(d);
+    if (encoded.ok()) t.descriptor = *std::move(encoded);
+    return t;
   }
 
   void EndJob() {
@@ -397,9 +412,9 @@ class NetServerSession::Impl : public net::FrameHandler {
   // Loads the next tensor of the job: descriptor bytes and buffer views.
   bool LoadTensor() {
     buffers_.clear();
-    if (list_) {
-      descriptor_ = list_descriptor_;
-      buffers_.push_back(list_bytes_);
+    if (synthetic_ != nullptr) {
+      descriptor_ = synthetic_->descriptor;
+      buffers_.push_back(synthetic_->bytes);
       return !descriptor_.empty();
     }
     const IndexEntry& e = *tensors_[next_tensor_];
@@ -418,7 +433,7 @@ class NetServerSession::Impl : public net::FrameHandler {
 
   // Appends the next message of the response to ctrl_ (and parts_).
   void NextFrame() {
-    const size_t count = list_ ? 1 : tensors_.size();
+    const size_t count = synthetic_ != nullptr ? 1 : tensors_.size();
     switch (step_) {
       case Step::kDescriptor: {
         if (!LoadTensor()) {
@@ -512,7 +527,7 @@ class NetServerSession::Impl : public net::FrameHandler {
   // The response in progress.
   bool job_active_ = false;
   uint32_t job_stream_ = 0;
-  bool list_ = false;
+  const BytesTensor* synthetic_ = nullptr;  // the job serves this one
   std::vector<const IndexEntry*> tensors_;
   size_t next_tensor_ = 0;
   Step step_ = Step::kDescriptor;
@@ -523,8 +538,8 @@ class NetServerSession::Impl : public net::FrameHandler {
   size_t buffer_ = 0;
   uint64_t in_buffer_ = 0;
   uint64_t tensors_sent_ = 0;
-  std::vector<uint8_t> list_bytes_;
-  std::vector<uint8_t> list_descriptor_;
+  BytesTensor list_;      // built on the first request
+  BytesTensor identity_;  // idem
 };
 
 NetServerSession::NetServerSession(const HrryFile* file,

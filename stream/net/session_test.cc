@@ -206,6 +206,39 @@ TEST_F(NetSessionTest, ListingConvention) {
   EXPECT_FALSE(ParseTensorList(std::vector<uint8_t>{5, 0, 0, 0, 'a'}).ok());
 }
 
+TEST_F(NetSessionTest, IdentityConvention) {
+  // Answered with the configured bytes, as a 1-D uint8 tensor.
+  NetServerOptions so;
+  so.identity = "hrry dev=1 ino=2 size=3 mtime_ns=4 index_crc32c=00000005";
+  RecordingSink sink;
+  auto run = testing::RunInMemory(
+      *file_, ClientOptions({std::string(kIdentityKey)}), &sink, 7, &so);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  ASSERT_EQ(sink.tensors.size(), 1u);
+  EXPECT_EQ(sink.tensors[0].descriptor.type_tag, 0x11);
+  EXPECT_EQ(sink.tensors[0].descriptor.rank, 1u);
+  EXPECT_EQ(sink.tensors[0].descriptor.shape[0], so.identity.size());
+  EXPECT_EQ(std::string(sink.tensors[0].buffers[0].begin(),
+                        sink.tensors[0].buffers[0].end()),
+            so.identity);
+  // Twice on one connection, after the listing: the same bytes.
+  RecordingSink again;
+  run = testing::RunInMemory(
+      *file_,
+      ClientOptions({std::string(kIdentityKey), std::string(kListKey),
+                     std::string(kIdentityKey)}),
+      &again, 1 << 20, &so);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  ASSERT_EQ(again.tensors.size(), 3u);
+  EXPECT_EQ(again.tensors[2].buffers[0], again.tensors[0].buffers[0]);
+  // Without an identity the key is unknown (what a resumed client takes for
+  // "this server does not say").
+  RecordingSink none;
+  run = testing::RunInMemory(*file_, ClientOptions({std::string(kIdentityKey)}),
+                             &none);
+  EXPECT_EQ(run.status.code(), absl::StatusCode::kNotFound) << run.status;
+}
+
 TEST_F(NetSessionTest, UnknownTensorIsAFailedStatusNamingKeyAndCode) {
   RecordingSink sink;
   const auto run =

@@ -93,8 +93,10 @@ std::vector<uint8_t> Serve(NetServerSession* server,
 }
 
 InMemoryRun RunInMemory(const HrryFile& file, const NetClientOptions& options,
-                        TensorSink* sink, size_t chunk) {
-  NetServerOptions so;
+                        TensorSink* sink, size_t chunk,
+                        const NetServerOptions* server_options) {
+  const NetServerOptions so =
+      server_options != nullptr ? *server_options : NetServerOptions();
   NetServerSession server(&file, so);
   NetClientSession client(options, sink);
   InMemoryRun run;

@@ -54,14 +54,16 @@ std::vector<uint8_t> Serve(NetServerSession* server,
                            absl::Span<const uint8_t> input);
 
 // Runs a client against a server in memory, the server's bytes fed to the
-// client in `chunk`-byte pieces. Returns the client's final status.
+// client in `chunk`-byte pieces (the server with `server_options`, default
+// ones when null). Returns the client's final status.
 struct InMemoryRun {
   absl::Status status;
   bool satisfied = false;
   std::vector<uint8_t> server_bytes;  // everything the server sent
 };
 InMemoryRun RunInMemory(const HrryFile& file, const NetClientOptions& options,
-                        TensorSink* sink, size_t chunk = 1 << 20);
+                        TensorSink* sink, size_t chunk = 1 << 20,
+                        const NetServerOptions* server_options = nullptr);
 
 // The bytes a server would send in answer to `keys` (the whole
 // conversation's server side), for feeding a client at chosen split points.
