@@ -9,6 +9,7 @@
 # written. Crash inputs are kept in fuzz/findings/TARGET/ (git-ignored).
 # FUZZ_CORPUS=DIR starts from DIR instead of corpus/TARGET/.
 # FUZZ_PACKAGE=PKG builds //PKG:TARGET (default fuzz; e.g. capi).
+# FUZZ_BIN_DIR=DIR takes DIR/PKG/TARGET instead of building it.
 # FUZZ_SEED=N (default 1) fixes libFuzzer's seed, so a CI run repeats the
 # same mutations and a red smoke reproduces; 0 draws a new seed (campaigns,
 # fuzz/campaign.sh, are where new inputs are searched for).
@@ -39,8 +40,16 @@ for d in "${pkg}/${target}.dict" "fuzz/${target}.dict" "fuzz/${target%_fuzz}.dic
   fi
 done
 
-bazel build --config=fuzz "//${pkg}:${target}" || exit 1
-bin="$(bazel info --config=fuzz bazel-bin)/${pkg}/${target}"
+# FUZZ_BIN_DIR: the bazel-bin of an earlier `bazel build --config=fuzz`
+# of this target (tools/test.sh builds every target once, then runs the
+# smokes side by side without the Bazel server's lock between them).
+if [[ -n "${FUZZ_BIN_DIR:-}" ]]; then
+  bin="${FUZZ_BIN_DIR}/${pkg}/${target}"
+  [[ -x "${bin}" ]] || { echo "run_smoke: no ${bin}" >&2; exit 1; }
+else
+  bazel build --config=fuzz "//${pkg}:${target}" || exit 1
+  bin="$(bazel info --config=fuzz bazel-bin)/${pkg}/${target}"
+fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The README's second command: install what is missing, build everything and
 # run every test — the unit, rule, corpus and replay tests, the same suite
-# under AddressSanitizer + UndefinedBehaviorSanitizer (one build), and a short
-# libFuzzer smoke run of every fuzz target from its committed corpus.
+# under AddressSanitizer + UndefinedBehaviorSanitizer (one build; the corpus
+# replays are left to the next step, .bazelrc), and a short libFuzzer smoke
+# run of every fuzz target (clang ASan + UBSan) that first runs every seed
+# of its committed corpus.
 # Idempotent.
 #
 # FUZZ_SECONDS (default 20) sets the smoke run per target; 0 skips it.
+# FUZZ_JOBS (default: the number of CPUs) smokes run at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,12 +31,39 @@ run bazel test --config=sanitize //...
 findings=()
 fuzz_seconds="${FUZZ_SECONDS:-20}"
 if [[ "${fuzz_seconds}" != 0 ]]; then
-  for target in $(bazel query 'attr(tags, "fuzz_target", //fuzz:all + //capi:all)' 2>/dev/null); do
+  mapfile -t targets < <(bazel query \
+    'attr(tags, "fuzz_target", //fuzz:all + //capi:all)' 2>/dev/null)
+  # Every target in one build (its compiles and links run in parallel), then
+  # the smokes side by side, one per core: each is one process.
+  echo "== fuzz build: ${#targets[@]} targets (--config=fuzz)"
+  fuzz_bin=""
+  if bazel build --config=fuzz "${targets[@]}"; then
+    fuzz_bin="$(bazel info --config=fuzz bazel-bin)"
+  fi
+  smoke_logs="$(mktemp -d)"
+  trap 'rm -f "${log}"; rm -rf "${smoke_logs}"' EXIT
+  parallel="${FUZZ_JOBS:-$(nproc)}"
+  for target in "${targets[@]}"; do
+    [[ -n "${fuzz_bin}" ]] || break
+    name="${target##*:}"
+    pkg="${target%%:*}"
+    pkg="${pkg#//}"
+    while (($(jobs -rp | wc -l) >= parallel)); do wait -n; done
+    (
+      FUZZ_BIN_DIR="${fuzz_bin}" FUZZ_PACKAGE="${pkg}" \
+        bash fuzz/run_smoke.sh "${name}" "${fuzz_seconds}" \
+        >"${smoke_logs}/${name}.log" 2>&1
+      echo $? >"${smoke_logs}/${name}.rc"
+    ) &
+  done
+  wait
+  for target in "${targets[@]}"; do
     name="${target##*:}"
     pkg="${target%%:*}"
     pkg="${pkg#//}"
     echo "== fuzz smoke: //${pkg}:${name} (${fuzz_seconds}s)"
-    if FUZZ_PACKAGE="${pkg}" bash fuzz/run_smoke.sh "${name}" "${fuzz_seconds}"; then
+    cat "${smoke_logs}/${name}.log" 2>/dev/null
+    if [[ "$(cat "${smoke_logs}/${name}.rc" 2>/dev/null)" == 0 ]]; then
       echo "//${pkg}:${name}_smoke PASSED" | tee -a "${log}"
     else
       echo "//${pkg}:${name}_smoke FAILED" | tee -a "${log}"
