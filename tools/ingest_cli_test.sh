@@ -163,10 +163,12 @@ expect_contains "${err}" "npy/auto" "--resume with another --format: says which"
 # start_serve FILE PORT: `hurray serve FILE --port PORT` in the background;
 # sets serve_pid, and port to the bound port ("" if it did not start).
 start_serve() {
+  rm -f "${work}/serve.out"  # never an earlier server's line
   "${hurray}" serve "$1" --port "$2" >"${work}/serve.out" 2>"${work}/serve.err" &
   serve_pid=$!
   port=""
   for _ in $(seq 100); do
+    kill -0 "${serve_pid}" 2>/dev/null || return
     line="$(head -n 1 "${work}/serve.out" 2>/dev/null)"
     if [[ "${line}" =~ ^listening\ on\ 127\.0\.0\.1:([0-9]+)$ ]]; then
       port="${BASH_REMATCH[1]}"

@@ -407,6 +407,7 @@ class ListingSink : public stream::IngestSink {
     return absl::OkStatus();
   }
   absl::Status status() const override { return status_; }
+  bool overflowed() const { return !status_.ok(); }
 
   static constexpr size_t kMaxListingBytes = size_t{64} << 20;
   std::vector<uint8_t> bytes;
@@ -432,8 +433,10 @@ absl::StatusOr<std::vector<std::string>> FetchNames(
 }
 
 // What the server says identifies the file it serves (the `hurray:identity`
-// key, docs/network.md § Identity); nullopt when it does not say (ERROR
-// UNKNOWN_TENSOR: another server, or an older one).
+// key, docs/network.md § Identity); nullopt when it does not say: ERROR
+// UNKNOWN_TENSOR (another server, or an older one), or an answer that is
+// not one (over 1024 bytes, not printable ASCII). A resumed run that
+// recorded an identity refuses a nullopt.
 absl::StatusOr<std::optional<std::string>> FetchIdentity(
     const stream::LoadSource& source, const ParseOptions& options,
     const NetLimits& limits, const stream::LoaderOptions& lo) {
@@ -443,16 +446,12 @@ absl::StatusOr<std::optional<std::string>> FetchIdentity(
   if (!c.ok()) return c.status();
   stream::Loader loader(lo);
   const stream::LoadResult r = loader.Run(source, c->get());
-  if (r.status.code() == absl::StatusCode::kNotFound) {
+  if (r.status.code() == absl::StatusCode::kNotFound || sink.overflowed()) {
     return std::optional<std::string>();
   }
   if (!r.status.ok()) return r.status;
   std::string id(sink.bytes.begin(), sink.bytes.end());
-  if (!stream::IsServerIdentity(id)) {
-    return absl::DataLossError(
-        "the server's identity (hurray:identity) is not printable ASCII of "
-        "1 to 1024 bytes");
-  }
+  if (!stream::IsServerIdentity(id)) return std::optional<std::string>();
   return std::optional<std::string>(std::move(id));
 }
 

@@ -9,6 +9,7 @@
 #include "stream/container/hrry_mmap.h"
 #include "stream/net/server.h"
 #include "tools/command_util.h"
+#include "tools/display_text.h"
 
 namespace hurray::tools {
 namespace {
@@ -117,12 +118,13 @@ int RunServe(absl::Span<const std::string> args, std::ostream& out,
   auto file = stream::HrryFile::Open(path, file_options);
   if (!file.ok()) {
     const auto rule = RuleIdOf(file.status());
-    err << "hurray serve: " << path << ": " << file.status().message() << "\n";
+    err << "hurray serve: " << TerminalSafe(path) << ": "
+        << TerminalSafe(file.status().message()) << "\n";
     return rule.has_value() ? kExitRejected : kExitError;
   }
   const absl::StatusOr<std::string> after = stream::StatIdentity(path);
   if (!before.ok() || !after.ok() || *before != *after) {
-    err << "hurray serve: " << path
+    err << "hurray serve: " << TerminalSafe(path)
         << ": the file changed while it was opened\n";
     return kExitError;
   }

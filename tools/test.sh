@@ -7,7 +7,8 @@
 # of its committed corpus.
 # Idempotent.
 #
-# FUZZ_SECONDS (default 20) sets the smoke run per target; 0 skips it.
+# FUZZ_SECONDS (default 20) sets the smoke run per target; 0 skips it, and
+# with it the only sanitized run of most fuzz corpora.
 # FUZZ_JOBS (default: the number of CPUs) smokes run at a time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,18 +32,27 @@ run bazel test --config=sanitize //...
 findings=()
 fuzz_seconds="${FUZZ_SECONDS:-20}"
 if [[ "${fuzz_seconds}" != 0 ]]; then
-  mapfile -t targets < <(bazel query \
-    'attr(tags, "fuzz_target", //fuzz:all + //capi:all)' 2>/dev/null)
+  targets=()
+  if listed="$(bazel query \
+    'attr(tags, "fuzz_target", //fuzz:all + //capi:all)' 2>/dev/null)"; then
+    mapfile -t targets <<<"${listed}"
+  fi
   # Every target in one build (its compiles and links run in parallel), then
   # the smokes side by side, one per core: each is one process.
   echo "== fuzz build: ${#targets[@]} targets (--config=fuzz)"
   fuzz_bin=""
-  if bazel build --config=fuzz "${targets[@]}"; then
+  if [[ ${#targets[@]} -lt 2 || -z "${targets[0]}" ]]; then
+    echo "//fuzz:query FAILED (no fuzz targets found)" | tee -a "${log}"
+    targets=()
+  elif bazel build --config=fuzz "${targets[@]}"; then
     fuzz_bin="$(bazel info --config=fuzz bazel-bin)"
+  else
+    echo "//fuzz:build FAILED (--config=fuzz)" | tee -a "${log}"
   fi
   smoke_logs="$(mktemp -d)"
   trap 'rm -f "${log}"; rm -rf "${smoke_logs}"' EXIT
   parallel="${FUZZ_JOBS:-$(nproc)}"
+  [[ "${parallel}" =~ ^[1-9][0-9]*$ ]] || parallel="$(nproc)"
   for target in "${targets[@]}"; do
     [[ -n "${fuzz_bin}" ]] || break
     name="${target##*:}"
@@ -67,14 +77,17 @@ if [[ "${fuzz_seconds}" != 0 ]]; then
       echo "//${pkg}:${name}_smoke PASSED" | tee -a "${log}"
     else
       echo "//${pkg}:${name}_smoke FAILED" | tee -a "${log}"
-      # Its inputs, for the closing lines (run_smoke.sh keeps them here).
-      newest="$(ls -td "fuzz/findings/${name}"/smoke-* 2>/dev/null | head -1)"
-      for f in "${newest}"/crash-* "${newest}"/leak-* "${newest}"/timeout-* \
-        "${newest}"/oom-*; do
+      status=1
+      # Its inputs, for the closing lines (run_smoke.sh keeps them in the
+      # folder it names: never an older run's).
+      kept="$(sed -n 's/.*inputs and log in \(.*\)\/$/\1/p' \
+        "${smoke_logs}/${name}.log" 2>/dev/null | tail -1)"
+      [[ -n "${kept}" ]] || continue
+      for f in "${kept}"/crash-* "${kept}"/leak-* "${kept}"/timeout-* \
+        "${kept}"/oom-*; do
         [[ -f "${f}" && $(stat -c %s "${f}") -le 65536 ]] || continue
         findings+=("${name}: $(basename "${f}") base64: $(base64 -w0 "${f}")")
       done
-      status=1
     fi
   done
 fi

@@ -98,8 +98,8 @@ namespace hurray::stream {
 // (docs/network.md § Listing), unless the file has a tensor of that name.
 inline constexpr absl::string_view kListKey = "hurray:list";
 // The tensor key our server answers with what identifies the file it
-// serves (docs/network.md § Identity), unless the file has a tensor of that
-// name: printable ASCII, at most 1024 bytes.
+// serves (docs/network.md § Identity): printable ASCII, at most 1024 bytes.
+// Reserved: a tensor of the file with this name is not served by it.
 inline constexpr absl::string_view kIdentityKey = "hurray:identity";
 
 struct NetClientOptions {

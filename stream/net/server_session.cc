@@ -329,7 +329,9 @@ class NetServerSession::Impl : public net::FrameHandler {
     requests_.pop_front();
     tensors_.clear();
     synthetic_ = nullptr;
-    const IndexEntry* e = file_->Find(q.key);
+    // kIdentityKey is reserved (a tensor of the file with that name would
+    // let two files pass for one); kListKey yields to a tensor of its name.
+    const IndexEntry* e = q.key == kIdentityKey ? nullptr : file_->Find(q.key);
     if (e != nullptr) {
       if (!Flatten(e)) {
         SendErrorNow(q.stream, net::ErrorCode::kInvalidMessage,

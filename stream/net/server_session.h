@@ -25,8 +25,9 @@
 // (pre-order). An unknown key gets ERROR UNKNOWN_TENSOR on its stream. The
 // key `hurray:list` (kListKey, when no tensor has that name) gets a 1-D
 // uint8 tensor listing the names (docs/network.md § Listing), the key
-// `hurray:identity` (kIdentityKey) the options' identity bytes when set
-// (§ Identity). PING → PONG.
+// `hurray:identity` (kIdentityKey, reserved: always this answer, never a
+// tensor of the file) the options' identity bytes when set, else ERROR
+// UNKNOWN_TENSOR (§ Identity). PING → PONG.
 // TENSOR_PUT is refused with ERROR INVALID_MESSAGE on its stream; the data
 // frames the client had already sent for it, up to its TENSOR_DATA_END, are
 // skipped.
@@ -64,8 +65,8 @@ struct NetServerOptions {
   uint32_t max_data_frame = 1u << 20;
   uint16_t agreed_private_types = 0;
   // Answered (as a 1-D uint8 tensor of these bytes) to a TENSOR_REQUEST for
-  // kIdentityKey, when no tensor of the file has that name; empty: that key
-  // is unknown (docs/network.md § Identity). What a resumed client compares
+  // kIdentityKey (even if a tensor of the file has that name); empty: that
+  // key is unknown (docs/network.md § Identity). What a resumed client compares
   // with the identity it recorded (issue 13): ServedFileIdentity().
   std::string identity;
 };

@@ -8,9 +8,11 @@
 
 #include "gtest/gtest.h"
 #include "parser/descriptor.h"
+#include "parser/element_type.h"
 #include "parser/encoder.h"
 #include "parser/rules.h"
 #include "parser/wire.h"
+#include "stream/container/testing/file_test_util.h"
 #include "stream/container/testing/test_util.h"
 #include "stream/net/client_session.h"
 #include "stream/net/message.h"
@@ -235,6 +237,36 @@ TEST_F(NetSessionTest, IdentityConvention) {
   // "this server does not say").
   RecordingSink none;
   run = testing::RunInMemory(*file_, ClientOptions({std::string(kIdentityKey)}),
+                             &none);
+  EXPECT_EQ(run.status.code(), absl::StatusCode::kNotFound) << run.status;
+}
+
+TEST_F(NetSessionTest, IdentityKeyIsReservedEvenIfATensorHasThatName) {
+  // A file with a tensor named hurray:identity: two such files would pass
+  // for one if that tensor answered, so the server's identity does (or, with
+  // none, UNKNOWN_TENSOR), while hurray:list still yields to a tensor.
+  std::vector<vectors::Named> tensors;
+  tensors.push_back(
+      {std::string(kIdentityKey), vectors::Dense(type_tag::kUInt8, {4})});
+  tensors.push_back(
+      {std::string(kListKey), vectors::Dense(type_tag::kFloat32, {2})});
+  const std::vector<uint8_t> bytes = testing::WriteFile(tensors);
+  auto file = testing::OpenTestFile(bytes);
+  ASSERT_NE(file, nullptr);
+  NetServerOptions so;
+  so.identity = "hrry dev=1 ino=2 size=3 mtime_ns=4 index_crc32c=00000005";
+  RecordingSink sink;
+  auto run = testing::RunInMemory(
+      *file, ClientOptions({std::string(kIdentityKey), std::string(kListKey)}),
+      &sink, 1 << 20, &so);
+  ASSERT_TRUE(run.status.ok()) << run.status;
+  ASSERT_EQ(sink.tensors.size(), 2u);
+  EXPECT_EQ(std::string(sink.tensors[0].buffers[0].begin(),
+                        sink.tensors[0].buffers[0].end()),
+            so.identity);
+  EXPECT_EQ(sink.tensors[1].descriptor.type_tag, type_tag::kFloat32);
+  RecordingSink none;
+  run = testing::RunInMemory(*file, ClientOptions({std::string(kIdentityKey)}),
                              &none);
   EXPECT_EQ(run.status.code(), absl::StatusCode::kNotFound) << run.status;
 }
