@@ -418,17 +418,32 @@ class ListingSink : public stream::IngestSink {
   absl::Status status_;
 };
 
+// The loader options of a run: --chunk-size and the deadlines every
+// connection of it honours (idle, connect).
+stream::LoaderOptions LoaderOptionsOf(const IngestArgs& a) {
+  stream::LoaderOptions lo;
+  lo.chunk_size = a.chunk_size;
+  lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
+  lo.connect_timeout_seconds = a.connect_timeout;
+  return lo;
+}
+
+// One session of its own that requests `key` alone into `sink`: the
+// server's conventions (the listing, the identity). The session's status.
+absl::Status FetchKey(absl::string_view key, ListingSink* sink,
+                      const stream::LoadSource& source, const IngestArgs& a) {
+  absl::StatusOr<std::unique_ptr<stream::NetClientSession>> c =
+      MakeNetConsumer({std::string(key)}, a.options, sink, a.net_limits);
+  if (!c.ok()) return c.status();
+  stream::Loader loader(LoaderOptionsOf(a));
+  return loader.Run(source, c->get()).status;
+}
+
 // The server's tensor names (the `hurray:list` key, docs/network.md).
 absl::StatusOr<std::vector<std::string>> FetchNames(
-    const stream::LoadSource& source, const ParseOptions& options,
-    const NetLimits& limits, const stream::LoaderOptions& lo) {
+    const stream::LoadSource& source, const IngestArgs& a) {
   ListingSink sink("tensor list", ListingSink::kMaxListingBytes);
-  absl::StatusOr<std::unique_ptr<stream::NetClientSession>> c =
-      MakeNetConsumer({std::string(stream::kListKey)}, options, &sink, limits);
-  if (!c.ok()) return c.status();
-  stream::Loader loader(lo);
-  const stream::LoadResult r = loader.Run(source, c->get());
-  if (!r.status.ok()) return r.status;
+  HURRAY_RETURN_IF_ERROR(FetchKey(stream::kListKey, &sink, source, a));
   return stream::ParseTensorList(sink.bytes);
 }
 
@@ -438,18 +453,13 @@ absl::StatusOr<std::vector<std::string>> FetchNames(
 // not one (over 1024 bytes, not printable ASCII). A resumed run that
 // recorded an identity refuses a nullopt.
 absl::StatusOr<std::optional<std::string>> FetchIdentity(
-    const stream::LoadSource& source, const ParseOptions& options,
-    const NetLimits& limits, const stream::LoaderOptions& lo) {
+    const stream::LoadSource& source, const IngestArgs& a) {
   ListingSink sink("identity", stream::kMaxServerIdentityBytes);
-  absl::StatusOr<std::unique_ptr<stream::NetClientSession>> c = MakeNetConsumer(
-      {std::string(stream::kIdentityKey)}, options, &sink, limits);
-  if (!c.ok()) return c.status();
-  stream::Loader loader(lo);
-  const stream::LoadResult r = loader.Run(source, c->get());
-  if (r.status.code() == absl::StatusCode::kNotFound || sink.overflowed()) {
+  const absl::Status s = FetchKey(stream::kIdentityKey, &sink, source, a);
+  if (s.code() == absl::StatusCode::kNotFound || sink.overflowed()) {
     return std::optional<std::string>();
   }
-  if (!r.status.ok()) return r.status;
+  if (!s.ok()) return s;
   std::string id(sink.bytes.begin(), sink.bytes.end());
   if (!stream::IsServerIdentity(id)) return std::optional<std::string>();
   return std::optional<std::string>(std::move(id));
@@ -643,11 +653,7 @@ int RunSelected(const IngestArgs& a, bool is_http, const stream::Url& url,
     stream::SelectingSink selecting(sink.get(), a.tensors);
     std::unique_ptr<stream::ByteConsumer> consumer = stream::MakeConsumer(
         stream::SourceFormat::kUnknown, options, &selecting, nullptr, nullptr);
-    stream::LoaderOptions lo;
-    lo.chunk_size = a.chunk_size;
-    lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
-    lo.connect_timeout_seconds = a.connect_timeout;
-    stream::Loader loader(lo);
+    stream::Loader loader(LoaderOptionsOf(a));
     const stream::LoadResult r =
         loader.Run(whole != nullptr ? stream::LoadSource::Reader(whole.get())
                                     : stream::LoadSource::Fd(STDIN_FILENO),
@@ -873,11 +879,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
       net_names = a.tensors;
     }
     if (a.state_file.has_value()) {
-      stream::LoaderOptions lo;
-      lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
-      lo.connect_timeout_seconds = a.connect_timeout;
-      absl::StatusOr<std::optional<std::string>> id =
-          FetchIdentity(source, a.options, a.net_limits, lo);
+      absl::StatusOr<std::optional<std::string>> id = FetchIdentity(source, a);
       if (!id.ok()) return fail(id.status());
       server_id = *std::move(id);
       // A state that recorded the server's identity resumes only against
@@ -908,11 +910,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
         keys_before = stream::CountKeys(resumed->records) - 1;
       }
     } else if (net_names.empty()) {
-      stream::LoaderOptions lo;
-      lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
-      lo.connect_timeout_seconds = a.connect_timeout;
-      absl::StatusOr<std::vector<std::string>> listed =
-          FetchNames(source, a.options, a.net_limits, lo);
+      absl::StatusOr<std::vector<std::string>> listed = FetchNames(source, a);
       if (!listed.ok()) return fail(listed.status());
       net_names = *std::move(listed);
     }
@@ -951,10 +949,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
     }
   }
 
-  stream::LoaderOptions lo;
-  lo.chunk_size = a.chunk_size;
-  lo.idle_timeout_seconds = IdleTimeoutFor(a.source, a.idle_timeout);
-  lo.connect_timeout_seconds = a.connect_timeout;
+  stream::LoaderOptions lo = LoaderOptionsOf(a);
   ProgressLine progress(err);
   if (body != nullptr && body->info().object_size.has_value()) {
     progress.SetTotal(*body->info().object_size,
