@@ -24,6 +24,9 @@
 //                            to a few tensors so inputs stay small)
 //   qnn_import_fuzz          each container width, signedness, bitwidth,
 //                            mapping, with and without offsets, and errors
+//   data_checks_fuzz         COO (sorted, unsorted), CSR, CSC, CSF and
+//                            block-paged (u32, u64) with valid index data,
+//                            and each with one index entry broken per rule
 #include <dirent.h>
 
 #include <algorithm>
@@ -901,6 +904,168 @@ void QnnSeeds() {
         QnnInput({0, false, 8, false, {2}, 0, 0, true, 2, 5}));
 }
 
+// --- data_checks_fuzz --------------------------------------------------------
+
+Bytes Words(const std::vector<uint64_t>& v, uint32_t width) {
+  Bytes b(width * v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (width == 8) {
+      wire::StoreU64(b.data() + 8 * i, v[i]);
+    } else {
+      wire::StoreU32(b.data() + 4 * i, static_cast<uint32_t>(v[i]));
+    }
+  }
+  return b;
+}
+
+struct IndexCase {
+  std::string name;
+  std::unique_ptr<TensorDescriptor> d;
+  std::vector<Bytes> buffers;  // in table order
+  uint32_t width = 8;          // of the index entries
+};
+
+// The valid index data of tests/data_checks_test.cc's cases.
+std::vector<IndexCase> IndexCases() {
+  std::vector<IndexCase> v;
+  v.push_back({"coo",
+               vectors::Coo(),
+               {Bytes(12, 0xAB), Words({0, 1, 2, 1, 0, 4, 4, 4, 4}, 8)}});
+  {
+    IndexCase c{"coo_unsorted",
+                vectors::Coo(),
+                {Bytes(12, 0xAB), Words({4, 4, 4, 0, 1, 2, 1, 0, 4}, 8)}};
+    c.d->layout.is_sorted = 0;
+    v.push_back(std::move(c));
+  }
+  v.push_back(
+      {"csr",
+       vectors::Csr(),
+       {Bytes(40, 0xCD), Words({0, 3, 2, 1, 3}, 8), Words({0, 2, 3, 5}, 8)}});
+  v.push_back({"csc",
+               vectors::Csc(),
+               {Bytes(2, 0x11), Words({0, 2}, 8), Words({0, 0, 0, 2, 2}, 8)}});
+  v.push_back({"csf",
+               vectors::Csf(),
+               {Bytes(16, 0x22), Words({0, 2}, 8), Words({1, 3}, 8),
+                Words({0, 1, 3}, 8), Words({0, 0, 1}, 8),
+                Words({0, 1, 2, 4}, 8), Words({2, 0, 1, 2}, 8)}});
+  v.push_back({"block_paged",
+               vectors::BlockPaged(),
+               {Bytes(4 * 16 * 2 * 8, 0x33), Words({3, 0, 2}, 4),
+                Words({0, 2, 3}, 4), Bytes(4 * 16 * 2, 0x44)},
+               4});
+  {
+    IndexCase c{"block_paged_u64",
+                vectors::BlockPaged(),
+                {Bytes(4 * 16 * 2 * 8, 0x33), Words({3, 0, 2}, 8),
+                 Words({0, 2, 3}, 8), Bytes(4 * 16 * 2, 0x44)},
+                8};
+    c.d->layout.block_table_index_type = 0x01;
+    c.d->buffers[1].byte_size = 24;
+    c.d->buffers[2].byte_size = 24;
+    v.push_back(std::move(c));
+  }
+  {  // 40 rows of two columns: longer than the small order windows.
+    const uint64_t rows = 40;
+    IndexCase c{"csr_40_rows", vectors::Csr(), {}};
+    c.d->shape[0] = rows;
+    c.d->layout.nnz = 2 * rows;
+    c.d->buffers[0].byte_size = 8 * 2 * rows;
+    c.d->buffers[1].byte_size = 8 * 2 * rows;
+    c.d->buffers[2].byte_size = 8 * (rows + 1);
+    std::vector<uint64_t> col, ptr;
+    for (uint64_t r = 0; r <= rows; ++r) ptr.push_back(2 * r);
+    for (uint64_t r = 0; r < rows; ++r) {
+      col.push_back(r % 3);
+      col.push_back(3);
+    }
+    c.buffers = {Bytes(8 * 2 * rows, 0x5A), Words(col, 8), Words(ptr, 8)};
+    v.push_back(std::move(c));
+  }
+  return v;
+}
+
+void DataCheckSeeds() {
+  const std::string t = "data_checks_fuzz";
+  Clear(t);
+  // Headers: window/budget, largest chunk, seed.
+  const Bytes headers[] = {{0x07, 0x00, 0x00, 0x00},   // window 1024, 1 byte
+                           {0x00, 0x04, 0x13, 0x37},   // window 1, 16 bytes
+                           {0x0B, 0x03, 0x42, 0x00},   // window 4, budget
+                           {0x05, 0x0C, 0x99, 0x01}};  // window 16, 4 KiB
+  // One broken entry per case and rule: buffer, entry, value.
+  struct Break {
+    const char* name;
+    uint32_t buffer;
+    size_t entry;                  // the first entry changed
+    std::vector<uint64_t> values;  // its new value and the next ones'
+  };
+  const std::vector<std::pair<std::string, std::vector<Break>>> breaks = {
+      {"coo",
+       {{"coo05", 1, 5, {5}},
+        {"coo06", 1, 6, {1, 0, 4}},
+        {"coo07", 1, 6, {0}}}},
+      {"coo_unsorted", {{"coo06", 1, 6, {4, 4, 4}}}},
+      {"csr",
+       {{"csr04", 2, 0, {1}},
+        {"csr05", 2, 3, {4}},
+        {"csr06", 2, 2, {1}},
+        {"csr07", 1, 4, {1}},
+        {"csr08", 1, 1, {4}}}},
+      {"csc",
+       {{"csc04", 2, 0, {1}},
+        {"csc05", 2, 4, {3}},
+        {"csc06", 2, 2, {3}},
+        {"csc07", 1, 1, {0}},
+        {"csc08", 1, 1, {3}}}},
+      {"csf",
+       {{"csf06", 1, 0, {1}},
+        {"csf07", 3, 1, {4}},
+        {"csf08", 5, 3, {3}},
+        {"csf09", 6, 3, {1}},
+        {"csf10", 2, 1, {4}}}},
+      {"block_paged",
+       {{"bpg15", 2, 0, {1}},
+        {"bpg16", 2, 1, {4}},
+        {"bpg17", 2, 2, {2}},
+        {"bpg18", 1, 1, {4}}}},
+      {"block_paged_u64", {{"bpg18", 1, 2, {9}}}},
+      {"csr_40_rows", {{"csr07", 1, 61, {0}}}},
+  };
+  int h = 0;
+  auto write = [&](const std::string& name, const IndexCase& c,
+                   const std::vector<Bytes>& buffers) {
+    Bytes body = vectors::Bytes(*c.d);
+    for (const Bytes& b : buffers) body = Cat(std::move(body), b);
+    Write(t, name, headers[h++ % 4], body);
+  };
+  for (const IndexCase& c : IndexCases()) {
+    write(c.name, c, c.buffers);
+    // Cut short inside the last index buffer.
+    std::vector<Bytes> cut = c.buffers;
+    cut.back().resize(cut.back().size() / 2);
+    write(c.name + "_cut", c, cut);
+    for (const auto& [case_name, list] : breaks) {
+      if (case_name != c.name) continue;
+      for (const Break& b : list) {
+        std::vector<Bytes> broken = c.buffers;
+        const bool u64 = c.width == 8 || b.buffer == 0;
+        Bytes& buf = broken[b.buffer];
+        for (size_t k = 0; k < b.values.size(); ++k) {
+          if (u64) {
+            wire::StoreU64(buf.data() + 8 * (b.entry + k), b.values[k]);
+          } else {
+            wire::StoreU32(buf.data() + 4 * (b.entry + k),
+                           static_cast<uint32_t>(b.values[k]));
+          }
+        }
+        write(c.name + "_" + b.name, c, broken);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hurray::fuzz
 
@@ -915,6 +1080,7 @@ int main(int argc, char** argv) {
   hurray::fuzz::StreamSeeds();
   hurray::fuzz::HrrySeeds();
   hurray::fuzz::QnnSeeds();
+  hurray::fuzz::DataCheckSeeds();
   std::printf("seed_gen: wrote %d seeds under %s\n", hurray::fuzz::written,
               argv[1]);
   return 0;
