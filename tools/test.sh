@@ -29,6 +29,25 @@ run() {
 run bazel test //...
 run bazel test --config=sanitize //...
 
+children() {
+  if command -v pgrep >/dev/null; then
+    pgrep -P "$1"
+  else
+    cat /proc/"$1"/task/*/children 2>/dev/null
+  fi
+}
+kill_tree() {
+  local child
+  for child in $(children "$1"); do kill_tree "${child}"; done
+  kill -TERM "$1" 2>/dev/null
+}
+stop_smokes() {
+  local pid
+  for pid in $(jobs -p); do kill_tree "${pid}"; done
+  echo "tools/test.sh: interrupted; the fuzz smokes were stopped" >&2
+  exit 130
+}
+
 findings=()
 fuzz_seconds="${FUZZ_SECONDS:-20}"
 if [[ "${fuzz_seconds}" != 0 ]]; then
@@ -51,6 +70,10 @@ if [[ "${fuzz_seconds}" != 0 ]]; then
   fi
   smoke_logs="$(mktemp -d)"
   trap 'rm -f "${log}"; rm -rf "${smoke_logs}"' EXIT
+  # Ctrl-C or TERM stops the smokes too: a script's background jobs ignore
+  # SIGINT, and timeout(1) gives each fuzzer a process group of its own, so
+  # each job's whole process tree is stopped here, children first.
+  trap 'stop_smokes' INT TERM
   parallel="${FUZZ_JOBS:-$(nproc)}"
   [[ "${parallel}" =~ ^[1-9][0-9]*$ ]] || parallel="$(nproc)"
   for target in "${targets[@]}"; do
