@@ -237,6 +237,21 @@ expect_rc 0 "hostile server, a good answer"
 run ingest "${hs}/chunked" "${ca[@]}"
 expect_rc 0 "a chunked body"
 expect_contains "${out}" "OK (7 tensors, 49537 bytes)" "chunked body"
+# Read to the Content-Length, not past it: the server adds 4096 bytes and
+# keeps the connection open (waiting for more would be an idle timeout,
+# reading them a rejection).
+"${hurray}" ingest www/mixed.hrry --dequant out_local >/dev/null 2>&1
+for url in "${h}/extra" "${hs}/extra"; do
+  rm -rf out_extra
+  run ingest "${url}" "${ca[@]}" --idle-timeout 2 --dequant out_extra
+  expect_rc 0 "bytes past the Content-Length (${url})"
+  expect_contains "${out}" "OK (7 tensors, 49537 bytes)" "extra bytes"
+  diff -r out_local out_extra >/dev/null ||
+    fail "bytes past the Content-Length: outputs differ from a local ingest"
+done
+run ingest "${hs}/empty" "${ca[@]}"
+expect_rc 0 "Content-Length 0"
+expect_contains "${out}" "OK (0 tensors, 0 bytes)" "Content-Length 0"
 
 run ingest "${h}/truncated" --dequant out_t
 expect_rc 2 "truncated body"

@@ -122,6 +122,7 @@ class HttpBody::Impl {
       pending_error_.reset();
       return s;
     }
+    if (interrupted_) return Error("cancelled");
     if (parser_ == nullptr || into.empty()) return size_t{0};
     // The idle timeout counts from here: the time the consumer kept us
     // away from the socket is not the server's silence.
@@ -192,11 +193,13 @@ class HttpBody::Impl {
       body.data = into.data() + filled;
       body.size = into.size() - filled;
       error_code ec;
+      size_t parsed = 0;  // framing included (chunk headers, trailers)
       bool done = false;
       WithStream([&](auto& s) {
         http::async_read_some(s, buffer_, *parser_,
-                              [&](const error_code& e, size_t) {
+                              [&](const error_code& e, size_t n) {
                                 ec = e;
+                                parsed = n;
                                 done = true;
                               });
       });
@@ -212,7 +215,7 @@ class HttpBody::Impl {
         pending_error_ = std::move(s);  // after the bytes that came
         return filled;
       }
-      if (got > 0) last_progress_ = Clock::now();
+      if (got > 0 || parsed > 0) last_progress_ = Clock::now();
     }
     return filled;
   }

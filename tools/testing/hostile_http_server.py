@@ -13,6 +13,10 @@ same paths; FILE's bytes are the body where one is needed:
   /chunked       the file in chunks (Transfer-Encoding: chunked)
   /truncated     Content-Length of the file, half of it, then close
   /lying         Content-Length 1000 more than the file, the file, then close
+  /extra         Content-Length of the file, the file, 4096 more bytes, then
+                 the connection stays open 5 s (nothing past the length is
+                 body)
+  /empty         Content-Length 0
   /chunk-cut     chunked, stops before the last chunk and closes
   /badrange      206 to any Range, with Content-Range "bytes 0-9/<size>"
   /norange       200 and the whole file even to a Range request
@@ -100,6 +104,14 @@ def make_handler(data, ports, scheme_of):
                     self.send_file_headers(len(data))
                     self.wfile.write(data[: len(data) // 2])
                     self.close_now()
+                elif p == "/extra":
+                    self.send_file_headers(len(data))
+                    self.wfile.write(data + b"\xff" * 4096)
+                    self.wfile.flush()
+                    time.sleep(5)
+                    self.close_now()
+                elif p == "/empty":
+                    self.send_file_headers(0)
                 elif p == "/lying":
                     self.send_file_headers(len(data) + 1000)
                     self.wfile.write(data)
