@@ -36,16 +36,24 @@ children() {
     cat /proc/"$1"/task/*/children 2>/dev/null
   fi
 }
-kill_tree() {
+tree() {
   local child
-  for child in $(children "$1"); do kill_tree "${child}"; done
-  kill -TERM "$1" 2>/dev/null
+  echo "$1"
+  for child in $(children "$1"); do tree "${child}"; done
 }
+# Stops every running job's whole process tree: frozen first (SIGSTOP), so
+# no process reacts to a child's death or starts a new one, then TERM and
+# CONT to all of them.
 stop_smokes() {
-  local pid
-  for pid in $(jobs -p); do kill_tree "${pid}"; done
+  local pids=() job
+  for job in $(jobs -rp); do mapfile -t -O "${#pids[@]}" pids < <(tree "${job}"); done
+  if [[ ${#pids[@]} -gt 0 ]]; then
+    kill -STOP "${pids[@]}" 2>/dev/null
+    kill -TERM "${pids[@]}" 2>/dev/null
+    kill -CONT "${pids[@]}" 2>/dev/null
+  fi
   echo "tools/test.sh: interrupted; the fuzz smokes were stopped" >&2
-  exit 130
+  exit "$1"
 }
 
 findings=()
@@ -73,7 +81,8 @@ if [[ "${fuzz_seconds}" != 0 ]]; then
   # Ctrl-C or TERM stops the smokes too: a script's background jobs ignore
   # SIGINT, and timeout(1) gives each fuzzer a process group of its own, so
   # each job's whole process tree is stopped here, children first.
-  trap 'stop_smokes' INT TERM
+  trap 'stop_smokes 130' INT
+  trap 'stop_smokes 143' TERM
   parallel="${FUZZ_JOBS:-$(nproc)}"
   [[ "${parallel}" =~ ^[1-9][0-9]*$ ]] || parallel="$(nproc)"
   for target in "${targets[@]}"; do
@@ -90,6 +99,7 @@ if [[ "${fuzz_seconds}" != 0 ]]; then
     ) &
   done
   wait
+  trap - INT TERM
   for target in "${targets[@]}"; do
     name="${target##*:}"
     pkg="${target%%:*}"
