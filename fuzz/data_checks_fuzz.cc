@@ -21,8 +21,8 @@
 //      the caller alternating as the header asks, then Finish.
 // Properties:
 //   * A and B agree exactly: the rule, its offset, the buffer named, and
-//     which rules were skipped (the header's claim: the same result
-//     whatever the chunking, for one feed order);
+//     which rules were skipped (data_checks.h: for one feed order, the
+//     chunking changes neither);
 //   * a rejection is sticky: Feed after it returns it again;
 //   * C never skips an order rule (FeedSome refuses bytes instead) and
 //     always progresses while every buffer is whole in the input;
@@ -180,7 +180,10 @@ void Run(const uint8_t* data, size_t size) {
   (void)fed;
   if (decoder.Finish() != DecodeState::kDone) return;
   const TensorDescriptor& d = decoder.descriptor();
-  if (MakeIndexChecker(d, header.options) == nullptr) return;
+  // A layout with index data (the probe allocates no duplicate table).
+  DataCheckOptions probe;
+  probe.duplicate_budget_bytes = 0;
+  if (MakeIndexChecker(d, probe) == nullptr) return;
 
   bool whole = false;
   const std::vector<Span> buffers =
