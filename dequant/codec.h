@@ -114,8 +114,6 @@ constexpr int64_t MaxValue(Codec c) {
   }
 }
 
-const char* CodecName(Codec c);  // "int8", ..., "nf4", "float8_e4m3", ...
-
 // The raw bits of element e of a packed stream starting at `src` (a
 // little-endian value for 16- and 32-bit codecs), not sign-extended.
 inline uint32_t ReadRawCode(const uint8_t* src, uint64_t e, Codec c) {
