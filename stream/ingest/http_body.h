@@ -4,8 +4,10 @@
 // (stream/loader.h PullReader) into its ring, so decoding overlaps the
 // download and memory stays bounded whatever the size.
 //
-// Boost.Beast parses HTTP/1.1 (Content-Length and chunked bodies, header
-// size limit); Boost.Asio with OpenSSL carries it. Rules:
+// Boost.Beast parses HTTP/1.1 (the response header with its size limit,
+// chunked bodies); a body with a Content-Length is counted here and read
+// straight into the caller's buffer (no copy through the parser's);
+// Boost.Asio with OpenSSL carries it. Rules:
 // - TLS: TLS 1.2 or later, SNI, the peer's certificate verified against the
 //   system store plus --ca-file, and its name against the URL's host (an
 //   IP literal against the certificate's IP addresses). `insecure` turns
