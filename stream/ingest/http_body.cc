@@ -170,12 +170,7 @@ class HttpBody::Impl {
       const bool in_time = WaitBody(&done);
       filled += got;
       received_ += got;
-      if (ec || !in_time) {
-        absl::Status s = BodyError(ec, in_time);
-        if (filled == 0) return s;
-        pending_error_ = std::move(s);  // after the bytes that came
-        return filled;
-      }
+      if (ec || !in_time) return Failed(ec, in_time, filled);
       if (got > 0) last_progress_ = Clock::now();
     }
     return filled;
@@ -209,14 +204,19 @@ class HttpBody::Impl {
       received_ += got;
       if (ec == http::error::need_buffer) ec = {};
       if (ec == http::error::end_of_stream && parser_->is_done()) ec = {};
-      if (ec || !in_time) {
-        absl::Status s = BodyError(ec, in_time);
-        if (filled == 0) return s;
-        pending_error_ = std::move(s);  // after the bytes that came
-        return filled;
-      }
+      if (ec || !in_time) return Failed(ec, in_time, filled);
       if (got > 0 || parsed > 0) last_progress_ = Clock::now();
     }
+    return filled;
+  }
+
+  // A failed body read: the error now, or after the `filled` bytes that
+  // came before it (the next Read returns it).
+  absl::StatusOr<size_t> Failed(const error_code& ec, bool in_time,
+                                size_t filled) {
+    absl::Status s = BodyError(ec, in_time);
+    if (filled == 0) return s;
+    pending_error_ = std::move(s);
     return filled;
   }
 
