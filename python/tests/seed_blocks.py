@@ -12,10 +12,38 @@ _HERE = os.path.dirname(os.path.realpath(__file__))
 _REPO = os.path.dirname(os.path.dirname(_HERE))
 
 
+def _origin_checkout():
+    """The local checkout this one was cloned from, if any (read from
+    .git/config, without git)."""
+    try:
+        lines = open(os.path.join(_REPO, ".git", "config")).read().splitlines()
+    except OSError:
+        return None
+    in_origin = False
+    for line in lines:
+        line = line.strip()
+        if line.startswith("["):
+            in_origin = line == '[remote "origin"]'
+        elif in_origin and line.startswith("url"):
+            url = line.split("=", 1)[1].strip()
+            return url if os.path.isdir(url) else None
+    return None
+
+
 def seed_dir():
-    """../shared/seeds beside the checkout; HURRAY_SEEDS overrides."""
-    return os.environ.get("HURRAY_SEEDS") or os.path.join(
-        os.path.dirname(_REPO), "shared", "seeds")
+    """../shared/seeds beside the checkout, else beside the local checkout
+    it was cloned from (a throw-away clone in /tmp); HURRAY_SEEDS
+    overrides."""
+    if os.environ.get("HURRAY_SEEDS"):
+        return os.environ["HURRAY_SEEDS"]
+    beside = os.path.join(os.path.dirname(_REPO), "shared", "seeds")
+    origin = _origin_checkout()
+    if not os.path.isdir(beside) and origin:
+        from_origin = os.path.join(
+            os.path.dirname(os.path.realpath(origin)), "shared", "seeds")
+        if os.path.isdir(from_origin):
+            return from_origin
+    return beside
 
 
 def _paragraphs(lines):
