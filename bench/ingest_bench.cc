@@ -9,7 +9,13 @@
 //       cpu_dequant     ... with DequantSink dequantizing (no file written)
 //   (c) loader_validate the loader end to end, validate-only sink
 //       loader_dequant  ... streaming dequant sink, output discarded
-//       loader_dequant_files  ... writing OUT/<name>.f32 (4-8x the input)
+//       disk_write_dd   `dd if=/dev/zero bs=1M conv=fdatasync` of as many
+//                       bytes as loader_dequant_files writes: the disk's
+//                       own write rate, measured in the same run
+//       loader_dequant_files  ... writing OUT/<name>.f32 (4-8x the input),
+//                       timed until the outputs are on disk (syncfs), as
+//                       dd's fdatasync is; ratio = time / max(a, b, dd);
+//                       returned_s is when the loader itself returned
 //   (c') loader_throttled  a source delivering at the cpu_dequant rate
 //   (d) the same over loopback TCP: `hurray serve`'s NetServer in this
 //       process serving the file, the loader's TCP source driving a
@@ -63,6 +69,8 @@ using Clock = std::chrono::steady_clock;
 std::string g_dir, g_file;
 uint64_t g_size = 0;
 double g_read = 0, g_cpu_validate = 0, g_cpu_dequant = 0, g_tcp_io = 0;
+double g_dd = 0;           // dd's time to write g_out_bytes durably
+uint64_t g_out_bytes = 0;  // float32 bytes the dequantized outputs hold
 std::vector<std::string> g_names;
 
 double Seconds(Clock::time_point t0) {
@@ -107,8 +115,11 @@ void Generate() {
   };
   HrryWriter w;
   if (!w.Begin(sink).ok()) std::abort();
+  const uint64_t out_bytes[2] = {uint64_t{4096} * 4096 * 4,
+                                 uint64_t{8192} * 4096 * 4};
   for (int i = 0; w.bytes_written() + (16 << 20) <= want || i == 0; ++i) {
     const auto& t = tensors[i % 2];
+    g_out_bytes += out_bytes[i % 2];
     std::vector<absl::Span<const uint8_t>> spans(t.buffers.begin(),
                                                  t.buffers.end());
     g_names.push_back(absl::StrCat("layer", i));
@@ -130,8 +141,11 @@ std::unique_ptr<RecordingIngestSink> MakeSink(const std::string& kind,
   return std::make_unique<DequantSink>(o);
 }
 
-// Runs the loader over the file; returns seconds.
-double RunLoader(const std::string& kind, double throttle = 0) {
+// Runs the loader over the file; returns seconds. With `durable_seconds`,
+// also the time until the outputs were on disk (syncfs of the output
+// directory's file system after the loader returned).
+double RunLoader(const std::string& kind, double throttle = 0,
+                 double* durable_seconds = nullptr) {
   const std::string out = g_dir + "/out";
   std::filesystem::remove_all(out);
   std::filesystem::create_directories(out);
@@ -155,6 +169,12 @@ double RunLoader(const std::string& kind, double throttle = 0) {
     std::fprintf(stderr, "ingest failed: %s\n",
                  std::string(r.status.message()).c_str());
     std::abort();
+  }
+  if (durable_seconds != nullptr) {
+    const int fd = ::open(out.c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd < 0 || ::syncfs(fd) != 0) std::abort();
+    ::close(fd);
+    *durable_seconds = Seconds(t0);
   }
   std::filesystem::remove_all(out);
   return t;
@@ -245,10 +265,35 @@ void BM_c_LoaderDequant(benchmark::State& state) {
   state.counters["peak_rss_MiB"] = ChildPeakRss("dequant");
 }
 
+// The disk's own rate for the volume loader_dequant_files writes (issue
+// 18 part 3): dd, as a user would measure it, flushed with fdatasync.
+void BM_c_DiskWriteDd(benchmark::State& state) {
+  Generate();
+  const std::string target = g_dir + "/dd.out";
+  const uint64_t mib = (g_out_bytes + (1 << 20) - 1) >> 20;
+  const std::string cmd =
+      absl::StrCat("dd if=/dev/zero of='", target, "' bs=1M count=", mib,
+                   " conv=fdatasync status=none");
+  for (auto _ : state) {
+    const auto t0 = Clock::now();
+    if (std::system(cmd.c_str()) != 0) std::abort();
+    g_dd = Seconds(t0);
+    std::filesystem::remove(target);
+    state.SetIterationTime(g_dd);
+    state.SetBytesProcessed(static_cast<int64_t>(mib << 20));
+    state.counters["MBps"] = static_cast<double>(mib << 20) / g_dd / 1e6;
+  }
+}
+
 void BM_c_LoaderDequantFiles(benchmark::State& state) {
   Generate();
   for (auto _ : state) {
-    Report(state, RunLoader("dequant_files"), std::max(g_read, g_cpu_dequant));
+    double durable = 0;
+    const double returned = RunLoader("dequant_files", 0, &durable);
+    Report(state, durable, std::max({g_read, g_cpu_dequant, g_dd}));
+    state.counters["returned_s"] = returned;
+    state.counters["out_MBps"] =
+        static_cast<double>(g_out_bytes) / durable / 1e6;
   }
   state.counters["peak_rss_MiB"] = ChildPeakRss("dequant_files");
 }
@@ -331,7 +376,9 @@ HURRAY_ONCE(BM_c_LoaderDequant);
 HURRAY_ONCE(BM_cprime_LoaderThrottled);
 HURRAY_ONCE(BM_d_TcpValidate);
 HURRAY_ONCE(BM_d_TcpDequant);
-// Last: it writes several GiB whose writeback would slow whatever runs next.
+// Last: they write several GiB whose writeback would slow whatever runs
+// next (both wait for it before they end).
+HURRAY_ONCE(BM_c_DiskWriteDd);
 HURRAY_ONCE(BM_c_LoaderDequantFiles);
 
 // Child mode: ingest_bench --child KIND FILE DIR prints its peak RSS (KiB).
