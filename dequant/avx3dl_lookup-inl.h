@@ -108,43 +108,6 @@ HWY_INLINE void Lookup16(const uint8_t* p, __m512 t, __m512i ctrl, float* out) {
   _mm512_storeu_ps(out, _mm512_permutexvar_ps(idx, t));
 }
 
-// Whole parameter blocks of k codes (a multiple of S): block b's parameter
-// is param(b), and step(i, that parameter) writes outputs i .. i + S - 1.
-// The common block sizes get compile-time trip counts (straight-line
-// blocks).
-template <size_t S, size_t K, class Param, class Step>
-HWY_INLINE void BlockLoop(size_t k, size_t blocks, const Param& param,
-                          const Step& step) {
-  const size_t kk = K != 0 ? K : k;
-  for (size_t b = 0; b < blocks; ++b) {
-    const auto v = param(b);
-    for (size_t j = 0; j < kk; j += S) step(b * kk + j, v);
-  }
-}
-
-template <size_t S, class Param, class Step>
-HWY_INLINE void WholeBlocks(size_t k, size_t blocks, const Param& param,
-                            const Step& step) {
-  switch (k) {
-    case 32:
-      if constexpr (S <= 32) return BlockLoop<S, 32>(k, blocks, param, step);
-      break;
-    case 64:
-      return BlockLoop<S, 64>(k, blocks, param, step);
-    case 128:
-      return BlockLoop<S, 128>(k, blocks, param, step);
-    default:
-      break;
-  }
-  return BlockLoop<S, 0>(k, blocks, param, step);
-}
-
-// True when the cursor is at a block start and n covers whole blocks of a
-// multiple of 16 codes.
-HWY_INLINE bool AtWholeBlocks(const ParamCursor& pc, size_t n) {
-  return pc.left == pc.period && pc.period % 16 == 0 && n >= pc.period;
-}
-
 // 64 codes per step with one byte permute and one multishift: qword m
 // gathers byte m + 8b (4-bit) or 4b + m / 2 (2-bit) of the input as its
 // byte b, the multishift puts the codes of output vector b in byte b of
@@ -256,7 +219,7 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
   const Lookup64Consts<kBits> c64;
   const Codec raw = kBits == 4 ? Codec::kUInt4 : Codec::kUInt2;
   while (n > 0) {
-    if (AtWholeBlocks(pc, n) && e % kPerByte == 0) {
+    if (AtWholeBlocks<16>(pc, n) && e % kPerByte == 0) {
       const size_t k = static_cast<size_t>(pc.period);
       const size_t blocks = n / k;
       const uint8_t* p = r.src + e / kPerByte;
@@ -479,7 +442,7 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
   using Decoder = std::conditional_t<kF6, F6Decoder, E4M3Decoder>;
   const Decoder dec(BfTablesOf<kCodec>());
   while (n > 0) {
-    if (AtWholeBlocks(pc, n) && (!kF6 || e % 4 == 0)) {
+    if (AtWholeBlocks<16>(pc, n) && (!kF6 || e % 4 == 0)) {
       const size_t k = static_cast<size_t>(pc.period);
       const size_t blocks = n / k;
       const uint8_t* p = r.src + (kF6 ? e / 4 * 3 : e);
@@ -543,21 +506,6 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
 
 // ---------------------------------------------------------------------------
 // Driver.
-
-// Runs body(out, first, count, cursor) over the run, straight into r.out or,
-// when streaming, tile by tile through an L1 stage.
-template <class Body>
-void FusedRun(const Run& r, const Body& body) {
-  ParamCursor pc(r);
-  if (!r.stream) return body(r.out, r.first, r.count, pc);
-  HWY_ALIGN float stage[kTile];
-  for (size_t done = 0; done < r.count;) {
-    const size_t len = std::min(kTile, r.count - done);
-    body(stage, r.first + done, len, pc);
-    StreamCopy(stage, r.out + done, len);
-    done += len;
-  }
-}
 
 template <int kBits, class Table>
 void FusedLookup(const Run& r, const Table& table) {

@@ -2,12 +2,14 @@
 // (AVX3_DL, AVX3, AVX2, SSE4, SSSE3, and EMU128 or SCALAR) and chosen at
 // run time.
 //
-// A run is processed in two stages. Sub-byte codecs are first expanded into
-// a tile of one code per byte (signed codes sign-extended to int8), with
-// order-preserving widen/shift/mask steps; 8-, 16- and 32-bit codecs are read
-// in place. The second stage widens codes to int32 lanes and applies the
-// scheme's arithmetic per parameter sub-run (broadcast scale within a block,
-// or a vector of scales along the row).
+// Blocked runs of 2- and 4-bit affine codes take fused kernels on AVX2 and
+// AVX3_DL (and, on AVX3_DL, NF4 and the minifloats; dequant/avx2_affine-inl.h,
+// dequant/avx3dl_lookup-inl.h). Otherwise a run is processed in two stages.
+// Sub-byte codecs are first expanded into a tile of one code per byte (signed
+// codes sign-extended to int8), with order-preserving widen/shift/mask steps;
+// 8-, 16- and 32-bit codecs are read in place. The second stage widens codes to
+// int32 lanes and applies the scheme's arithmetic per parameter sub-run
+// (broadcast scale within a block, or a vector of scales along the row).
 //
 // Bit-exactness with dequant/scalar.cc: conversions and products are the
 // same IEEE operations in the same order (int32 → float32 conversion rounds
@@ -710,6 +712,9 @@ void StreamCopy(const float* from, float* to, size_t n) {
   for (; i < n; ++i) to[i] = from[i];
 }
 
+#include "dequant/fused_blocks-inl.h"
+// Must come after fused_blocks-inl.h.
+#include "dequant/avx2_affine-inl.h"
 #include "dequant/avx3dl_lookup-inl.h"
 
 // Applies `op` to n codes, into `out` directly or, when streaming, tile by
@@ -803,6 +808,8 @@ void RunAffineExpanded(const Run& r) {
 void DequantizeRunCodec(const Run& r) {
 #if HWY_TARGET == HWY_AVX3_DL
   if (TryFusedAvx3Dl(r)) return;
+#elif HWY_TARGET == HWY_AVX2
+  if (TryFusedAvx2(r)) return;
 #endif
   switch (r.codec) {
     case Codec::kInt8:
