@@ -1,5 +1,5 @@
 // Block drivers shared by the fused kernels of the AVX2 and AVX3_DL targets
-// (dequant/avx2_affine-inl.h, dequant/avx3dl_lookup-inl.h), included by
+// (dequant/avx2_fused-inl.h, dequant/avx3dl_lookup-inl.h), included by
 // dequant/simd_kernels.cc inside its per-target namespace (issue 18).
 
 #if HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3_DL

@@ -3,7 +3,7 @@
 // run time.
 //
 // Blocked runs of 2- and 4-bit affine codes take fused kernels on AVX2 and
-// AVX3_DL (and, on AVX3_DL, NF4 and the minifloats; dequant/avx2_affine-inl.h,
+// AVX3_DL (and, on AVX3_DL, NF4 and the minifloats; dequant/avx2_fused-inl.h,
 // dequant/avx3dl_lookup-inl.h). Otherwise a run is processed in two stages.
 // Sub-byte codecs are first expanded into a tile of one code per byte (signed
 // codes sign-extended to int8), with order-preserving widen/shift/mask steps;
@@ -77,6 +77,31 @@ inline const Table16& Fp4Table() {
     }
     return r;
   }();
+  return t;
+}
+
+// Two values per byte of 4-bit codes, low nibble first: entry b holds the
+// float32 bits of value(b & 15) and value(b >> 4) (AVX2 fused kernels).
+struct PairTable {
+  alignas(64) double v[256];
+};
+
+inline PairTable MakePairTable(const Table16& t) {
+  PairTable r{};
+  for (int b = 0; b < 256; ++b) {
+    const float pair[2] = {t.v[b & 15], t.v[b >> 4]};
+    std::memcpy(&r.v[b], pair, sizeof(pair));
+  }
+  return r;
+}
+
+inline const PairTable& Nf4Pairs() {
+  static const PairTable t = MakePairTable(Nf4Table());
+  return t;
+}
+
+inline const PairTable& Fp4Pairs() {
+  static const PairTable t = MakePairTable(Fp4Table());
   return t;
 }
 
@@ -714,7 +739,7 @@ void StreamCopy(const float* from, float* to, size_t n) {
 
 #include "dequant/fused_blocks-inl.h"
 // Must come after fused_blocks-inl.h.
-#include "dequant/avx2_affine-inl.h"
+#include "dequant/avx2_fused-inl.h"
 #include "dequant/avx3dl_lookup-inl.h"
 
 // Applies `op` to n codes, into `out` directly or, when streaming, tile by
