@@ -80,29 +80,36 @@ inline const Table16& Fp4Table() {
   return t;
 }
 
-// Two values per byte of 4-bit codes, low nibble first: entry b holds the
-// float32 bits of value(b & 15) and value(b >> 4) (AVX2 fused kernels).
+// Values of two codes at a time, for the AVX2 fused kernels: entry j of a
+// kBits table holds the float32 bits of value(j mod 2^kBits) (low half) and
+// value(j >> kBits) (high half), the two codes of a 2 · kBits-bit field,
+// low code first (2 KiB for 4-bit codes).
+template <int kBits>
 struct PairTable {
-  alignas(64) double v[256];
+  alignas(64) double v[size_t{1} << (2 * kBits)];
 };
 
-inline PairTable MakePairTable(const Table16& t) {
-  PairTable r{};
-  for (int b = 0; b < 256; ++b) {
-    const float pair[2] = {t.v[b & 15], t.v[b >> 4]};
-    std::memcpy(&r.v[b], pair, sizeof(pair));
+template <int kBits, class Value>
+const PairTable<kBits>* NewPairTable(const Value& value) {
+  auto* t = new PairTable<kBits>;  // built once, never freed
+  constexpr uint32_t kMask = (1u << kBits) - 1;
+  for (uint32_t j = 0; j < (1u << (2 * kBits)); ++j) {
+    const float pair[2] = {value(j & kMask), value(j >> kBits)};
+    std::memcpy(&t->v[j], pair, sizeof(pair));
   }
-  return r;
-}
-
-inline const PairTable& Nf4Pairs() {
-  static const PairTable t = MakePairTable(Nf4Table());
   return t;
 }
 
-inline const PairTable& Fp4Pairs() {
-  static const PairTable t = MakePairTable(Fp4Table());
-  return t;
+inline const PairTable<4>& Nf4Pairs() {
+  static const PairTable<4>* t =
+      NewPairTable<4>([](uint32_t c) { return kNf4Lut[c]; });
+  return *t;
+}
+
+inline const PairTable<4>& Fp4Pairs() {
+  static const PairTable<4>* t = NewPairTable<4>(
+      [](uint32_t c) { return Float4E2M1ToF32(static_cast<uint8_t>(c)); });
+  return *t;
 }
 
 // The scalar forms of the arithmetic, for heads and tails of vector loops.
