@@ -2,14 +2,15 @@
 // (AVX3_DL, AVX3, AVX2, SSE4, SSSE3, and EMU128 or SCALAR) and chosen at
 // run time.
 //
-// Blocked runs of 2- and 4-bit affine codes take fused kernels on AVX2 and
-// AVX3_DL (and, on AVX3_DL, NF4 and the minifloats; dequant/avx2_fused-inl.h,
-// dequant/avx3dl_lookup-inl.h). Otherwise a run is processed in two stages.
-// Sub-byte codecs are first expanded into a tile of one code per byte (signed
-// codes sign-extended to int8), with order-preserving widen/shift/mask steps;
-// 8-, 16- and 32-bit codecs are read in place. The second stage widens codes to
-// int32 lanes and applies the scheme's arithmetic per parameter sub-run
-// (broadcast scale within a block, or a vector of scales along the row).
+// Blocked runs of 2- and 4-bit codes (affine, NF4, float4_e2m1) take fused
+// kernels on AVX2 and AVX3_DL, float8_e4m3 and float6 too on AVX3_DL
+// (dequant/avx2_fused-inl.h, dequant/avx3dl_lookup-inl.h). Otherwise a run is
+// processed in two stages. Sub-byte codecs are first expanded into a tile of
+// one code per byte (signed codes sign-extended to int8), with order-preserving
+// widen/shift/mask steps; 8-, 16- and 32-bit codecs are read in place. The
+// second stage widens codes to int32 lanes and applies the scheme's arithmetic
+// per parameter sub-run (broadcast scale within a block, or a vector of scales
+// along the row).
 //
 // Bit-exactness with dequant/scalar.cc: conversions and products are the
 // same IEEE operations in the same order (int32 → float32 conversion rounds
