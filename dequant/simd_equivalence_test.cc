@@ -330,12 +330,13 @@ TEST_P(SimdEquivalenceTest, LongRuns) {
   }
 }
 
-// The block paths of the fused kernels (AVX3_DL: whole blocks with
-// compile-time trip counts for K = 32, 64, 128, a run-time count for 16
-// and 256; every other target runs the same checks): rows of four
-// whole blocks and a partial one of 7, so the next row starts inside a byte
-// (4-bit), a 2-bit group or a float6 group, and its blocks take the path for
-// unaligned starts, heads and masked tails.
+// The block paths of the fused kernels (AVX2 and AVX3_DL: whole blocks with
+// compile-time trip counts for K = 32, 64, 128, a run-time count for 16,
+// 256 and the 24 or 48 of a per-channel row; every other target runs the
+// same checks): rows of four whole blocks and a partial one of 7, which the
+// plan pads to whole blocks; per-channel rows of 67, whose parameter runs
+// start inside a byte, and of 24 and 48 elements, which are whole blocks of
+// a length that is not a power of two.
 TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
   const std::pair<Scheme, std::vector<uint8_t>> cases[] = {
       {Scheme::kPerBlockAffine, {kInt4, kUInt4, kInt2, kUInt2}},
@@ -360,29 +361,35 @@ TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
     }
   }
   EXPECT_EQ(checked, 5 * (4 + 1 + 5));
-  // Parameter runs starting inside a byte (per-channel rows of 67).
   for (uint8_t type : {kInt4, kUInt4, kInt2, kUInt2}) {
-    TensorSpec spec;
-    spec.scheme = Scheme::kPerChannelAffine;
-    spec.storage_type = type;
-    spec.shape = {5, 67};
-    spec.axis = 0;
-    Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
-    if (HasFatalFailure()) return;
+    for (uint64_t row : {67, 24, 48}) {
+      TensorSpec spec;
+      spec.scheme = Scheme::kPerChannelAffine;
+      spec.storage_type = type;
+      spec.shape = {5, row};
+      spec.axis = 0;
+      Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
+      if (HasFatalFailure()) return;
+    }
   }
 }
 
 // DequantizeRun on runs that start inside a byte or a float6 group, with
 // parameter blocks of 5 (a start the Dequantizer never makes for float6,
-// whose MXFP blocks are multiples of 16, but the kernels accept) and of 1000
-// (long spans under one parameter from an unaligned start).
+// whose MXFP blocks are multiples of 16, but the kernels accept), of 48
+// (whole blocks once the run reaches a block start) and of 1000 (long spans
+// under one parameter from an unaligned start); affine runs with and
+// without zero points; 2500 codes with and without non-temporal stores
+// (several staging tiles). The source holds exactly the run's bytes, so an
+// over-read is an ASan finding, and a sentinel on each side of the output
+// catches stores outside the run.
 TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
-  std::vector<uint8_t> src(160);
+  std::vector<uint8_t> src(2048);
   for (uint8_t& b : src) b = static_cast<uint8_t>(rng_());
-  std::vector<float> scales(64);  // (2 + 199) / 5 + 1 parameters
-  std::vector<int32_t> zps(64);
+  std::vector<float> scales(512);  // (2 + 2507) / 5 + 1 parameters
+  std::vector<int32_t> zps(512);
   for (size_t i = 0; i < scales.size(); ++i) {
-    scales[i] = 0.5f + static_cast<float>(i) * 0.37f;
+    scales[i] = 0.5f + static_cast<float>(i % 64) * 0.37f;
     zps[i] = static_cast<int32_t>(i % 7) - 3;
   }
   auto value = [](Codec c, uint32_t q) -> float {
@@ -397,56 +404,75 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
         return kNf4Lut[q];
     }
   };
+  constexpr float kSentinel = -1234.5f;
+  int runs = 0;
   for (Codec c :
        {Codec::kFloat6E2M3, Codec::kFloat6E3M2, Codec::kFloat4E2M1, Codec::kNf4,
         Codec::kInt4, Codec::kUInt4, Codec::kInt2, Codec::kUInt2}) {
     const bool affine = IsIntegerCodec(c);
-    for (uint64_t period : {5, 1000}) {
-      for (uint64_t first = 0; first < 8; ++first) {
-        for (size_t count : {1, 5, 16, 21, 47, 130, 200}) {
-          // A sentinel on each side of the output catches stores outside
-          // the run (a masked tail that keeps one lane too many).
-          constexpr float kSentinel = -1234.5f;
-          std::vector<float> want(count), got(count + 2, kSentinel);
-          for (size_t j = 0; j < count; ++j) {
-            const uint32_t q = ReadRawCode(src.data(), first + j, c);
-            const size_t p = (2 + j) / period;
-            if (affine) {
-              const int64_t bits = PackingOf(c).bits;
-              const int64_t v =
-                  c == Codec::kInt4 || c == Codec::kInt2
-                      ? static_cast<int64_t>(q ^ (1u << (bits - 1))) -
-                            (int64_t{1} << (bits - 1))
-                      : static_cast<int64_t>(q);
-              want[j] = static_cast<float>(v - zps[p]) * scales[p];
-            } else {
-              want[j] = value(c, q) * scales[p];
+    const Packing pk = PackingOf(c);
+    for (bool with_zp : {true, false}) {
+      if (!affine && with_zp) continue;
+      for (uint64_t period : {5, 48, 1000}) {
+        for (uint64_t phase : {0, 2}) {
+          for (uint64_t first = 0; first < 8; ++first) {
+            for (size_t count : {1, 5, 16, 21, 47, 130, 200, 2500}) {
+              for (bool stream : {false, true}) {
+                if (stream && count < 2500) continue;
+                const uint64_t end = first + count;
+                const size_t bytes =
+                    static_cast<size_t>((end + pk.group_elements - 1) /
+                                        pk.group_elements * pk.group_bytes);
+                ASSERT_LE(bytes, src.size());
+                const std::vector<uint8_t> exact(src.begin(),
+                                                 src.begin() + bytes);
+                std::vector<float> want(count), got(count + 2, kSentinel);
+                for (size_t j = 0; j < count; ++j) {
+                  const uint32_t q = ReadRawCode(exact.data(), first + j, c);
+                  const size_t p = (phase + j) / period;
+                  const int32_t zp = with_zp ? zps[p] : 0;
+                  if (affine) {
+                    const int64_t bits = pk.bits;
+                    const int64_t v =
+                        c == Codec::kInt4 || c == Codec::kInt2
+                            ? static_cast<int64_t>(q ^ (1u << (bits - 1))) -
+                                  (int64_t{1} << (bits - 1))
+                            : static_cast<int64_t>(q);
+                    want[j] = static_cast<float>(v - zp) * scales[p];
+                  } else {
+                    want[j] = value(c, q) * scales[p];
+                  }
+                }
+                dequant::Run r;
+                r.codec = c;
+                r.src = exact.data();
+                r.first = first;
+                r.count = count;
+                r.phase = phase;
+                r.period = period;
+                r.scales = scales.data();
+                r.zero_points = affine && with_zp ? zps.data() : nullptr;
+                r.stream = stream;
+                r.out = got.data() + 1;  // unaligned output
+                DequantizeRun(r);
+                const std::string what =
+                    absl::StrCat(CodecName(c), " first ", first, " count ",
+                                 count, " period ", period, " phase ", phase,
+                                 " zp ", with_zp, " stream ", stream);
+                ASSERT_EQ(got.front(), kSentinel) << what;
+                ASSERT_EQ(got.back(), kSentinel) << what;
+                got.erase(got.begin());
+                got.pop_back();
+                ASSERT_EQ(FirstBitDifference(want, got), -1) << what;
+                ++runs;
+              }
             }
           }
-          dequant::Run r;
-          r.codec = c;
-          r.src = src.data();
-          r.first = first;
-          r.count = count;
-          r.phase = 2;
-          r.period = period;
-          r.scales = scales.data();
-          r.zero_points = affine ? zps.data() : nullptr;
-          r.out = got.data() + 1;  // unaligned output
-          DequantizeRun(r);
-          ASSERT_EQ(got.front(), kSentinel) << CodecName(c);
-          ASSERT_EQ(got.back(), kSentinel)
-              << CodecName(c) << " first " << first << " count " << count
-              << " period " << period;
-          got.erase(got.begin());
-          got.pop_back();
-          ASSERT_EQ(FirstBitDifference(want, got), -1)
-              << CodecName(c) << " first " << first << " count " << count
-              << " period " << period;
         }
       }
     }
   }
+  EXPECT_EQ(runs, (4 + 4 * 2) * 3 * 2 * 8 * (8 + 1));
 }
 
 #if defined(__x86_64__)

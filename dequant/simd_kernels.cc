@@ -2,8 +2,9 @@
 // (AVX3_DL, AVX3, AVX2, SSE4, SSSE3, and EMU128 or SCALAR) and chosen at
 // run time.
 //
-// Blocked runs of 2- and 4-bit codes (affine, NF4, float4_e2m1) take fused
-// kernels on AVX2 and AVX3_DL, float8_e4m3 and float6 too on AVX3_DL
+// Blocked runs of 2- and 4-bit codes (affine, NF4, float4_e2m1; not the
+// 64-bit affine path of `wide` runs) take fused kernels on AVX2 and
+// AVX3_DL, float8_e4m3 and float6 too on AVX3_DL
 // (dequant/avx2_fused-inl.h, dequant/avx3dl_lookup-inl.h). Otherwise a run is
 // processed in two stages. Sub-byte codecs are first expanded into a tile of
 // one code per byte (signed codes sign-extended to int8), with order-preserving
