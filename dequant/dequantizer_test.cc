@@ -207,6 +207,30 @@ TEST_F(DequantizerTest, UnvalidatedNonPowerOfTwoBlockSizeIsRefused) {
   }
 }
 
+// Descriptors that never met the validator (TYPE-EXT-01 unchecked): the
+// extension-type flag on a built-in storage tag makes the descriptor's
+// element width that of its (here empty) extension type, so the reference
+// could not address the elements while the row-major kernels, which go by
+// the storage tag, dequantized them; both refuse it now (found by
+// dequant_fuzz; seed corpus/dequant_fuzz/regression_extension_flag.bin).
+TEST_F(DequantizerTest, UnvalidatedExtensionFlagOnABuiltInTypeIsRefused) {
+  for (const uint8_t tag : {layout_tag::kRowMajor, layout_tag::kStrided}) {
+    TensorSpec spec;
+    spec.scheme = Scheme::kPerBlockAffine;
+    spec.storage_type = kInt4;
+    spec.shape = {4, 32};
+    spec.axis = 1;
+    spec.block_size = 32;
+    spec.layout.tag = tag;
+    if (tag == layout_tag::kStrided) spec.layout.strides = {1, 4};
+    TestTensor t = MakeTensor(spec, rng_);
+    ASSERT_TRUE(Dequantizer::Create(*t.descriptor, t.params()).ok());
+    t.descriptor->flags |= flag::kHasExtensionType;
+    SCOPED_TRACE(tag);
+    ExpectUnvalidatedRefused(t, "element width");
+  }
+}
+
 TEST_F(DequantizerTest, ShortOutputConsumesNothing) {
   const TestTensor t = MakeTensor(Int6Spec(), rng_);
   absl::StatusOr<Dequantizer> dq =

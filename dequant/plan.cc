@@ -179,6 +179,14 @@ absl::StatusOr<Plan> MakePlan(const TensorDescriptor& d) {
                                 SchemeName(q.scheme_tag)));
   }
   plan.codec = *codec;
+  // Decoded without the validator, an extension-type flag can ride on a
+  // built-in storage tag (TYPE-EXT-01); the descriptor's element width
+  // must then still be the codec's, which the reference addresses by.
+  if (d.ElementBits() != PackingOf(plan.codec).bits) {
+    return Invalid(absl::StrCat("the element width (", d.ElementBits(),
+                                " bits) is not that of storage type ",
+                                ElementTypeName(d.type_tag)));
+  }
 
   // Exact: a zero dimension empties the tensor whatever the others multiply
   // to (wire::CheckedProduct).
