@@ -25,8 +25,15 @@
 //   BM_DequantLayout/<column_major|tiled>/<scheme>/<storage>/<elements>
 //
 //   bazel run -c opt //bench:dequant_bench -- --benchmark_min_time=0.1
+//
+// HURRAY_BENCH_TARGET=AVX2 (any Highway target name this CPU supports: AVX2,
+// AVX3, AVX3_DL, SSE4, ...) runs the kernels and the store bound on that
+// target instead of the best one, so one AVX-512 host measures both; each
+// row's label names the target it ran on.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -43,6 +50,7 @@
 #include "dequant/kernels.h"
 #include "dequant/params.h"
 #include "dequant/plan.h"
+#include "hwy/targets.h"
 #include "parser/descriptor.h"
 #include "parser/element_type.h"
 #include "parser/quantization.h"
@@ -52,6 +60,22 @@ namespace hurray::dequant {
 namespace {
 
 using namespace type_tag;  // NOLINT
+
+// HURRAY_BENCH_TARGET, applied before the first benchmark runs.
+[[maybe_unused]] const bool kTargetForced = [] {
+  const char* want = std::getenv("HURRAY_BENCH_TARGET");
+  if (want == nullptr || *want == '\0') return false;
+  for (int64_t bits = hwy::SupportedTargets(); bits != 0; bits &= bits - 1) {
+    const int64_t target = bits & -bits;
+    if (std::strcmp(hwy::TargetName(target), want) == 0) {
+      hwy::SetSupportedTargetsForTest(target);
+      return true;
+    }
+  }
+  std::fprintf(stderr, "HURRAY_BENCH_TARGET=%s: not a target of this CPU\n",
+               want);
+  std::exit(2);
+}();
 
 constexpr uint64_t kRow = 4096;
 constexpr int64_t kSizes[] = {65536, 67108864};

@@ -374,7 +374,8 @@ TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
   }
 }
 
-// DequantizeRun on runs that start inside a byte or a float6 group, with
+// DequantizeRun on runs that start inside a byte or a float6 group (and
+// float8 runs, whose fused steps of 16 codes end in masked tails), with
 // parameter blocks of 5 (a start the Dequantizer never makes for float6,
 // whose MXFP blocks are multiples of 16, but the kernels accept), of 48
 // (whole blocks once the run reaches a block start) and of 1000 (long spans
@@ -384,7 +385,7 @@ TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
 // over-read is an ASan finding, and a sentinel on each side of the output
 // catches stores outside the run.
 TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
-  std::vector<uint8_t> src(2048);
+  std::vector<uint8_t> src(4096);
   for (uint8_t& b : src) b = static_cast<uint8_t>(rng_());
   std::vector<float> scales(512);  // (2 + 2507) / 5 + 1 parameters
   std::vector<int32_t> zps(512);
@@ -400,15 +401,19 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
         return Float6E3M2ToF32(static_cast<uint8_t>(q));
       case Codec::kFloat4E2M1:
         return Float4E2M1ToF32(static_cast<uint8_t>(q));
+      case Codec::kFloat8E4M3:
+        return Float8E4M3ToF32(static_cast<uint8_t>(q));
+      case Codec::kFloat8E5M2:
+        return Float8E5M2ToF32(static_cast<uint8_t>(q));
       default:
         return kNf4Lut[q];
     }
   };
   constexpr float kSentinel = -1234.5f;
   int runs = 0;
-  for (Codec c :
-       {Codec::kFloat6E2M3, Codec::kFloat6E3M2, Codec::kFloat4E2M1, Codec::kNf4,
-        Codec::kInt4, Codec::kUInt4, Codec::kInt2, Codec::kUInt2}) {
+  for (Codec c : {Codec::kFloat8E4M3, Codec::kFloat8E5M2, Codec::kFloat6E2M3,
+                  Codec::kFloat6E3M2, Codec::kFloat4E2M1, Codec::kNf4,
+                  Codec::kInt4, Codec::kUInt4, Codec::kInt2, Codec::kUInt2}) {
     const bool affine = IsIntegerCodec(c);
     const Packing pk = PackingOf(c);
     for (bool with_zp : {true, false}) {
@@ -472,7 +477,7 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
       }
     }
   }
-  EXPECT_EQ(runs, (4 + 4 * 2) * 3 * 2 * 8 * (8 + 1));
+  EXPECT_EQ(runs, (6 + 4 * 2) * 3 * 2 * 8 * (8 + 1));
 }
 
 #if defined(__x86_64__)
