@@ -179,6 +179,20 @@ TEST_F(DequantizerTest, UnvalidatedByteOffsetIsRefused) {
   }
 }
 
+// Four rows of `row` int4 codes in per-block blocks of k along the rows,
+// row-major or strided (one column after the other).
+TensorSpec PerBlockInt4Rows(uint8_t layout, uint64_t row, uint32_t k) {
+  TensorSpec spec;
+  spec.scheme = Scheme::kPerBlockAffine;
+  spec.storage_type = kInt4;
+  spec.shape = {4, row};
+  spec.axis = 1;
+  spec.block_size = k;
+  spec.layout.tag = layout;
+  if (layout == layout_tag::kStrided) spec.layout.strides = {1, 4};
+  return spec;
+}
+
 // Descriptors that never met the validator (QNT-PBA-02/NF4-02/MX-02
 // unchecked): a block_size that is not a power of two would make the storage
 // walk's shift-based block index run past the scale array, so Create and the
@@ -187,15 +201,7 @@ TEST_F(DequantizerTest, UnvalidatedByteOffsetIsRefused) {
 // regression_scatter_param_overflow.bin).
 TEST_F(DequantizerTest, UnvalidatedNonPowerOfTwoBlockSizeIsRefused) {
   for (const uint8_t tag : {layout_tag::kRowMajor, layout_tag::kStrided}) {
-    TensorSpec spec;
-    spec.scheme = Scheme::kPerBlockAffine;
-    spec.storage_type = kInt4;
-    spec.shape = {4, 12};
-    spec.axis = 1;
-    spec.block_size = 4;
-    spec.layout.tag = tag;
-    if (tag == layout_tag::kStrided) spec.layout.strides = {1, 4};
-    TestTensor t = MakeTensor(spec, rng_);
+    TestTensor t = MakeTensor(PerBlockInt4Rows(tag, 12, 4), rng_);
     ASSERT_TRUE(Dequantizer::Create(*t.descriptor, t.params()).ok());
     // 6 divides 12: the parameter count (2 blocks per row) and the buffer
     // sizes still agree, only the power-of-two rule is broken.
@@ -215,15 +221,7 @@ TEST_F(DequantizerTest, UnvalidatedNonPowerOfTwoBlockSizeIsRefused) {
 // dequant_fuzz; seed corpus/dequant_fuzz/regression_extension_flag.bin).
 TEST_F(DequantizerTest, UnvalidatedExtensionFlagOnABuiltInTypeIsRefused) {
   for (const uint8_t tag : {layout_tag::kRowMajor, layout_tag::kStrided}) {
-    TensorSpec spec;
-    spec.scheme = Scheme::kPerBlockAffine;
-    spec.storage_type = kInt4;
-    spec.shape = {4, 32};
-    spec.axis = 1;
-    spec.block_size = 32;
-    spec.layout.tag = tag;
-    if (tag == layout_tag::kStrided) spec.layout.strides = {1, 4};
-    TestTensor t = MakeTensor(spec, rng_);
+    TestTensor t = MakeTensor(PerBlockInt4Rows(tag, 32, 32), rng_);
     ASSERT_TRUE(Dequantizer::Create(*t.descriptor, t.params()).ok());
     t.descriptor->flags |= flag::kHasExtensionType;
     SCOPED_TRACE(tag);
