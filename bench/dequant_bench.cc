@@ -16,6 +16,11 @@
 //   BM_Memcpy/<elements>        memcpy of the float32 output size
 //   BM_ConvertInt8/<elements>   a plain int8 → float32 loop, compiled with
 //                               -O3 for this CPU's best of AVX-512 / AVX2
+// and, per BM_Dequant row, its own traffic bound:
+//   BM_TrafficBound/<scheme>/<storage>/<elements>
+//       the store loop that also reads as many bytes as the row's kernel
+//       does (data, scales and zero points; bench/store_only.h
+//       ReadAndStore), converting nothing
 // and, at both sizes, the parallel whole-buffer path:
 //   BM_DequantThreads/<scheme>/<storage>/<elements>/threads:<1|2>
 //       Dequantizer::ConsumeWhole (wall time; threads:1 is the serial path)
@@ -30,6 +35,7 @@
 // AVX3, AVX3_DL, SSE4, ...) runs the kernels and the store bound on that
 // target instead of the best one, so one AVX-512 host measures both; each
 // row's label names the target it ran on.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -76,6 +82,38 @@ using namespace type_tag;  // NOLINT
                want);
   std::exit(2);
 }();
+
+// Every float32 output (kernels and baselines alike) starts
+// HURRAY_BENCH_OUT_OFFSET bytes (a multiple of 4, default 0) past a 64-byte
+// line. A std::vector would put it wherever malloc does: 16 bytes past a
+// page for mmapped chunks, elsewhere once glibc raises its mmap threshold,
+// so rows of one run would differ in alignment, by up to a quarter in rate.
+size_t OutputOffsetFloats() {
+  static const size_t offset = [] {
+    const char* v = std::getenv("HURRAY_BENCH_OUT_OFFSET");
+    const long bytes = v == nullptr ? 0 : std::strtol(v, nullptr, 10);
+    return bytes > 0 && bytes < 64 ? static_cast<size_t>(bytes) / 4 : 0;
+  }();
+  return offset;
+}
+
+// n floats at OutputOffsetFloats() past a 64-byte boundary.
+class Output {
+ public:
+  explicit Output(size_t n, float fill = 0.0f) : storage_(n + 32), n_(n) {
+    const uintptr_t base = reinterpret_cast<uintptr_t>(storage_.data());
+    const size_t skip = ((64 - base % 64) % 64) / 4 + OutputOffsetFloats();
+    data_ = storage_.data() + skip;
+    std::fill(data_, data_ + n_, fill);
+  }
+  float* data() { return data_; }
+  size_t size() const { return n_; }
+
+ private:
+  std::vector<float> storage_;
+  float* data_;
+  size_t n_;
+};
 
 constexpr uint64_t kRow = 4096;
 constexpr int64_t kSizes[] = {65536, 67108864};
@@ -169,7 +207,7 @@ void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type) {
     state.SkipWithError(dq.status().ToString().c_str());
     return;
   }
-  std::vector<float> out(n);
+  Output out(n);
   for (auto _ : state) {
     dq->Restart();
     size_t written = 0;
@@ -185,6 +223,26 @@ void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type) {
   state.SetLabel(KernelTargetName());
 }
 
+// The store loop plus the row's input traffic (no conversion): where reads
+// and writes share the cache's bandwidth, no kernel of the row can beat it.
+void BM_TrafficBound(benchmark::State& state, Scheme scheme, uint8_t type) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0));
+  const BenchTensor t = Make(scheme, type, n);
+  std::vector<uint8_t> in(t.data);
+  in.insert(in.end(), t.scales.begin(), t.scales.end());
+  in.insert(in.end(), t.zero_points.begin(), t.zero_points.end());
+  Output out(n);
+  const bool stream = n * sizeof(float) >= kStreamOutputBytes;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(
+        bench::ReadAndStore(in.data(), in.size(), out.data(), n, stream));
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+  state.SetLabel(bench::StoreOnlyTargetName());
+}
+
 // ConsumeWhole over range(1) threads (1: the serial path, for the ratio).
 void BM_DequantThreads(benchmark::State& state, Scheme scheme, uint8_t type) {
   const uint64_t n = static_cast<uint64_t>(state.range(0));
@@ -196,7 +254,7 @@ void BM_DequantThreads(benchmark::State& state, Scheme scheme, uint8_t type) {
     state.SkipWithError(dq.status().ToString().c_str());
     return;
   }
-  std::vector<float> out(n);
+  Output out(n);
   for (auto _ : state) {
     dq->Restart();
     const absl::Status s =
@@ -233,7 +291,7 @@ void BM_DequantLayout(benchmark::State& state, uint8_t layout, Scheme scheme,
     state.SkipWithError(dq.status().ToString().c_str());
     return;
   }
-  std::vector<float> out(n);
+  Output out(n);
   for (auto _ : state) {
     dq->Restart();
     const absl::Status s = dq->ConsumeScattered(t.data, absl::MakeSpan(out));
@@ -251,7 +309,7 @@ void BM_DequantLayout(benchmark::State& state, uint8_t layout, Scheme scheme,
 // kStreamOutputBytes on).
 void BM_StoreOnly(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
-  std::vector<float> dst(n);
+  Output dst(n);
   const bool stream = n * sizeof(float) >= kStreamOutputBytes;
   for (auto _ : state) {
     bench::StoreConstant(dst.data(), n, 1.5f, stream);
@@ -267,7 +325,7 @@ void BM_StoreOnly(benchmark::State& state) {
 void BM_StoreOnlyThreads(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   const size_t threads = static_cast<size_t>(state.range(1));
-  std::vector<float> dst(n);
+  Output dst(n);
   const bool stream = n * sizeof(float) >= kStreamOutputBytes;
   for (auto _ : state) {
     auto part = [&](size_t i) {
@@ -288,7 +346,7 @@ void BM_StoreOnlyThreads(benchmark::State& state) {
 
 void BM_Memcpy(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
-  std::vector<float> src(n, 1.0f), dst(n);
+  Output src(n, 1.0f), dst(n);
   for (auto _ : state) {
     std::memcpy(dst.data(), src.data(), n * sizeof(float));
     benchmark::DoNotOptimize(dst.data());
@@ -310,7 +368,7 @@ void BM_ConvertInt8(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   std::vector<int8_t> src(n);
   for (size_t i = 0; i < n; ++i) src[i] = static_cast<int8_t>(i * 37);
-  std::vector<float> dst(n);
+  Output dst(n);
   for (auto _ : state) {
     ConvertInt8(src.data(), dst.data(), n);
     benchmark::DoNotOptimize(dst.data());
@@ -343,6 +401,13 @@ struct Registrar {
                                                type);
         for (int64_t n : kSizes) b->Arg(n);
         b->Unit(benchmark::kMicrosecond);
+        const std::string bound_name = std::string("BM_TrafficBound/") +
+                                       SchemeLabel(scheme) + "/" +
+                                       std::string(ElementTypeName(type));
+        auto* bound = benchmark::RegisterBenchmark(
+            bound_name.c_str(), BM_TrafficBound, scheme, type);
+        for (int64_t n : kSizes) bound->Arg(n);
+        bound->Unit(benchmark::kMicrosecond);
         const std::string threads_name = std::string("BM_DequantThreads/") +
                                          SchemeLabel(scheme) + "/" +
                                          std::string(ElementTypeName(type));

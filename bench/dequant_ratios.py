@@ -4,14 +4,22 @@
 Every figure is divided by BM_StoreOnly of the same run and size (Highway
 stores of a constant over the same float32 output, bench/store_only.h): the
 store bound, which no kernel can beat (issue 18: ≥ 0.9 × in L2, ≥ 0.95 × at
-DRAM size). The thread columns divide the 2-thread wall time rate by the
-1-thread one (target ≥ 1.8). With repetitions, the medians are used and the
-noise column gives the largest coefficient of variation of the row's runs.
+DRAM size). Each row is also divided by its own BM_TrafficBound (the store
+loop that also reads the row's input bytes, converting nothing): how close
+the kernel comes to moving its bytes, whatever the conversion. The thread
+columns divide the 2-thread wall time rate by the 1-thread one (target ≥
+1.8). With repetitions, the medians are used and the noise column gives the
+largest coefficient of variation of the row's runs.
+
+The host's rate moves from one minute to the next (a shared VM): randomly
+interleaved repetitions put every row and its baselines in the same
+minutes, so only same-run ratios are compared.
 
   bazel build -c opt //bench:dequant_bench
   bazel-bin/bench/dequant_bench \\
-      --benchmark_filter='^(BM_StoreOnly|BM_StoreOnlyThreads|BM_Memcpy|BM_ConvertInt8|BM_Dequant|BM_DequantThreads)/' \\
-      --benchmark_min_time=0.1 --benchmark_repetitions=5 \\
+      --benchmark_filter='^(BM_StoreOnly|BM_StoreOnlyThreads|BM_Memcpy|BM_ConvertInt8|BM_Dequant|BM_TrafficBound|BM_DequantThreads)/' \\
+      --benchmark_min_time=0.05 --benchmark_repetitions=10 \\
+      --benchmark_enable_random_interleaving=true \\
       --benchmark_report_aggregates_only=true \\
       --benchmark_out=/tmp/dequant.json --benchmark_out_format=json
   python3 bench/dequant_ratios.py /tmp/dequant.json
@@ -68,9 +76,10 @@ def main(path):
             print(f"BM_StoreOnlyThreads {label}: 2 threads / 1 = "
                   f"{two / one:.2f} (1 thread {one:.2f} el/ns, wall time).")
     print()
-    print("| scheme/storage | L2 el/ns | L2 × store | DRAM el/ns | DRAM × store "
+    print("| scheme/storage | L2 el/ns | L2 × store | L2 × traffic "
+          "| DRAM el/ns | DRAM × store | DRAM × traffic "
           "| 2 thr / 1, L2 | 2 thr / 1, DRAM | noise (max cv) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name in rate:
         m = re.fullmatch(rf"BM_Dequant/([^/]+)/([^/]+)/{L2}", name)
         if not m:
@@ -79,9 +88,13 @@ def main(path):
         key = f"{scheme}/{storage}"
         l2 = rate[name]
         dram = get(f"BM_Dequant/{key}/{DRAM}")
+        bound_l2 = get(f"BM_TrafficBound/{key}/{L2}")
+        bound_dram = get(f"BM_TrafficBound/{key}/{DRAM}")
         t = [thr(f"BM_DequantThreads/{key}", n, k) for n in (L2, DRAM)
              for k in (1, 2)]
-        names = [name, f"BM_Dequant/{key}/{DRAM}"] + [
+        names = [name, f"BM_Dequant/{key}/{DRAM}",
+                 f"BM_TrafficBound/{key}/{L2}",
+                 f"BM_TrafficBound/{key}/{DRAM}"] + [
             f"BM_DequantThreads/{key}/{n}/threads:{k}/real_time"
             for n in (L2, DRAM) for k in (1, 2)]
         noise = max(pct(n) for n in names)
@@ -89,8 +102,10 @@ def main(path):
             key,
             f"{l2:.2f}",
             f"{l2 / store_l2:.2f}",
+            f"{l2 / bound_l2:.2f}" if bound_l2 else "",
             f"{dram:.2f}" if dram else "",
             f"{dram / store_dram:.2f}" if dram else "",
+            f"{dram / bound_dram:.2f}" if dram and bound_dram else "",
             f"{t[1] / t[0]:.2f}" if t[0] and t[1] else "",
             f"{t[3] / t[2]:.2f}" if t[2] and t[3] else "",
             f"{noise:.0f} %" if cv else "",

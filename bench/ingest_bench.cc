@@ -23,7 +23,10 @@
 //       tcp_validate  ... validate-only sink (the I/O baseline of TCP: the
 //                     session only parses frames and descriptors)
 //       tcp_dequant   ... streaming dequant sink, output discarded;
-//                     ratio = time / max(tcp_validate, cpu_dequant)
+//                     ratio = time / max(tcp_validate, cpu_dequant);
+//                     cpu_s = CPU seconds of all the process's threads,
+//                     cpu_floor_ratio = cpu_s / cores / that baseline (no
+//                     overlap on these cores can beat it)
 // ratio = time(c) / max(time(a), time(b)) (target <= 1.15: reading and
 // consuming overlap). peak_rss_MiB is the ru_maxrss of a fresh process
 // running the same ingest (target <= 64 MiB).
@@ -75,6 +78,17 @@ std::vector<std::string> g_names;
 
 double Seconds(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// User + system CPU seconds of every thread of this process so far.
+double ProcessCpuSeconds() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  auto s = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) +
+           static_cast<double>(t.tv_usec) * 1e-6;
+  };
+  return s(ru.ru_utime) + s(ru.ru_stime);
 }
 
 void Generate() {
@@ -333,16 +347,20 @@ LoopbackServer& Server() {
   return *s;
 }
 
-double RunTcp(const std::string& kind) {
+// Wall seconds of one TCP ingest; *cpu_seconds: the CPU time all threads of
+// the process (the server's, the loader's reader, the consumer) spent in it.
+double RunTcp(const std::string& kind, double* cpu_seconds) {
   const std::string port = absl::StrCat(Server().server->port());
   std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, g_dir + "/out");
   NetClientOptions o;
   o.keys = g_names;
   NetClientSession session(o, sink.get());
   Loader loader{LoaderOptions()};
+  const double cpu0 = ProcessCpuSeconds();
   const auto t0 = Clock::now();
   const LoadResult r = loader.Run(LoadSource::Tcp("127.0.0.1", port), &session);
   const double t = Seconds(t0);
+  *cpu_seconds = ProcessCpuSeconds() - cpu0;
   if (!r.status.ok() || session.keys_completed() != g_names.size()) {
     std::fprintf(stderr, "tcp ingest failed: %s\n",
                  std::string(r.status.message()).c_str());
@@ -351,19 +369,31 @@ double RunTcp(const std::string& kind) {
   return t;
 }
 
+// cpu_s: the CPU seconds of all threads (server included). With the server
+// in this process, the run cannot take less than cpu_s / cores:
+// cpu_floor_ratio is that floor over the ratio's baseline, the best ratio
+// any overlap could reach on this machine's cores.
 void BM_d_TcpValidate(benchmark::State& state) {
   Generate();
+  double cpu = 0;
   for (auto _ : state) {
-    g_tcp_io = RunTcp("validate");
+    g_tcp_io = RunTcp("validate", &cpu);
     Report(state, g_tcp_io, 0);
   }
+  state.counters["cpu_s"] = cpu;
 }
 
 void BM_d_TcpDequant(benchmark::State& state) {
   Generate();
+  double cpu = 0;
+  const double baseline = std::max(g_tcp_io, g_cpu_dequant);
   for (auto _ : state) {
-    Report(state, RunTcp("dequant"), std::max(g_tcp_io, g_cpu_dequant));
+    Report(state, RunTcp("dequant", &cpu), baseline);
   }
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  state.counters["cpu_s"] = cpu;
+  state.counters["cores"] = cores;
+  if (baseline > 0) state.counters["cpu_floor_ratio"] = cpu / cores / baseline;
 }
 
 #define HURRAY_ONCE(f) \
