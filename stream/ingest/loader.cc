@@ -95,6 +95,7 @@ class Loader::Session {
   LoadResult Run() {
     LoadResult result;
     hooks_->ring_allocations = slots_.size();
+    hooks_->topped_up_bytes = 0;
     start_ = Clock::now();
     absl::Status opened = StartReader();
     if (!opened.ok()) {
@@ -339,6 +340,8 @@ class Loader::Session {
   void StartDescriptor(int fd, bool fifo) {
     SetIo();
     descriptor_ = std::make_unique<asio::posix::stream_descriptor>(*io_, fd);
+    boost::system::error_code nb;
+    descriptor_->non_blocking(true, nb);  // TopUp reads without waiting
     timer_ = std::make_unique<asio::steady_timer>(*io_);
     if (fifo) {
       asio::post(*io_, [this] {
@@ -493,6 +496,9 @@ class Loader::Session {
                                 if (ec2) return Failed(ec2, "cannot connect");
                                 connecting_ = false;
                                 connected_ = true;
+                                // TopUp reads without waiting.
+                                boost::system::error_code nb;
+                                socket_->non_blocking(true, nb);
                                 DoWrite();
                                 StartRead();
                               });
@@ -515,13 +521,34 @@ class Loader::Session {
 
   template <typename Handler>
   void ReadSome(uint8_t* data, Handler&& h) {
+    const size_t cap = hooks_->first_read_cap;
+    const auto buf =
+        asio::buffer(data, cap > 0 ? std::min(cap, chunk_) : chunk_);
     if (descriptor_ != nullptr) {
-      descriptor_->async_read_some(asio::buffer(data, chunk_),
-                                   std::forward<Handler>(h));
+      descriptor_->async_read_some(buf, std::forward<Handler>(h));
     } else {
-      socket_->async_read_some(asio::buffer(data, chunk_),
-                               std::forward<Handler>(h));
+      socket_->async_read_some(buf, std::forward<Handler>(h));
     }
+  }
+
+  // After a read of part of a slot: what else the socket or pipe holds
+  // right now, without waiting, up to `room` bytes. Full slots mean fewer
+  // hand-offs to the consumer and fewer wake-ups of both threads when the
+  // consumer is the slower side (the ring then holds whole chunks, not a
+  // socket buffer's worth each). An error or the end of input stops it
+  // here; the next read reports it.
+  size_t TopUp(uint8_t* data, size_t room) {
+    size_t got = 0;
+    boost::system::error_code ec;
+    while (got < room) {
+      const auto buf = asio::buffer(data + got, room - got);
+      const size_t k = descriptor_ != nullptr ? descriptor_->read_some(buf, ec)
+                                              : socket_->read_some(buf, ec);
+      if (ec || k == 0) break;
+      got += k;
+    }
+    hooks_->topped_up_bytes += got;  // the io thread's; read after Run
+    return got;
   }
 
   void StartRead() {
@@ -537,6 +564,7 @@ class Loader::Session {
              [this, slot](const boost::system::error_code& ec, size_t n) {
                reading_ = false;
                DisarmTimer();
+               if (n > 0 && !ec) n += TopUp(slots_[slot].get() + n, chunk_ - n);
                if (n > 0) PushFull(slot, n);
                if (ec == asio::error::eof)
                  return PushEnd(End::kEof, "", n > 0 ? -1 : slot);

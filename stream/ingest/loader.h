@@ -134,6 +134,12 @@ class Loader {
     // not yet consumed.
     size_t ring_allocations = 0;
     size_t max_slots_in_flight = 0;
+    // Sockets and pipes: each wait for input reads at most this many bytes
+    // (0: a whole slot), so the slot's top-up (reading what else is there
+    // without waiting) has something to read; and the bytes the last Run's
+    // top-ups read.
+    size_t first_read_cap = 0;
+    uint64_t topped_up_bytes = 0;
   };
   friend class LoaderTestPeer;
 

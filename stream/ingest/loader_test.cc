@@ -148,6 +148,38 @@ TEST_P(LoaderFormats, EverySourceAndChunkSize) {
   }
 }
 
+// A read that returns part of what a pipe holds is topped up from it
+// without waiting: the slot carries the rest, every byte arrives once, in
+// order. (The first read of each slot is capped at 100 bytes; the whole
+// input is in the pipe before the loader starts.)
+TEST_P(LoaderFormats, ShortReadsAreToppedUpFromThePipe) {
+  const std::vector<uint8_t> bytes = Bytes();
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  ASSERT_GE(::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20),
+            static_cast<int>(bytes.size()));
+  ASSERT_EQ(::write(fds[1], bytes.data(), bytes.size()),
+            static_cast<ssize_t>(bytes.size()));
+  ::close(fds[1]);  // everything is in the pipe; then its end
+  LoaderOptions o;
+  o.chunk_size = 4096;
+  ValidateSink sink;
+  std::unique_ptr<ByteConsumer> c =
+      MakeConsumer(Format(), FileOptions(), &sink, nullptr, nullptr);
+  Loader loader(o);
+  LoaderTestPeer::SetFirstReadCap(loader, 100);
+  const LoadResult r = loader.Run(LoadSource::Fd(fds[0]), c.get());
+  ::close(fds[0]);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.bytes, bytes.size());
+  EXPECT_EQ(TensorsCompleted(*c), tensors_.size());
+  ASSERT_EQ(sink.records().size(), tensors_.size());
+  for (const TensorRecord& t : sink.records()) EXPECT_EQ(t.verdict, "valid");
+  // Each slot: 100 bytes read, up to 3996 topped up.
+  const uint64_t slots = (bytes.size() + o.chunk_size - 1) / o.chunk_size;
+  EXPECT_GE(LoaderTestPeer::ToppedUpBytes(loader), bytes.size() - 100 * slots);
+}
+
 // A sink slower than the reader: the reader waits for free slots, so the
 // memory in flight stays at the ring, whatever the input size.
 class SlowSink : public ValidateSink {
@@ -446,6 +478,8 @@ TEST(Loader, TcpLoopback) {
   o.chunk_size = 1000;
   o.idle_timeout_seconds = 30;
   Loader loader(o);
+  // Short reads, topped up with whatever else has arrived.
+  LoaderTestPeer::SetFirstReadCap(loader, 100);
   const LoadResult r =
       loader.Run(LoadSource::Tcp("127.0.0.1", std::to_string(port)), &c);
   server.join();

@@ -20,6 +20,15 @@ class LoaderTestPeer {
   static size_t RingAllocations(const Loader& loader) {
     return loader.hooks_.ring_allocations;
   }
+  // Sockets and pipes: each wait for input reads at most `bytes` (0: a whole
+  // slot); the slot's top-up then reads what else is there.
+  static void SetFirstReadCap(Loader& loader, size_t bytes) {
+    loader.hooks_.first_read_cap = bytes;
+  }
+  // Bytes the last Run's top-ups read.
+  static uint64_t ToppedUpBytes(const Loader& loader) {
+    return loader.hooks_.topped_up_bytes;
+  }
   // The most slots the last Run had filled and not yet consumed.
   static size_t MaxSlotsInFlight(const Loader& loader) {
     return loader.hooks_.max_slots_in_flight;
