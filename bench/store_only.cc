@@ -25,15 +25,24 @@ namespace HWY_NAMESPACE {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Writes out[0, i) = value up to the first vector-aligned i (at most n),
+// where non-temporal stores may start; returns i.
+size_t AlignForStream(float* out, size_t n, float value) {
+  const size_t align = hn::Lanes(hn::ScalableTag<float>()) * sizeof(float);
+  size_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(out + i) % align != 0; ++i) {
+    out[i] = value;
+  }
+  return i;
+}
+
 void StoreConstantImpl(float* out, size_t n, float value, bool stream) {
   const hn::ScalableTag<float> df;
   const size_t N = hn::Lanes(df);
   const auto v = hn::Set(df, value);
   size_t i = 0;
   if (stream) {
-    for (; i < n && reinterpret_cast<uintptr_t>(out + i) % (N * 4) != 0; ++i) {
-      out[i] = value;
-    }
+    i = AlignForStream(out, n, value);
     for (; i + N <= n; i += N) hn::Stream(v, df, out + i);
     for (; i < n; ++i) out[i] = value;
     hwy::FlushStream();
@@ -92,13 +101,7 @@ uint64_t ReadAndStoreImpl(const uint8_t* in, size_t in_bytes, float* out,
                           size_t n, bool stream) {
   if (n == 0 || in_bytes < 64) return 0;
   if (stream) {
-    // Aligned output for the non-temporal stores, as StoreConstantImpl.
-    const hn::ScalableTag<float> df;
-    const size_t N = hn::Lanes(df);
-    size_t i = 0;
-    for (; i < n && reinterpret_cast<uintptr_t>(out + i) % (N * 4) != 0; ++i) {
-      out[i] = 1.5f;
-    }
+    const size_t i = AlignForStream(out, n, 1.5f);
     return ReadAndStoreLoop<true>(in, in_bytes, out + i, n - i);
   }
   return ReadAndStoreLoop<false>(in, in_bytes, out, n);

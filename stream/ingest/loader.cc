@@ -341,7 +341,8 @@ class Loader::Session {
     SetIo();
     descriptor_ = std::make_unique<asio::posix::stream_descriptor>(*io_, fd);
     boost::system::error_code nb;
-    descriptor_->non_blocking(true, nb);  // TopUp reads without waiting
+    descriptor_->non_blocking(true, nb);
+    can_top_up_ = !nb;
     timer_ = std::make_unique<asio::steady_timer>(*io_);
     if (fifo) {
       asio::post(*io_, [this] {
@@ -496,9 +497,9 @@ class Loader::Session {
                                 if (ec2) return Failed(ec2, "cannot connect");
                                 connecting_ = false;
                                 connected_ = true;
-                                // TopUp reads without waiting.
                                 boost::system::error_code nb;
                                 socket_->non_blocking(true, nb);
+                                can_top_up_ = !nb;
                                 DoWrite();
                                 StartRead();
                               });
@@ -538,6 +539,9 @@ class Loader::Session {
   // socket buffer's worth each). An error or the end of input stops it
   // here; the next read reports it.
   size_t TopUp(uint8_t* data, size_t room) {
+    // A blocking read here would wait past the idle timer, which runs on
+    // this same thread: top up only from a non-blocking stream.
+    if (!can_top_up_) return 0;
     size_t got = 0;
     boost::system::error_code ec;
     while (got < room) {
@@ -651,6 +655,7 @@ class Loader::Session {
   std::unique_ptr<asio::steady_timer> timer_;
   uint64_t timer_generation_ = 0;
   bool reading_ = false, waiting_slot_ = false;
+  bool can_top_up_ = false;  // the stream is non-blocking (TopUp)
   bool connecting_ = false, connected_ = false, writing_ = false;
   std::deque<std::vector<uint8_t>> writes_;
 };
