@@ -21,6 +21,11 @@
 //       the store loop that also reads as many bytes as the row's kernel
 //       does (data, scales and zero points; bench/store_only.h
 //       ReadAndStore), converting nothing
+// and, at 64 Mi elements, the same rows into an output 16 bytes past a line:
+//   BM_DequantOffLine/<scheme>/<storage>/<elements>
+//       streamed outputs whose blocks do not start on lines go through the
+//       kernels' L1 stage; BM_Dequant's, on lines, are stored non-temporally
+//       straight from the registers
 // and, at both sizes, the parallel whole-buffer path:
 //   BM_DequantThreads/<scheme>/<storage>/<elements>/threads:<1|2>
 //       Dequantizer::ConsumeWhole (wall time; threads:1 is the serial path)
@@ -100,9 +105,12 @@ size_t OutputOffsetFloats() {
 // n floats at OutputOffsetFloats() past a 64-byte boundary.
 class Output {
  public:
-  explicit Output(size_t n, float fill = 0.0f) : storage_(n + 32), n_(n) {
+  // `extra` more floats past the line, on top of HURRAY_BENCH_OUT_OFFSET.
+  explicit Output(size_t n, float fill = 0.0f, size_t extra = 0)
+      : storage_(n + 32), n_(n) {
     const uintptr_t base = reinterpret_cast<uintptr_t>(storage_.data());
-    const size_t skip = ((64 - base % 64) % 64) / 4 + OutputOffsetFloats();
+    const size_t skip =
+        ((64 - base % 64) % 64) / 4 + (OutputOffsetFloats() + extra) % 16;
     data_ = storage_.data() + skip;
     std::fill(data_, data_ + n_, fill);
   }
@@ -198,7 +206,12 @@ BenchTensor Make(Scheme scheme, uint8_t type, uint64_t n) {
   return t;
 }
 
-void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type) {
+// `off_line` floats past the output's line: 0 for BM_Dequant;
+// BM_DequantOffLine puts the output 16 bytes past a line, where streamed
+// outputs go through the kernels' L1 stage instead of straight from the
+// registers (dequant/simd_kernels.cc BlocksOnLines).
+void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type,
+                size_t off_line) {
   const uint64_t n = static_cast<uint64_t>(state.range(0));
   const BenchTensor t = Make(scheme, type, n);
   absl::StatusOr<Dequantizer> dq =
@@ -207,7 +220,7 @@ void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type) {
     state.SkipWithError(dq.status().ToString().c_str());
     return;
   }
-  Output out(n);
+  Output out(n, 0.0f, off_line);
   for (auto _ : state) {
     dq->Restart();
     size_t written = 0;
@@ -398,9 +411,16 @@ struct Registrar {
                                  SchemeLabel(scheme) + "/" +
                                  std::string(ElementTypeName(type));
         auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Dequant, scheme,
-                                               type);
+                                               type, size_t{0});
         for (int64_t n : kSizes) b->Arg(n);
         b->Unit(benchmark::kMicrosecond);
+        const std::string off_line_name = std::string("BM_DequantOffLine/") +
+                                          SchemeLabel(scheme) + "/" +
+                                          std::string(ElementTypeName(type));
+        benchmark::RegisterBenchmark(off_line_name.c_str(), BM_Dequant, scheme,
+                                     type, size_t{4})
+            ->Arg(kSizes[1])
+            ->Unit(benchmark::kMicrosecond);
         const std::string bound_name = std::string("BM_TrafficBound/") +
                                        SchemeLabel(scheme) + "/" +
                                        std::string(ElementTypeName(type));

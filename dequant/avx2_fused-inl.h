@@ -237,18 +237,31 @@ struct Avx2MinifloatOp {
   }
 };
 
+// Stores 8 floats at out: non-temporal when kStream and out is on a whole
+// vector (the non-temporal store needs it), else the ordinary store.
+template <bool kStream>
+HWY_INLINE void StoreOut(float* out, __m256 v) {
+  if constexpr (kStream) {
+    if ((reinterpret_cast<uintptr_t>(out) & 31) == 0) {
+      _mm256_stream_ps(out, v);
+      return;
+    }
+  }
+  _mm256_storeu_ps(out, v);
+}
+
 // The step of codes at p → out.
-template <class Op>
+template <bool kStream, class Op>
 HWY_INLINE void Avx2Step(const Op& op, const uint8_t* p,
                          const typename Op::Param& a, float* out) {
   using Pk = Avx2Packing<Op::kBits>;
   const typename Op::Word w = Op::Load(p);
   for (int v = 0; v < Pk::kVectors; ++v) {
-    _mm256_storeu_ps(out + 8 * v, op.Vector(w, v, a));
+    StoreOut<kStream>(out + 8 * v, op.Vector(w, v, a));
   }
 }
 
-template <class Op>
+template <bool kStream, class Op>
 void Avx2Run(const Run& r, const Op& op_in, float* out, uint64_t e, size_t n,
              ParamCursor& cursor) {
   // Local copies stay in registers (the stores to `out` could alias the
@@ -264,7 +277,7 @@ void Avx2Run(const Run& r, const Op& op_in, float* out, uint64_t e, size_t n,
       const uint8_t* p = r.src + Pk::ByteOf(e);
       const float* scales = pc.scales + pc.index;
       auto step = [&](size_t i, const typename Op::Param& a) {
-        Avx2Step(op, p + Pk::ByteOf(i), a, out + i);
+        Avx2Step<kStream>(op, p + Pk::ByteOf(i), a, out + i);
       };
       if (pc.zero_points != nullptr) {
         const int32_t* zps = pc.zero_points + pc.index;
@@ -291,7 +304,7 @@ void Avx2Run(const Run& r, const Op& op_in, float* out, uint64_t e, size_t n,
     }
     const uint8_t* p = r.src + Pk::ByteOf(e + i);
     for (; i + S <= len; i += S, p += Pk::kStepBytes) {
-      Avx2Step(op, p, a, out + i);
+      Avx2Step<kStream>(op, p, a, out + i);
     }
     if (i < len) {
       // Less than a step: only the bytes of these codes are read.
@@ -316,9 +329,10 @@ void Avx2Run(const Run& r, const Op& op_in, float* out, uint64_t e, size_t n,
 
 template <class Op>
 void Avx2Fused(const Run& r, const Op& op) {
-  FusedRun(r, [&](float* out, uint64_t e, size_t n, ParamCursor& pc) {
-    Avx2Run(r, op, out, e, n, pc);
-  });
+  FusedRun(r,
+           [&](auto stream, float* out, uint64_t e, size_t n, ParamCursor& pc) {
+             Avx2Run<decltype(stream)::value>(r, op, out, e, n, pc);
+           });
 }
 
 template <int kBits, bool kSigned>

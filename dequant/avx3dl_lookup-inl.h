@@ -91,8 +91,22 @@ HWY_INLINE __m512i CodeControl() {
   return _mm512_loadu_si512(c);
 }
 
+// Stores 16 floats at out: non-temporal when kStream and out is on a
+// 64-byte line (streamed outputs bypass the cache; a line split or a head
+// takes the ordinary store).
+template <bool kStream>
+HWY_INLINE void StoreOut(float* out, __m512 v) {
+  if constexpr (kStream) {
+    if ((reinterpret_cast<uintptr_t>(out) & 63) == 0) {
+      _mm512_stream_ps(out, v);
+      return;
+    }
+  }
+  _mm512_storeu_ps(out, v);
+}
+
 // The 16 codes at p (whole bytes) → t[code] into out.
-template <int kBits>
+template <int kBits, bool kStream>
 HWY_INLINE void Lookup16(const uint8_t* p, __m512 t, __m512i ctrl, float* out) {
   __m512i w;
   if constexpr (kBits == 4) {
@@ -105,7 +119,7 @@ HWY_INLINE void Lookup16(const uint8_t* p, __m512 t, __m512i ctrl, float* out) {
     w = _mm512_set1_epi32(static_cast<int>(v));
   }
   const __m512i idx = _mm512_multishift_epi64_epi8(ctrl, w);
-  _mm512_storeu_ps(out, _mm512_permutexvar_ps(idx, t));
+  StoreOut<kStream>(out, _mm512_permutexvar_ps(idx, t));
 }
 
 // 64 codes per step with one byte permute and one multishift: qword m
@@ -137,7 +151,7 @@ struct Lookup64Consts {
 };
 
 // Outputs 0 .. 31 through table ta, 32 .. 63 through tb (two blocks of 32).
-template <int kBits>
+template <int kBits, bool kStream>
 HWY_INLINE void Lookup64(const uint8_t* p, __m512 ta, __m512 tb,
                          const Lookup64Consts<kBits>& c, float* out) {
   __m512i in;
@@ -150,17 +164,17 @@ HWY_INLINE void Lookup64(const uint8_t* p, __m512 ta, __m512 tb,
   }
   const __m512i x = _mm512_multishift_epi64_epi8(
       c.ctrl, _mm512_permutexvar_epi8(c.spread, in));
-  _mm512_storeu_ps(out, _mm512_permutexvar_ps(x, ta));
-  _mm512_storeu_ps(out + 16,
-                   _mm512_permutexvar_ps(_mm512_srli_epi32(x, 8), ta));
-  _mm512_storeu_ps(out + 32,
-                   _mm512_permutexvar_ps(_mm512_srli_epi32(x, 16), tb));
-  _mm512_storeu_ps(out + 48,
-                   _mm512_permutexvar_ps(_mm512_srli_epi32(x, 24), tb));
+  StoreOut<kStream>(out, _mm512_permutexvar_ps(x, ta));
+  StoreOut<kStream>(out + 16,
+                    _mm512_permutexvar_ps(_mm512_srli_epi32(x, 8), ta));
+  StoreOut<kStream>(out + 32,
+                    _mm512_permutexvar_ps(_mm512_srli_epi32(x, 16), tb));
+  StoreOut<kStream>(out + 48,
+                    _mm512_permutexvar_ps(_mm512_srli_epi32(x, 24), tb));
 }
 
 // Codes e .. e + len - 1 (e a multiple of 8 / kBits) → t[code] into out.
-template <int kBits>
+template <int kBits, bool kStream>
 HWY_INLINE void LookupSpan(const uint8_t* src, uint64_t e, size_t len, __m512 t,
                            __m512i ctrl, const Lookup64Consts<kBits>& c64,
                            float* out) {
@@ -168,9 +182,9 @@ HWY_INLINE void LookupSpan(const uint8_t* src, uint64_t e, size_t len, __m512 t,
   const uint8_t* p = src + e / kPerByte;
   size_t i = 0;
   for (; i + 64 <= len; i += 64, p += 8 * kBits)
-    Lookup64(p, t, t, c64, out + i);
+    Lookup64<kBits, kStream>(p, t, t, c64, out + i);
   for (; i + 16 <= len; i += 16, p += 2 * kBits) {
-    Lookup16<kBits>(p, t, ctrl, out + i);
+    Lookup16<kBits, kStream>(p, t, ctrl, out + i);
   }
   if (i < len) {
     const size_t rem = len - i;
@@ -208,7 +222,7 @@ HWY_INLINE float TableAt(__m512 t, uint32_t code) {
   return v[code & 15];
 }
 
-template <int kBits, class Table>
+template <int kBits, bool kStream, class Table>
 void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
                size_t n, ParamCursor& cursor) {
   // A local copy stays in registers (the stores to `out` could alias the
@@ -226,18 +240,18 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
       const float* scales = pc.scales + pc.index;
       const int32_t* zps = pc.zero_points;
       auto step16 = [&](size_t i, __m512 t) {
-        Lookup16<kBits>(p + i / kPerByte, t, ctrl, out + i);
+        Lookup16<kBits, kStream>(p + i / kPerByte, t, ctrl, out + i);
       };
       auto step64 = [&](size_t i, __m512 t) {
-        Lookup64<kBits>(p + i / kPerByte, t, t, c64, out + i);
+        Lookup64<kBits, kStream>(p + i / kPerByte, t, t, c64, out + i);
       };
       auto blocks_of = [&](const auto& param) {
         if (k == 32) {
           // Pairs of blocks: one 64-code step with a table per half.
           size_t b = 0;
           for (; b + 2 <= blocks; b += 2) {
-            Lookup64<kBits>(p + b * 32 / kPerByte, param(b), param(b + 1), c64,
-                            out + b * 32);
+            Lookup64<kBits, kStream>(p + b * 32 / kPerByte, param(b),
+                                     param(b + 1), c64, out + b * 32);
           }
           if (b < blocks) {
             const __m512 t = param(b);
@@ -270,7 +284,8 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
       out[head] = TableAt(t, ReadRawCode(r.src, e + head, raw));
       ++head;
     }
-    LookupSpan<kBits>(r.src, e + head, len - head, t, ctrl, c64, out + head);
+    LookupSpan<kBits, kStream>(r.src, e + head, len - head, t, ctrl, c64,
+                               out + head);
     out += len;
     e += len;
     n -= len;
@@ -379,6 +394,7 @@ struct F6Decoder {
   // The 64 codes (48 bytes) at p → out, outputs 0 .. 31 times sa, 32 .. 63
   // times sb. Vector b's codes are moved to byte 2 of each lane, and one
   // zero-masked vpermi2w writes the bfloat16 into the high word.
+  template <bool kStream>
   HWY_INLINE void Decode64(const uint8_t* p, __m512 sa, __m512 sb,
                            float* out) const {
     // The masked load does not start the hardware prefetcher: from DRAM,
@@ -393,18 +409,18 @@ struct F6Decoder {
       return _mm512_castsi512_ps(
           _mm512_maskz_permutex2var_epi16(high, w0, idx, w1));
     };
-    _mm512_storeu_ps(out, _mm512_mul_ps(value(_mm512_slli_epi32(x, 16)), sa));
-    _mm512_storeu_ps(out + 16,
-                     _mm512_mul_ps(value(_mm512_slli_epi32(x, 8)), sa));
-    _mm512_storeu_ps(out + 32, _mm512_mul_ps(value(x), sb));
-    _mm512_storeu_ps(out + 48,
-                     _mm512_mul_ps(value(_mm512_srli_epi32(x, 8)), sb));
+    StoreOut<kStream>(out, _mm512_mul_ps(value(_mm512_slli_epi32(x, 16)), sa));
+    StoreOut<kStream>(out + 16,
+                      _mm512_mul_ps(value(_mm512_slli_epi32(x, 8)), sa));
+    StoreOut<kStream>(out + 32, _mm512_mul_ps(value(x), sb));
+    StoreOut<kStream>(out + 48,
+                      _mm512_mul_ps(value(_mm512_srli_epi32(x, 8)), sb));
   }
 };
 
 // Minifloat codes e .. e + len - 1 under one scale (e a multiple of 4 for
 // float6).
-template <class Decoder>
+template <bool kStream, class Decoder>
 HWY_INLINE void MinifloatSpan(const uint8_t* src, uint64_t e, size_t len,
                               float scale, const Decoder& dec, float* out) {
   constexpr bool kF6 = Decoder::kF6;
@@ -413,13 +429,15 @@ HWY_INLINE void MinifloatSpan(const uint8_t* src, uint64_t e, size_t len,
   constexpr size_t kStepBytes = kF6 ? 12 : 16;
   size_t i = 0;
   if constexpr (kF6) {
-    for (; i + 64 <= len; i += 64, p += 48) dec.Decode64(p, vs, vs, out + i);
+    for (; i + 64 <= len; i += 64, p += 48) {
+      dec.template Decode64<kStream>(p, vs, vs, out + i);
+    }
   }
   for (; i + 16 <= len; i += 16, p += kStepBytes) {
     const __m128i in =
         kF6 ? _mm_maskz_loadu_epi8(0x0FFF, p)
             : _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    _mm512_storeu_ps(out + i, _mm512_mul_ps(dec(in), vs));
+    StoreOut<kStream>(out + i, _mm512_mul_ps(dec(in), vs));
   }
   if (i < len) {
     const size_t rem = len - i;
@@ -437,7 +455,7 @@ float MinifloatScalar(uint8_t code) {
                                       : Float6E3M2ToF32(code);
 }
 
-template <Codec kCodec>
+template <Codec kCodec, bool kStream>
 void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
                   ParamCursor& cursor) {
   // A local copy stays in registers (see LookupRun).
@@ -458,16 +476,17 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
           // Pairs of blocks: one 64-code step, a scale per half.
           size_t b = 0;
           for (; b + 2 <= blocks; b += 2) {
-            dec.Decode64(p + b * 24, scale_of(b), scale_of(b + 1),
-                         out + b * 32);
+            dec.template Decode64<kStream>(p + b * 24, scale_of(b),
+                                           scale_of(b + 1), out + b * 32);
           }
           if (b < blocks) {
-            MinifloatSpan(r.src, e + b * 32, 32, scales[b], dec, out + b * 32);
+            MinifloatSpan<kStream>(r.src, e + b * 32, 32, scales[b], dec,
+                                   out + b * 32);
           }
           done = true;
         } else if (k % 64 == 0) {
           WholeBlocks<64>(k, blocks, scale_of, [&](size_t i, __m512 vs) {
-            dec.Decode64(p + i / 4 * 3, vs, vs, out + i);
+            dec.template Decode64<kStream>(p + i / 4 * 3, vs, vs, out + i);
           });
           done = true;
         }
@@ -480,7 +499,7 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
                   kF6 ? _mm_maskz_loadu_epi8(0x0FFF, p + i / 4 * 3)
                       : _mm_loadu_si128(
                             reinterpret_cast<const __m128i*>(p + i));
-              _mm512_storeu_ps(out + i, _mm512_mul_ps(dec(in), vs));
+              StoreOut<kStream>(out + i, _mm512_mul_ps(dec(in), vs));
             });
       }
       out += blocks * k;
@@ -499,7 +518,7 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
         ++head;
       }
     }
-    MinifloatSpan(r.src, e + head, len - head, scale, dec, out + head);
+    MinifloatSpan<kStream>(r.src, e + head, len - head, scale, dec, out + head);
     out += len;
     e += len;
     n -= len;
@@ -513,9 +532,10 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
 
 template <int kBits, class Table>
 void FusedLookup(const Run& r, const Table& table) {
-  FusedRun(r, [&](float* out, uint64_t e, size_t n, ParamCursor& pc) {
-    LookupRun<kBits>(r, table, out, e, n, pc);
-  });
+  FusedRun(r,
+           [&](auto stream, float* out, uint64_t e, size_t n, ParamCursor& pc) {
+             LookupRun<kBits, decltype(stream)::value>(r, table, out, e, n, pc);
+           });
 }
 
 // Affine table entries: code j mod 2^kBits, sign-extended when signed.
@@ -555,20 +575,26 @@ bool TryFusedAvx3Dl(const Run& r) {
       return true;
     case Codec::kFloat8E4M3:
       if (!BfTablesOf<Codec::kFloat8E4M3>().ok) return false;
-      FusedRun(r, [&](float* out, uint64_t e, size_t n, ParamCursor& pc) {
-        MinifloatRun<Codec::kFloat8E4M3>(r, out, e, n, pc);
+      FusedRun(r, [&](auto stream, float* out, uint64_t e, size_t n,
+                      ParamCursor& pc) {
+        MinifloatRun<Codec::kFloat8E4M3, decltype(stream)::value>(r, out, e, n,
+                                                                  pc);
       });
       return true;
     case Codec::kFloat6E2M3:
       if (!BfTablesOf<Codec::kFloat6E2M3>().ok) return false;
-      FusedRun(r, [&](float* out, uint64_t e, size_t n, ParamCursor& pc) {
-        MinifloatRun<Codec::kFloat6E2M3>(r, out, e, n, pc);
+      FusedRun(r, [&](auto stream, float* out, uint64_t e, size_t n,
+                      ParamCursor& pc) {
+        MinifloatRun<Codec::kFloat6E2M3, decltype(stream)::value>(r, out, e, n,
+                                                                  pc);
       });
       return true;
     case Codec::kFloat6E3M2:
       if (!BfTablesOf<Codec::kFloat6E3M2>().ok) return false;
-      FusedRun(r, [&](float* out, uint64_t e, size_t n, ParamCursor& pc) {
-        MinifloatRun<Codec::kFloat6E3M2>(r, out, e, n, pc);
+      FusedRun(r, [&](auto stream, float* out, uint64_t e, size_t n,
+                      ParamCursor& pc) {
+        MinifloatRun<Codec::kFloat6E3M2, decltype(stream)::value>(r, out, e, n,
+                                                                  pc);
       });
       return true;
     default:

@@ -42,16 +42,24 @@ HWY_INLINE bool AtWholeBlocks(const ParamCursor& pc, size_t n) {
   return pc.left == pc.period && pc.period % S == 0 && n >= pc.period;
 }
 
-// Runs body(out, first, count, cursor) over the run, straight into r.out or,
-// when streaming, tile by tile through an L1 stage.
+// Runs body(stream, out, first, count, cursor) over the run, where `stream`
+// is std::true_type when the body's whole-vector stores on a line are to be
+// non-temporal. Streamed runs whose blocks start on lines store straight from
+// the registers; the others go tile by tile through an L1 stage that
+// StreamCopy writes out. From DRAM into outputs on lines, the registers
+// beat the stage in 16 of 18 rounds (3 rows on AVX3_DL and on AVX2), by up
+// to 1.6 x (bench/RESULTS.md, issue 18).
 template <class Body>
 void FusedRun(const Run& r, const Body& body) {
   ParamCursor pc(r);
-  if (!r.stream) return body(r.out, r.first, r.count, pc);
+  if (!r.stream) return body(std::false_type(), r.out, r.first, r.count, pc);
+  if (BlocksOnLines(r.out, r.count, pc)) {
+    return body(std::true_type(), r.out, r.first, r.count, pc);
+  }
   HWY_ALIGN float stage[kTile];
   for (size_t done = 0; done < r.count;) {
     const size_t len = std::min(kTile, r.count - done);
-    body(stage, r.first + done, len, pc);
+    body(std::false_type(), stage, r.first + done, len, pc);
     StreamCopy(stage, r.out + done, len);
     done += len;
   }

@@ -380,10 +380,10 @@ TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
 // whose MXFP blocks are multiples of 16, but the kernels accept), of 48
 // (whole blocks once the run reaches a block start) and of 1000 (long spans
 // under one parameter from an unaligned start); affine runs with and
-// without zero points; 2500 codes with and without non-temporal stores
-// (several staging tiles). The source holds exactly the run's bytes, so an
-// over-read is an ASan finding, and a sentinel on each side of the output
-// catches stores outside the run.
+// without zero points; 2500 codes not streamed, streamed through the L1
+// stage (several tiles) and streamed straight from the registers. The source
+// holds exactly the run's bytes, so an over-read is an ASan finding, and a
+// sentinel on each side of the output catches stores outside the run.
 TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
   std::vector<uint8_t> src(4096);
   for (uint8_t& b : src) b = static_cast<uint8_t>(rng_());
@@ -422,7 +422,11 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
         for (uint64_t phase : {0, 2}) {
           for (uint64_t first = 0; first < 8; ++first) {
             for (size_t count : {1, 5, 16, 21, 47, 130, 200, 2500}) {
-              for (bool stream : {false, true}) {
+              // Not streamed; streamed into an output whose blocks start
+              // off a line (through the L1 stage); streamed with the first
+              // whole block on a line (straight from the registers).
+              for (int mode : {0, 1, 2}) {
+                const bool stream = mode != 0;
                 if (stream && count < 2500) continue;
                 const uint64_t end = first + count;
                 const size_t bytes =
@@ -431,7 +435,7 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
                 ASSERT_LE(bytes, src.size());
                 const std::vector<uint8_t> exact(src.begin(),
                                                  src.begin() + bytes);
-                std::vector<float> want(count), got(count + 2, kSentinel);
+                std::vector<float> want(count), got(count + 32, kSentinel);
                 for (size_t j = 0; j < count; ++j) {
                   const uint32_t q = ReadRawCode(exact.data(), first + j, c);
                   const size_t p = (phase + j) / period;
@@ -458,17 +462,33 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
                 r.scales = scales.data();
                 r.zero_points = affine && with_zp ? zps.data() : nullptr;
                 r.stream = stream;
-                r.out = got.data() + 1;  // unaligned output
+                // An unaligned output, or (mode 2) the output placed so that
+                // the first block start is on a 64-byte line.
+                size_t at = 1;
+                if (mode == 2) {
+                  const uint64_t left = period - phase % period;
+                  const uint64_t to_block = left < count ? left % period : 0;
+                  while (
+                      reinterpret_cast<uintptr_t>(got.data() + at + to_block) %
+                          64 !=
+                      0) {
+                    ++at;
+                  }
+                }
+                r.out = got.data() + at;
                 DequantizeRun(r);
                 const std::string what =
                     absl::StrCat(CodecName(c), " first ", first, " count ",
                                  count, " period ", period, " phase ", phase,
-                                 " zp ", with_zp, " stream ", stream);
-                ASSERT_EQ(got.front(), kSentinel) << what;
-                ASSERT_EQ(got.back(), kSentinel) << what;
-                got.erase(got.begin());
-                got.pop_back();
-                ASSERT_EQ(FirstBitDifference(want, got), -1) << what;
+                                 " zp ", with_zp, " mode ", mode);
+                for (size_t j = 0; j < got.size(); ++j) {
+                  if (j < at || j >= at + count) {
+                    ASSERT_EQ(got[j], kSentinel) << what << " at " << j;
+                  }
+                }
+                const std::vector<float> wrote(got.begin() + at,
+                                               got.begin() + at + count);
+                ASSERT_EQ(FirstBitDifference(want, wrote), -1) << what;
                 ++runs;
               }
             }
@@ -477,7 +497,7 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
       }
     }
   }
-  EXPECT_EQ(runs, (6 + 4 * 2) * 3 * 2 * 8 * (8 + 1));
+  EXPECT_EQ(runs, (6 + 4 * 2) * 3 * 2 * 8 * (8 + 2));
 }
 
 #if defined(__x86_64__)

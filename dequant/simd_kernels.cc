@@ -55,6 +55,9 @@ namespace hurray::dequant::detail {
 inline constexpr size_t kTile = 1024;
 // Slack after a tile for full-vector stores (widest vector: 64 bytes).
 inline constexpr size_t kTileSlack = 64;
+// A streamed output on a line: its first stage tile is this much shorter,
+// so that tile boundaries fall 16 bytes into a line (ApplyToOutput).
+inline constexpr size_t kStraddleFloats = 12;
 
 // Padded to 64 entries so a full 512-bit vector can be loaded from any
 // 16-entry table.
@@ -129,6 +132,7 @@ namespace HWY_NAMESPACE {
 namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
+using detail::kStraddleFloats;
 using detail::kTile;
 using detail::kTileSlack;
 
@@ -771,23 +775,42 @@ void StreamCopy(const float* from, float* to, size_t n) {
   for (; i < n; ++i) to[i] = from[i];
 }
 
+// True when the first parameter block that starts within the next n
+// outputs (the first output when one parameter covers them) is on a 64-byte
+// line. For blocks of a multiple of 16 codes every block then is, and so is
+// every whole vector a fused kernel stores: the condition for storing them
+// non-temporally without a stage.
+HWY_INLINE bool BlocksOnLines(const float* out, size_t n,
+                              const ParamCursor& pc) {
+  const uint64_t to_block = pc.left < n ? pc.left % pc.period : 0;
+  return (reinterpret_cast<uintptr_t>(out + to_block) & 63) == 0;
+}
+
 #include "dequant/fused_blocks-inl.h"
 // Must come after fused_blocks-inl.h.
 #include "dequant/avx2_fused-inl.h"
 #include "dequant/avx3dl_lookup-inl.h"
 
 // Applies `op` to n codes, into `out` directly or, when streaming, tile by
-// tile through an L1 staging buffer.
+// tile through an L1 stage that StreamCopy writes out. From DRAM the stage
+// runs 1.3-1.5 x faster (8- and 16-bit codes on the AVX-512 host) when its
+// tiles straddle lines than when they start on them, and faster than
+// non-temporal stores straight from these ops (bench/RESULTS.md, issue 18):
+// an output on a line gets a first tile one line-fraction short.
 template <class Op, typename T>
 HWY_INLINE void ApplyToOutput(const Op& op, const T* codes, size_t n,
                               ParamCursor& pc, float* out, bool stream) {
   if (!stream) return ApplyParams(op, codes, n, pc, out);
   HWY_ALIGN float stage[kTile];
+  size_t tile = reinterpret_cast<uintptr_t>(out) % 64 == 0
+                    ? kTile - kStraddleFloats
+                    : kTile;
   for (size_t done = 0; done < n;) {
-    const size_t len = std::min(kTile, n - done);
+    const size_t len = std::min(tile, n - done);
     ApplyParams(op, codes + done, len, pc, stage);
     StreamCopy(stage, out + done, len);
     done += len;
+    tile = kTile;
   }
 }
 
