@@ -410,8 +410,8 @@ Rejection CheckPagedSizes(const TensorDescriptor& d, const ParseOptions& o) {
     product.Mul(slots);
     product.Mul(d.shape[1]);
     product.Mul(d.shape[2]);
-    const bool ok = slots_ok && product.Get(&elems) &&
-                    d.StorageBytesFor(elems, &bytes);
+    const bool ok =
+        slots_ok && product.Get(&elems) && d.StorageBytesFor(elems, &bytes);
     if (d.ElementBits() != 0 && (!ok || d.buffers[0].byte_size != bytes)) {
       return {r, d.offsets.handle(0), "page pool size does not match"};
     }

@@ -244,7 +244,8 @@ ParamSizes ExpectedParamSizes(const TensorDescriptor& d) {
     const uint64_t per_axis =
         q.scheme_tag == scheme_tag::kMxfp ? len / k : len / k + (len % k != 0);
     uint64_t outer = 0;
-    if (!OuterCount(d, q.axis, &outer) && (per_axis != 0 || d.HasDynamicDim())) {
+    if (!OuterCount(d, q.axis, &outer) &&
+        (per_axis != 0 || d.HasDynamicDim())) {
       // Dynamic elsewhere: unknown; an overflow cannot be told apart from a
       // huge but legal count here, so both skip (the data size check
       // catches the overflow). An empty axis has no blocks, whatever the

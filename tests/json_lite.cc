@@ -52,11 +52,21 @@ class Parser {
         if (i_ >= s_.size()) return false;
         const char e = s_[i_++];
         switch (e) {
-          case 'n': c = '\n'; break;
-          case 't': c = '\t'; break;
-          case 'r': c = '\r'; break;
-          case 'b': c = '\b'; break;
-          case 'f': c = '\f'; break;
+          case 'n':
+            c = '\n';
+            break;
+          case 't':
+            c = '\t';
+            break;
+          case 'r':
+            c = '\r';
+            break;
+          case 'b':
+            c = '\b';
+            break;
+          case 'f':
+            c = '\f';
+            break;
           case 'u': {
             uint32_t cp = 0;
             if (i_ + 4 > s_.size()) return false;
@@ -78,7 +88,9 @@ class Parser {
             }
             continue;
           }
-          default: c = e; break;
+          default:
+            c = e;
+            break;
         }
       }
       out->push_back(c);
@@ -125,8 +137,9 @@ class Parser {
       return true;
     }
     const size_t start = i_;
-    while (i_ < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[i_])) ||
-                              std::strchr("+-.eE", s_[i_]))) {
+    while (i_ < s_.size() &&
+           (std::isdigit(static_cast<unsigned char>(s_[i_])) ||
+            std::strchr("+-.eE", s_[i_]))) {
       ++i_;
     }
     if (i_ == start) return false;

@@ -57,8 +57,7 @@ int main(int argc, char** argv) {
     std::error_code ec;
     const std::filesystem::path path(arg);
     if (std::filesystem::is_directory(path, ec)) {
-      for (const auto& entry :
-           std::filesystem::directory_iterator(path, ec)) {
+      for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
         if (!entry.is_regular_file(ec)) continue;
         ok = RunFile(entry.path()) && ok;
         ++ran;

@@ -43,8 +43,7 @@ TEST(DescriptorJsonTest, DenseFloat32) {
 
 // Every layout's own fields appear under "layout", by their spec names.
 TEST(DescriptorJsonTest, LayoutFields) {
-  auto has = [](const std::unique_ptr<TensorDescriptor>& d,
-                const char* want) {
+  auto has = [](const std::unique_ptr<TensorDescriptor>& d, const char* want) {
     const std::string json = DescriptorToJson(*d);
     EXPECT_NE(json.find(want), std::string::npos) << json;
   };

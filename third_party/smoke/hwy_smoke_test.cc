@@ -58,7 +58,8 @@ TEST(HwySmoke, SupportedTargets) {
 TEST(HwySmoke, DynamicDispatch) {
   std::vector<uint32_t> v(1001);
   std::iota(v.begin(), v.end(), 1u);
-  EXPECT_EQ(HWY_DYNAMIC_DISPATCH(SumU32)(v.data(), v.size()), 1001u * 1002u / 2);
+  EXPECT_EQ(HWY_DYNAMIC_DISPATCH(SumU32)(v.data(), v.size()),
+            1001u * 1002u / 2);
 }
 
 }  // namespace

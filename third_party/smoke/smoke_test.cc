@@ -106,10 +106,8 @@ TEST(AbslSmoke, SpanEndianMutexTime) {
 }
 
 template <typename T>
-  requires std::unsigned_integral<T>
-constexpr int PopCount(T v) {
-  return std::popcount(v);
-}
+requires std::unsigned_integral<T>
+constexpr int PopCount(T v) { return std::popcount(v); }
 
 TEST(Cxx20Smoke, LibraryFeatures) {
   static_assert(PopCount(0xF0u) == 4);
