@@ -775,17 +775,6 @@ void StreamCopy(const float* from, float* to, size_t n) {
   for (; i < n; ++i) to[i] = from[i];
 }
 
-// True when the first parameter block that starts within the next n
-// outputs (the first output when one parameter covers them) is on a 64-byte
-// line. For blocks of a multiple of 16 codes every block then is, and so is
-// every whole vector a fused kernel stores: the condition for storing them
-// non-temporally without a stage.
-HWY_INLINE bool BlocksOnLines(const float* out, size_t n,
-                              const ParamCursor& pc) {
-  const uint64_t to_block = pc.left < n ? pc.left % pc.period : 0;
-  return (reinterpret_cast<uintptr_t>(out + to_block) & 63) == 0;
-}
-
 #include "dequant/fused_blocks-inl.h"
 // Must come after fused_blocks-inl.h.
 #include "dequant/avx2_fused-inl.h"
