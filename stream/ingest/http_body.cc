@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "stream/ingest/socket_body_reader.h"
 
 namespace hurray::stream {
 namespace {
@@ -111,9 +112,18 @@ class HttpBody::Impl {
     }
     info_.url = url;
     absl::Status checked = CheckResponse(range);
-    direct_ =
-        checked.ok() && !info_.chunked && info_.content_length.has_value();
-    return checked;
+    if (!checked.ok() || info_.chunked || !info_.content_length.has_value()) {
+      return checked;
+    }
+    // A known length: the body comes straight from the socket from here on.
+    const int fd = tls_ != nullptr ? tls_->lowest_layer().native_handle()
+                                   : tcp_->native_handle();
+    absl::StatusOr<std::unique_ptr<SocketBodyReader>> reader =
+        SocketBodyReader::Create(
+            fd, tls_ != nullptr ? tls_->native_handle() : nullptr);
+    if (!reader.ok()) return Error(reader.status().message());
+    direct_ = *std::move(reader);
+    return absl::OkStatus();
   }
 
   absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) {
@@ -127,11 +137,12 @@ class HttpBody::Impl {
     // The idle timeout counts from here: the time the consumer kept us
     // away from the socket is not the server's silence.
     last_progress_ = Clock::now();
-    return direct_ ? ReadDirect(into) : ReadParsed(into);
+    return direct_ != nullptr ? ReadDirect(into) : ReadParsed(into);
   }
 
   void Interrupt() {
     interrupted_ = true;
+    if (direct_ != nullptr) direct_->Interrupt();
     asio::post(io_, [this] { Abort(); });
   }
 
@@ -140,8 +151,8 @@ class HttpBody::Impl {
 
  private:
   // A body of known length that is not chunked: Beast parsed the header,
-  // the rest is counted here and read straight into the caller's buffer
-  // (TLS decrypts into it), one copy fewer than through the parser.
+  // the rest is counted here and read straight from the socket into the
+  // caller's buffer (socket_body_reader.h).
   absl::StatusOr<size_t> ReadDirect(absl::Span<uint8_t> into) {
     const uint64_t remaining = *info_.content_length - received_;
     const size_t want =
@@ -154,25 +165,30 @@ class HttpBody::Impl {
       buffer_.consume(filled);
       received_ += filled;
     }
-    // One real wait at most, as in ReadParsed.
-    while (filled < want && (filled == 0 || MoreReady())) {
-      error_code ec;
-      size_t got = 0;
-      bool done = false;
-      WithStream([&](auto& s) {
-        s.async_read_some(asio::buffer(into.data() + filled, want - filled),
-                          [&](const error_code& e, size_t n) {
-                            ec = e;
-                            got = n;
-                            done = true;
-                          });
-      });
-      const bool in_time = WaitBody(&done);
-      filled += got;
-      received_ += got;
-      if (ec || !in_time) return Failed(ec, in_time, filled);
-      if (got > 0) last_progress_ = Clock::now();
+    if (filled > 0 || want == 0) return filled;
+    const SocketBodyReader::Result r =
+        direct_->Read(into.first(want), BodyDeadline());
+    filled = r.bytes;
+    received_ += r.bytes;
+    using Outcome = SocketBodyReader::Outcome;
+    if (r.outcome == Outcome::kOk) return filled;
+    absl::Status s;
+    switch (r.outcome) {
+      case Outcome::kEnd:
+        s = Truncated();
+        break;
+      case Outcome::kTimeout:
+        s = Error(TimeoutName("idle timeout"));
+        break;
+      case Outcome::kInterrupted:
+        s = Error("cancelled");
+        break;
+      default:
+        s = Error(absl::StrCat("reading the body failed: ", r.error));
+        break;
     }
+    if (filled == 0) return s;
+    pending_error_ = std::move(s);
     return filled;
   }
 
@@ -233,10 +249,10 @@ class HttpBody::Impl {
     return d;
   }
 
-  // Body reads are timed by one watchdog, armed once and moved forward
-  // only when it fires early, instead of a timer set and cancelled around
-  // every read: a TLS record is 16 KiB, so a GiB is 65,536 reads, and each
-  // timer change is a timerfd_settime system call.
+  // Parsed (chunked) body reads are timed by one watchdog, armed once and
+  // moved forward only when it fires early, instead of a timer set and
+  // cancelled around every read: a TLS record is 16 KiB, so a GiB is 65,536
+  // reads, and each timer change is a timerfd_settime system call.
   void ArmWatchdog(Clock::time_point at) {
     watchdog_armed_ = true;
     watchdog_.expires_at(at);
@@ -320,7 +336,8 @@ class HttpBody::Impl {
     if (buffer_.size() > 0) return true;
     error_code ec;
     if (tls_ != nullptr) {
-      if (SSL_pending(tls_->native_handle()) > 0) return true;
+      // Decrypted bytes, or (read-ahead) records not yet decrypted.
+      if (SSL_has_pending(tls_->native_handle()) == 1) return true;
       return tls_->lowest_layer().available(ec) > 0 && !ec;
     }
     return tcp_ != nullptr && tcp_->available(ec) > 0 && !ec;
@@ -334,6 +351,7 @@ class HttpBody::Impl {
   }
 
   void Close() {
+    direct_.reset();  // before the SSL object its BIO belongs to
     Abort();
     tls_.reset();
     tcp_.reset();
@@ -422,6 +440,10 @@ class HttpBody::Impl {
         std::make_unique<ssl::stream<tcp::socket>>(std::move(*tcp_), ssl_ctx_);
     tcp_.reset();
     SSL* ssl = tls_->native_handle();
+    // The body's reads (SocketBodyReader) take up to this much ciphertext
+    // per recv; the buffer is made at the handshake's first read.
+    SSL_set_read_ahead(ssl, 1);
+    SSL_set_default_read_buffer_len(ssl, kTlsReadAheadBytes);
     if (!url.host_is_ip &&
         SSL_set_tlsext_host_name(ssl, url.host.c_str()) != 1) {
       return Error("cannot set the TLS server name");
@@ -559,16 +581,19 @@ class HttpBody::Impl {
     if (ec == http::error::partial_message || ec == asio::error::eof ||
         ec == ssl::error::stream_truncated ||
         ec == http::error::end_of_stream) {
-      if (info_.content_length.has_value()) {
-        return Error(absl::StrCat("truncated: the connection ended after ",
-                                  received_, " of ", *info_.content_length,
-                                  " body bytes"));
-      }
-      return Error(absl::StrCat("truncated: the connection ended after ",
-                                received_,
-                                " body bytes, before the last chunk"));
+      return Truncated();
     }
     return Error(absl::StrCat("reading the body failed: ", ec.message()));
+  }
+
+  absl::Status Truncated() {
+    if (info_.content_length.has_value()) {
+      return Error(absl::StrCat("truncated: the connection ended after ",
+                                received_, " of ", *info_.content_length,
+                                " body bytes"));
+    }
+    return Error(absl::StrCat("truncated: the connection ended after ",
+                              received_, " body bytes, before the last chunk"));
   }
 
   const HttpOptions options_;
@@ -579,13 +604,15 @@ class HttpBody::Impl {
   Clock::time_point last_progress_;
   bool watchdog_armed_ = false;
   bool watchdog_expired_ = false;
-  bool direct_ = false;  // ReadDirect: Content-Length, not chunked
   ssl::context ssl_ctx_;
   bool tls_ready_ = false;
   std::unique_ptr<tcp::resolver> resolver_;
   std::unique_ptr<tcp::socket> tcp_;
   std::unique_ptr<ssl::stream<tcp::socket>> tls_;
   std::unique_ptr<http::response_parser<http::buffer_body>> parser_;
+  // ReadDirect (Content-Length, not chunked) when set; after tls_, so that
+  // it goes first.
+  std::unique_ptr<SocketBodyReader> direct_;
   boost::beast::flat_buffer buffer_;
   HttpResponseInfo info_;
   uint64_t received_ = 0;

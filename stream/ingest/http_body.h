@@ -5,9 +5,10 @@
 // download and memory stays bounded whatever the size.
 //
 // Boost.Beast parses HTTP/1.1 (the response header with its size limit,
-// chunked bodies); a body with a Content-Length is counted here and read
-// straight into the caller's buffer (no copy through the parser's);
-// Boost.Asio with OpenSSL carries it. Rules:
+// chunked bodies) over Boost.Asio with OpenSSL; a body with a
+// Content-Length is counted here and read straight from the socket into the
+// caller's buffer (socket_body_reader.h: no copy through the parser's, no
+// BIO pair). Rules:
 // - TLS: TLS 1.2 or later, SNI, the peer's certificate verified against the
 //   system store plus --ca-file, and its name against the URL's host (an
 //   IP literal against the certificate's IP addresses). `insecure` turns
