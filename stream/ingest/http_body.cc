@@ -375,6 +375,10 @@ class HttpBody::Impl {
     if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
       return Error("cannot require TLS 1.2");
     }
+    // A TLS 1.2 server asking to renegotiate gets a no_renegotiation alert
+    // instead of a full handshake inside a body read (a hostile server could
+    // ask again and again).
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION);
     if (options_.insecure) {
       ssl_ctx_.set_verify_mode(ssl::verify_none);
       return absl::OkStatus();

@@ -5,10 +5,12 @@
 #include "stream/ingest/socket_body_reader.h"
 
 #include <openssl/bio.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -136,14 +138,24 @@ struct ServerCtx {
 };
 
 // The server: TLS on fd, `body` in records of up to 16 KiB, then
-// close_notify or not, then the end of the stream.
+// close_notify or not, then the end of the stream. With `refused` (TLS
+// 1.2): asks the client for a new handshake half-way, and after the body
+// reads the client's answer (3 s at most); *refused: it was the
+// no_renegotiation alert, sent through the reader's BIO (the server then
+// ends with a fatal alert).
 void ServeTls(SSL_CTX* ctx, int fd, const std::vector<uint8_t>& body,
-              bool close_notify) {
+              bool close_notify, bool* refused = nullptr) {
+  bool renegotiate = refused != nullptr;
   SSL* s = SSL_new(ctx);
   SSL_set_fd(s, fd);
   if (SSL_accept(s) == 1) {
     size_t at = 0;
     while (at < body.size()) {
+      if (renegotiate && at >= body.size() / 2) {
+        renegotiate = false;
+        EXPECT_EQ(SSL_renegotiate(s), 1);
+        SSL_do_handshake(s);  // sends the HelloRequest
+      }
       size_t put = 0;
       if (SSL_write_ex(s, body.data() + at,
                        std::min<size_t>(body.size() - at, 9000), &put) != 1) {
@@ -151,7 +163,16 @@ void ServeTls(SSL_CTX* ctx, int fd, const std::vector<uint8_t>& body,
       }
       at += put;
     }
-    if (close_notify) SSL_shutdown(s);
+    if (refused != nullptr) {
+      const timeval limit{3, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+      char c;
+      *refused =
+          SSL_read(s, &c, 1) <= 0 &&
+          ERR_GET_REASON(ERR_peek_last_error()) == SSL_R_NO_RENEGOTIATION;
+    } else if (close_notify) {
+      SSL_shutdown(s);
+    }
   }
   ::shutdown(fd, SHUT_WR);
   SSL_free(s);
@@ -203,26 +224,38 @@ SSL* AsioLikeClient(SSL_CTX* ctx, int fd, size_t extra, BIO** outer) {
   return ssl;
 }
 
-void TlsBody(bool close_notify, size_t extra) {
+void TlsBody(bool close_notify, size_t extra, bool renegotiate = false) {
   Pair p;
   ServerCtx server_ctx;
   SSL_CTX* client_ctx = SSL_CTX_new(TLS_client_method());
+  if (renegotiate) {
+    SSL_CTX_set_max_proto_version(server_ctx.ctx, TLS1_2_VERSION);
+    // As HttpBody sets it: the request is refused with an alert, which the
+    // reader sends through its BIO, and the body goes on.
+    SSL_CTX_set_options(client_ctx, SSL_OP_NO_RENEGOTIATION);
+  }
   const std::vector<uint8_t> body = RandomBytes(200000);
-  std::thread server(
-      [&] { ServeTls(server_ctx.ctx, p.fd[1], body, close_notify); });
+  bool refused = false;
+  std::thread server([&] {
+    ServeTls(server_ctx.ctx, p.fd[1], body, close_notify,
+             renegotiate ? &refused : nullptr);
+  });
   BIO* outer = nullptr;
   SSL* ssl = AsioLikeClient(client_ctx, p.fd[0], extra, &outer);
   {
     auto r = SocketBodyReader::Create(p.fd[0], ssl);
     ASSERT_TRUE(r.ok()) << r.status();
     std::vector<uint8_t> got;
-    EXPECT_EQ(ReadToEnd(**r, &got), Outcome::kEnd);
+    // Refused, the server ends with a fatal alert after the body.
+    EXPECT_EQ(ReadToEnd(**r, &got),
+              renegotiate ? Outcome::kError : Outcome::kEnd);
     EXPECT_EQ(got.size(), body.size());
     EXPECT_TRUE(got == body);
   }
   // The reader gone, the SSL object holds no BIO pointing at it.
   EXPECT_EQ(SSL_get_rbio(ssl), nullptr);
   server.join();
+  EXPECT_EQ(refused, renegotiate);
   BIO_free(outer);
   SSL_free(ssl);
   SSL_CTX_free(client_ctx);
@@ -236,6 +269,10 @@ TEST(SocketBodyReader, TlsWithAnEmptyPair) { TlsBody(true, 0); }
 
 TEST(SocketBodyReader, TlsEndWithoutCloseNotifyIsTheEnd) {
   TlsBody(/*close_notify=*/false, 5000);
+}
+
+TEST(SocketBodyReader, TlsRenegotiationRequestIsRefusedAndTheBodyGoesOn) {
+  TlsBody(/*close_notify=*/true, 5000, /*renegotiate=*/true);
 }
 
 }  // namespace
