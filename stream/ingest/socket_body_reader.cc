@@ -24,11 +24,17 @@ using Transport = SocketBodyReader::Transport;
 Transport* Of(BIO* b) { return static_cast<Transport*>(BIO_get_data(b)); }
 
 // The BIO under OpenSSL: the prefix first, then recv on the non-blocking
-// socket (EAGAIN: a retry, which OpenSSL reports as SSL_ERROR_WANT_READ).
+// socket (EAGAIN, or the read's budget spent: a retry, which OpenSSL
+// reports as SSL_ERROR_WANT_READ).
 int BioRead(BIO* b, char* out, size_t len, size_t* got) {
   Transport* t = Of(b);
   BIO_clear_retry_flags(b);
   *got = 0;
+  if (t->budget == 0) {
+    BIO_set_retry_read(b);
+    return 0;
+  }
+  len = std::min(len, t->budget);
   if (t->prefix_at < t->prefix.size()) {
     const size_t n = std::min(len, t->prefix.size() - t->prefix_at);
     std::memcpy(out, t->prefix.data() + t->prefix_at, n);
@@ -38,12 +44,14 @@ int BioRead(BIO* b, char* out, size_t len, size_t* got) {
       t->prefix_at = 0;
     }
     *got = n;
+    t->budget -= n;
     return 1;
   }
   for (;;) {
     const ssize_t n = ::recv(t->fd, out, len, 0);
     if (n > 0) {
       *got = static_cast<size_t>(n);
+      t->budget -= *got;
       return 1;
     }
     if (n == 0) {
@@ -126,7 +134,7 @@ std::string OpenSslError() {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SocketBodyReader>> SocketBodyReader::Create(
-    int fd, SSL* ssl) {
+    int fd, SSL* ssl, size_t read_budget) {
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) {
     return absl::InternalError(
@@ -136,8 +144,12 @@ absl::StatusOr<std::unique_ptr<SocketBodyReader>> SocketBodyReader::Create(
   if (event_fd < 0) {
     return absl::InternalError(absl::StrCat("eventfd: ", std::strerror(errno)));
   }
-  std::unique_ptr<SocketBodyReader> r(new SocketBodyReader(fd, ssl, event_fd));
+  std::unique_ptr<SocketBodyReader> r(
+      new SocketBodyReader(fd, nullptr, event_fd));
+  r->read_budget_ = std::max<size_t>(read_budget, 1);
   if (ssl == nullptr) return r;
+  // Until SSL_set_bio below, r leaves `ssl` alone (r->ssl_ is null): a
+  // failure on the way gives it back to its owner as it was.
   BIO* old = SSL_get_rbio(ssl);
   if (old != nullptr) {
     // Output OpenSSL wrote that Asio has not sent would be lost.
@@ -161,6 +173,10 @@ absl::StatusOr<std::unique_ptr<SocketBodyReader>> SocketBodyReader::Create(
   BIO_set_data(bio, &r->transport_);
   // One reference for both directions; the old pair end is freed here.
   SSL_set_bio(ssl, bio, bio);
+  r->ssl_ = ssl;
+  // Asio asks OpenSSL to free its read buffer whenever it empties: here
+  // that would be a 256 KiB free and malloc every few records.
+  SSL_clear_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
   return r;
 }
 
@@ -212,6 +228,7 @@ bool SocketBodyReader::ReadOnce(absl::Span<uint8_t> into, size_t* got,
   }
   ERR_clear_error();
   transport_.error = 0;
+  transport_.budget = read_budget_;
   if (SSL_read_ex(ssl_, into.data(), into.size(), got) == 1) return true;
   switch (SSL_get_error(ssl_, 0)) {
     case SSL_ERROR_WANT_READ:

@@ -35,6 +35,13 @@ namespace hurray::stream {
 // SocketBodyReader: 16 records per recv at most.
 inline constexpr size_t kTlsReadAheadBytes = 256 << 10;
 
+// The ciphertext one SSL_read may take from the socket before it returns
+// (WANT_READ) so that the deadline and Interrupt are checked: OpenSSL goes
+// on through records that carry no data (TLS 1.3 session tickets, key
+// updates) for as long as the socket has bytes, and a hostile server can
+// keep it that busy.
+inline constexpr size_t kTlsReadBudgetBytes = 2 * kTlsReadAheadBytes;
+
 class SocketBodyReader {
  public:
   using Clock = std::chrono::steady_clock;
@@ -56,9 +63,10 @@ class SocketBodyReader {
   // ciphertext its current read BIO (Asio's pair) still holds is read
   // first, then the socket. Fails if that BIO still holds output for the
   // peer. `fd` is made non-blocking and stays owned by the caller, open for
-  // the reader's life; `ssl` too.
-  static absl::StatusOr<std::unique_ptr<SocketBodyReader>> Create(int fd,
-                                                                  SSL* ssl);
+  // the reader's life; `ssl` too. `read_budget`: kTlsReadBudgetBytes (tests
+  // make it small).
+  static absl::StatusOr<std::unique_ptr<SocketBodyReader>> Create(
+      int fd, SSL* ssl, size_t read_budget = kTlsReadBudgetBytes);
   ~SocketBodyReader();
   SocketBodyReader(const SocketBodyReader&) = delete;
   SocketBodyReader& operator=(const SocketBodyReader&) = delete;
@@ -78,6 +86,8 @@ class SocketBodyReader {
     size_t prefix_at = 0;
     bool eof = false;
     int error = 0;  // errno of a failed recv or send
+    // Ciphertext one SSL_read may still take (then it reports WANT_READ).
+    size_t budget = 0;
   };
 
  private:
@@ -90,8 +100,9 @@ class SocketBodyReader {
   Outcome Wait(short events, Clock::time_point deadline, std::string* error);
 
   Transport transport_;
-  SSL* ssl_;
+  SSL* ssl_;  // set once our BIO is installed in it
   int event_fd_;
+  size_t read_budget_ = kTlsReadBudgetBytes;
   std::atomic<bool> interrupted_{false};
 };
 

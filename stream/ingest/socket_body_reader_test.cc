@@ -5,10 +5,13 @@
 #include "stream/ingest/socket_body_reader.h"
 
 #include <openssl/bio.h>
+#include <openssl/buffer.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -44,13 +47,15 @@ std::vector<uint8_t> RandomBytes(size_t n) {
   return v;
 }
 
-void SendAll(int fd, const uint8_t* p, size_t n) {
+// False when the peer went away first.
+bool SendAll(int fd, const uint8_t* p, size_t n) {
   while (n > 0) {
     const ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (k <= 0) return;
+    if (k <= 0) return false;
     p += k;
     n -= static_cast<size_t>(k);
   }
+  return true;
 }
 
 // Reads until the outcome is not kOk; the bytes in *out.
@@ -273,6 +278,94 @@ TEST(SocketBodyReader, TlsEndWithoutCloseNotifyIsTheEnd) {
 
 TEST(SocketBodyReader, TlsRenegotiationRequestIsRefusedAndTheBodyGoesOn) {
   TlsBody(/*close_notify=*/true, 5000, /*renegotiate=*/true);
+}
+
+// A TLS 1.3 server that, before its body, sends thousands of session
+// tickets (records without data, each costing the client a key
+// derivation), made ahead of time and sent as fast as the socket takes
+// them. With the socket already holding far more than the read budget, a
+// Read interrupted before it starts ends with kInterrupted after that
+// budget, instead of working through the whole flood and reaching the body
+// (no EAGAIN on the way would ever let it see the interrupt).
+TEST(SocketBodyReader, AFloodOfRecordsWithoutDataDoesNotHoldTheRead) {
+  ::signal(SIGPIPE, SIG_IGN);  // the server writes to a peer that left
+  Pair p;
+  ServerCtx server_ctx;
+  SSL_CTX* client_ctx = SSL_CTX_new(TLS_client_method());
+  const std::vector<uint8_t> body = RandomBytes(1000);
+  std::thread server([&] {
+    SSL* s = SSL_new(server_ctx.ctx);
+    SSL_set_fd(s, p.fd[1]);
+    if (SSL_accept(s) == 1) {
+      BIO* sock = SSL_get_rbio(s);
+      BIO* mem = BIO_new(BIO_s_mem());
+      SSL_set0_wbio(s, mem);
+      for (int i = 0; i < 8000; ++i) {
+        SSL_new_session_ticket(s);
+        SSL_do_handshake(s);
+      }
+      BUF_MEM* flood = nullptr;
+      BIO_get_mem_ptr(mem, &flood);
+      EXPECT_GT(flood->length, size_t{1} << 20);
+      const bool sent =
+          SendAll(p.fd[1], reinterpret_cast<const uint8_t*>(flood->data),
+                  flood->length);
+      BIO_up_ref(sock);
+      SSL_set0_wbio(s, sock);
+      size_t put = 0;
+      if (sent) SSL_write_ex(s, body.data(), body.size(), &put);
+    }
+    ::shutdown(p.fd[1], SHUT_WR);
+    SSL_free(s);
+  });
+  BIO* outer = nullptr;
+  SSL* ssl = AsioLikeClient(client_ctx, p.fd[0], 0, &outer);
+  {
+    constexpr size_t kBudget = 16 << 10;
+    auto r = SocketBodyReader::Create(p.fd[0], ssl, kBudget);
+    ASSERT_TRUE(r.ok()) << r.status();
+    // Wait until the socket holds 4 budgets of the flood (the server keeps
+    // it full from then on).
+    int queued = 0;
+    for (int i = 0; i < 10000 && queued < int{4 * kBudget}; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      ASSERT_EQ(::ioctl(p.fd[0], FIONREAD, &queued), 0);
+    }
+    ASSERT_GE(queued, int{4 * kBudget});
+    (*r)->Interrupt();
+    uint8_t buf[4096];
+    const auto res = (*r)->Read(buf, Clock::time_point::max());
+    EXPECT_EQ(res.outcome, Outcome::kInterrupted);
+    EXPECT_EQ(res.bytes, 0u);
+  }
+  ::shutdown(p.fd[0], SHUT_RDWR);  // the server's send ends
+  server.join();
+  BIO_free(outer);
+  SSL_free(ssl);
+  SSL_CTX_free(client_ctx);
+}
+
+// Output OpenSSL wrote into the pair that was not sent yet would be lost:
+// Create refuses, and the SSL object keeps its BIOs, untouched.
+TEST(SocketBodyReader, ARefusedTakeOverLeavesTheSslObjectAsItWas) {
+  Pair p;
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL* ssl = SSL_new(ctx);
+  BIO* in = nullptr;
+  BIO* outer = nullptr;
+  BIO_new_bio_pair(&in, 0, &outer, 0);
+  SSL_set_bio(ssl, in, in);
+  ASSERT_EQ(BIO_write(in, "x", 1), 1);  // waiting for the peer
+  auto r = SocketBodyReader::Create(p.fd[0], ssl);
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(SSL_get_rbio(ssl), in);
+  EXPECT_EQ(SSL_get_wbio(ssl), in);
+  char c = 0;
+  EXPECT_EQ(BIO_read(outer, &c, 1), 1);  // the pair still works
+  EXPECT_EQ(c, 'x');
+  BIO_free(outer);
+  SSL_free(ssl);
+  SSL_CTX_free(ctx);
 }
 
 }  // namespace
