@@ -25,15 +25,33 @@
 //       tcp_dequant   ... streaming dequant sink, output discarded;
 //                     ratio = time / max(tcp_validate, cpu_dequant);
 //                     cpu_s = CPU seconds of all the process's threads,
-//                     cpu_floor_ratio = cpu_s / cores / that baseline (no
-//                     overlap on these cores can beat it)
+//                     server_cpu_s = the server thread's, client_cpu_s =
+//                     the rest (what a client pays when the server is
+//                     elsewhere), client_cpu_x = client_cpu_s / the CPU
+//                     seconds of cpu_dequant; cpu_floor_ratio = cpu_s /
+//                     cores / that baseline (no overlap on these cores can
+//                     beat it). tcp_validate runs once untimed first (the
+//                     server's first pass maps the file's pages).
+//       tcp_raw       ... the kernel's own loopback cost for the same bytes:
+//                     a plain thread send()s the mapped file over a blocking
+//                     socket, this one recv()s it; no protocol, no parsing.
+//                     x_raw = tcp_validate / tcp_raw (time and CPU): what our
+//                     server, loader and session add to the transport;
+//                     tcp_dequant's raw_floor_ratio = (tcp_raw's CPU +
+//                     cpu_dequant) / cores / its baseline: its floor if the
+//                     transport cost no more than that
 // ratio = time(c) / max(time(a), time(b)) (target <= 1.15: reading and
 // consuming overlap). peak_rss_MiB is the ru_maxrss of a fresh process
 // running the same ingest (target <= 64 MiB).
 //
 //   bazel build -c opt //bench:ingest_bench && bazel-bin/bench/ingest_bench
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,8 +90,10 @@ using Clock = std::chrono::steady_clock;
 std::string g_dir, g_file;
 uint64_t g_size = 0;
 double g_read = 0, g_cpu_validate = 0, g_cpu_dequant = 0, g_tcp_io = 0;
-double g_dd = 0;           // dd's time to write g_out_bytes durably
-uint64_t g_out_bytes = 0;  // float32 bytes the dequantized outputs hold
+double g_tcp_io_cpu = 0, g_raw_cpu = 0;
+double g_cpu_dequant_cpu = 0;  // CPU seconds of cpu_dequant's thread
+double g_dd = 0;               // dd's time to write g_out_bytes durably
+uint64_t g_out_bytes = 0;      // float32 bytes the dequantized outputs hold
 std::vector<std::string> g_names;
 
 double Seconds(Clock::time_point t0) {
@@ -89,6 +109,14 @@ double ProcessCpuSeconds() {
            static_cast<double>(t.tv_usec) * 1e-6;
   };
   return s(ru.ru_utime) + s(ru.ru_stime);
+}
+
+// CPU seconds of one thread so far (its CPU-time clock).
+double ThreadCpuSeconds(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) +
+         static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 void Generate() {
@@ -234,7 +262,7 @@ void BM_a_ReadOnly(benchmark::State& state) {
 }
 
 void CpuOnly(benchmark::State& state, const std::string& kind,
-             double* out_seconds) {
+             double* out_seconds, double* out_cpu_seconds = nullptr) {
   Generate();
   auto map = MappedFile::Open(g_file);
   if (!map.ok()) std::abort();
@@ -246,12 +274,16 @@ void CpuOnly(benchmark::State& state, const std::string& kind,
   for (auto _ : state) {
     std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, g_dir);
     HrryConsumer c(FileOptions(), sink.get());
+    const double cpu0 = ThreadCpuSeconds(CLOCK_THREAD_CPUTIME_ID);
     const auto t0 = Clock::now();
     for (size_t at = 0; at < bytes.size(); at += 1 << 20) {
       if (!c.Feed(bytes.subspan(at, 1 << 20)).ok()) std::abort();
     }
     if (!c.Finish().ok()) std::abort();
     *out_seconds = Seconds(t0);
+    if (out_cpu_seconds != nullptr) {
+      *out_cpu_seconds = ThreadCpuSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    }
     Report(state, *out_seconds, 0);
   }
 }
@@ -260,7 +292,7 @@ void BM_b_CpuValidate(benchmark::State& state) {
   CpuOnly(state, "validate", &g_cpu_validate);
 }
 void BM_b_CpuDequant(benchmark::State& state) {
-  CpuOnly(state, "dequant", &g_cpu_dequant);
+  CpuOnly(state, "dequant", &g_cpu_dequant, &g_cpu_dequant_cpu);
 }
 
 void BM_c_LoaderValidate(benchmark::State& state) {
@@ -326,6 +358,7 @@ struct LoopbackServer {
   std::unique_ptr<HrryFile> file;
   std::unique_ptr<NetServer> server;
   std::thread thread;
+  clockid_t cpu_clock{};  // the server thread's CPU time
   ~LoopbackServer() {
     if (server) server->Stop();
     if (thread.joinable()) thread.join();
@@ -342,14 +375,22 @@ LoopbackServer& Server() {
     l->server = std::make_unique<NetServer>(l->file.get(), config);
     if (!l->server->Listen().ok()) std::abort();
     l->thread = std::thread([l] { l->server->Run(); });
+    if (::pthread_getcpuclockid(l->thread.native_handle(), &l->cpu_clock) != 0)
+      std::abort();
     return l;
   }();
   return *s;
 }
 
-// Wall seconds of one TCP ingest; *cpu_seconds: the CPU time all threads of
-// the process (the server's, the loader's reader, the consumer) spent in it.
-double RunTcp(const std::string& kind, double* cpu_seconds) {
+// CPU seconds one TCP ingest took: of every thread of the process (the
+// server's, the loader's reader, the consumer), and of the server's alone.
+struct TcpCpu {
+  double all = 0, server = 0;
+  double client() const { return all - server; }
+};
+
+// Wall seconds of one TCP ingest.
+double RunTcp(const std::string& kind, TcpCpu* cpu) {
   const std::string port = absl::StrCat(Server().server->port());
   std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, g_dir + "/out");
   NetClientOptions o;
@@ -357,10 +398,12 @@ double RunTcp(const std::string& kind, double* cpu_seconds) {
   NetClientSession session(o, sink.get());
   Loader loader{LoaderOptions()};
   const double cpu0 = ProcessCpuSeconds();
+  const double server0 = ThreadCpuSeconds(Server().cpu_clock);
   const auto t0 = Clock::now();
   const LoadResult r = loader.Run(LoadSource::Tcp("127.0.0.1", port), &session);
   const double t = Seconds(t0);
-  *cpu_seconds = ProcessCpuSeconds() - cpu0;
+  cpu->all = ProcessCpuSeconds() - cpu0;
+  cpu->server = ThreadCpuSeconds(Server().cpu_clock) - server0;
   if (!r.status.ok() || session.keys_completed() != g_names.size()) {
     std::fprintf(stderr, "tcp ingest failed: %s\n",
                  std::string(r.status.message()).c_str());
@@ -369,31 +412,119 @@ double RunTcp(const std::string& kind, double* cpu_seconds) {
   return t;
 }
 
-// cpu_s: the CPU seconds of all threads (server included). With the server
-// in this process, the run cannot take less than cpu_s / cores:
-// cpu_floor_ratio is that floor over the ratio's baseline, the best ratio
-// any overlap could reach on this machine's cores.
+// cpu_s: the CPU seconds of all threads; server_cpu_s: the server
+// thread's; client_cpu_s: the rest (the loader's reader and the consumer:
+// what a client pays when the server is elsewhere).
+void CountTcpCpu(benchmark::State& state, const TcpCpu& cpu) {
+  state.counters["cpu_s"] = cpu.all;
+  state.counters["server_cpu_s"] = cpu.server;
+  state.counters["client_cpu_s"] = cpu.client();
+}
+
 void BM_d_TcpValidate(benchmark::State& state) {
   Generate();
-  double cpu = 0;
+  TcpCpu cpu;
+  // Once untimed: the server's first pass maps the file's pages, which no
+  // later run pays again (tcp_raw does the same); a cold baseline would
+  // flatter tcp_dequant's ratio.
+  (void)RunTcp("validate", &cpu);
   for (auto _ : state) {
     g_tcp_io = RunTcp("validate", &cpu);
+    g_tcp_io_cpu = cpu.all;
     Report(state, g_tcp_io, 0);
+  }
+  CountTcpCpu(state, cpu);
+}
+
+// One loopback transfer of the file's bytes with nothing of ours in the
+// way: blocking send() of 1 MiB pieces from the mapping on one thread,
+// blocking recv() into a 1 MiB buffer on this one.
+double RunRawTcp(absl::Span<const uint8_t> bytes, double* cpu_seconds) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (listener < 0 ||
+      ::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(listener, 1) != 0 ||
+      ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    std::abort();
+  }
+  const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (::connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0)
+    std::abort();
+  const int server = ::accept(listener, nullptr, nullptr);
+  if (server < 0) std::abort();
+  ::close(listener);
+  std::vector<uint8_t> buf(1 << 20);
+  const double cpu0 = ProcessCpuSeconds();
+  const auto t0 = Clock::now();
+  std::thread sender([&] {
+    size_t off = 0;
+    while (off < bytes.size()) {
+      const size_t n = std::min(buf.size(), bytes.size() - off);
+      const ssize_t k = ::send(server, bytes.data() + off, n, MSG_NOSIGNAL);
+      if (k <= 0) std::abort();
+      off += static_cast<size_t>(k);
+    }
+    ::shutdown(server, SHUT_WR);
+  });
+  uint64_t got = 0;
+  ssize_t k;
+  while ((k = ::recv(client, buf.data(), buf.size(), 0)) > 0) got += k;
+  sender.join();
+  const double t = Seconds(t0);
+  *cpu_seconds = ProcessCpuSeconds() - cpu0;
+  ::close(client);
+  ::close(server);
+  if (got != bytes.size()) std::abort();
+  return t;
+}
+
+void BM_d_TcpRaw(benchmark::State& state) {
+  Generate();
+  absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(g_file);
+  if (!file.ok()) std::abort();
+  double cpu = 0;
+  RunRawTcp((*file)->bytes(), &cpu);  // maps the pages, as the server's are
+  for (auto _ : state) {
+    const double t = RunRawTcp((*file)->bytes(), &cpu);
+    Report(state, t, 0);
+    g_raw_cpu = cpu;
+    if (g_tcp_io > 0) {
+      state.counters["x_raw"] = g_tcp_io / t;
+      state.counters["x_raw_cpu"] = g_tcp_io_cpu / cpu;
+    }
   }
   state.counters["cpu_s"] = cpu;
 }
 
+// With the server in this process, the run cannot take less than cpu_s /
+// cores: cpu_floor_ratio is that floor over the ratio's baseline, the best
+// ratio any overlap could reach on this machine's cores. client_cpu_x =
+// client_cpu_s / cpu_dequant's own CPU seconds: what the client's reading,
+// framing and hand-offs add to the dequantization it exists for.
 void BM_d_TcpDequant(benchmark::State& state) {
   Generate();
-  double cpu = 0;
+  TcpCpu cpu;
   const double baseline = std::max(g_tcp_io, g_cpu_dequant);
   for (auto _ : state) {
     Report(state, RunTcp("dequant", &cpu), baseline);
   }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  state.counters["cpu_s"] = cpu;
+  CountTcpCpu(state, cpu);
   state.counters["cores"] = cores;
-  if (baseline > 0) state.counters["cpu_floor_ratio"] = cpu / cores / baseline;
+  if (g_cpu_dequant_cpu > 0) {
+    state.counters["client_cpu_x"] = cpu.client() / g_cpu_dequant_cpu;
+  }
+  if (baseline > 0) {
+    state.counters["cpu_floor_ratio"] = cpu.all / cores / baseline;
+    if (g_raw_cpu > 0) {
+      state.counters["raw_floor_ratio"] =
+          (g_raw_cpu + g_cpu_dequant) / cores / baseline;
+    }
+  }
 }
 
 #define HURRAY_ONCE(f) \
@@ -405,6 +536,7 @@ HURRAY_ONCE(BM_c_LoaderValidate);
 HURRAY_ONCE(BM_c_LoaderDequant);
 HURRAY_ONCE(BM_cprime_LoaderThrottled);
 HURRAY_ONCE(BM_d_TcpValidate);
+HURRAY_ONCE(BM_d_TcpRaw);
 HURRAY_ONCE(BM_d_TcpDequant);
 // Last: they write several GiB whose writeback would slow whatever runs
 // next (both wait for it before they end).

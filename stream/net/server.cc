@@ -8,6 +8,7 @@
 #include <boost/asio.hpp>
 #include <cerrno>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -34,6 +35,19 @@ constexpr int kMaxLingeringRefusals = 64;
 constexpr auto kRefusalLinger = std::chrono::milliseconds(300);
 // After accept() failed for want of descriptors, retry after this long.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(50);
+
+// async_write's completion condition for the frames: every sendmsg offers
+// the kernel all that is left. Asio's own transfer_all offers at most
+// 64 KiB (default_max_transfer_size), so a 1 MiB TENSOR_DATA frame took 16
+// or more system calls and as many trips through the reactor, although the
+// socket's send buffer (autotuned up to tcp_wmem's maximum) takes far more
+// at once (bench/RESULTS.md, issue 18: about 8,800 sendmsg calls per
+// 512 MiB served became about 600).
+struct AllThatIsLeft {
+  size_t operator()(const boost::system::error_code& ec, size_t) const {
+    return ec ? 0 : std::numeric_limits<size_t>::max();
+  }
+};
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -254,7 +268,7 @@ class NetServer::Impl {
         SetWaiting(Waiting::kNone, 0);
         busy_ = true;
         busy_writing_ = true;
-        asio::async_write(socket_, gather_,
+        asio::async_write(socket_, gather_, AllThatIsLeft(),
                           [self = shared_from_this()](
                               const boost::system::error_code& ec, size_t n) {
                             self->busy_ = false;
