@@ -23,6 +23,23 @@ using Transport = SocketBodyReader::Transport;
 
 Transport* Of(BIO* b) { return static_cast<Transport*>(BIO_get_data(b)); }
 
+// One recv on the non-blocking socket (retried on EINTR), for the plain
+// body and for the BIO under OpenSSL alike.
+enum class Recv : uint8_t { kData, kEnd, kWouldBlock, kError };
+Recv RecvSome(int fd, void* out, size_t len, size_t* got) {
+  for (;;) {
+    const ssize_t n = ::recv(fd, out, len, 0);
+    if (n > 0) {
+      *got = static_cast<size_t>(n);
+      return Recv::kData;
+    }
+    if (n == 0) return Recv::kEnd;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? Recv::kWouldBlock
+                                                   : Recv::kError;
+  }
+}
+
 // The BIO under OpenSSL: the prefix first, then recv on the non-blocking
 // socket (EAGAIN, or the read's budget spent: a retry, which OpenSSL
 // reports as SSL_ERROR_WANT_READ).
@@ -47,25 +64,21 @@ int BioRead(BIO* b, char* out, size_t len, size_t* got) {
     t->budget -= n;
     return 1;
   }
-  for (;;) {
-    const ssize_t n = ::recv(t->fd, out, len, 0);
-    if (n > 0) {
-      *got = static_cast<size_t>(n);
+  switch (RecvSome(t->fd, out, len, got)) {
+    case Recv::kData:
       t->budget -= *got;
       return 1;
-    }
-    if (n == 0) {
+    case Recv::kEnd:
       t->eof = true;
       return 0;
-    }
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+    case Recv::kWouldBlock:
       BIO_set_retry_read(b);
       return 0;
-    }
-    t->error = errno;
-    return 0;
+    case Recv::kError:
+      t->error = errno;
+      return 0;
   }
+  return 0;
 }
 
 // TLS 1.3 may answer the peer while reading (a KeyUpdate): send on the same
@@ -206,24 +219,19 @@ bool SocketBodyReader::ReadOnce(absl::Span<uint8_t> into, size_t* got,
   *got = 0;
   *wait_events = 0;
   if (ssl_ == nullptr) {
-    for (;;) {
-      const ssize_t n = ::recv(transport_.fd, into.data(), into.size(), 0);
-      if (n > 0) {
-        *got = static_cast<size_t>(n);
+    switch (RecvSome(transport_.fd, into.data(), into.size(), got)) {
+      case Recv::kData:
         return true;
-      }
-      if (n == 0) {
+      case Recv::kEnd:
         result->outcome = Outcome::kEnd;
         return false;
-      }
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      case Recv::kWouldBlock:
         *wait_events = POLLIN;
         return true;
-      }
-      result->outcome = Outcome::kError;
-      result->error = std::strerror(errno);
-      return false;
+      case Recv::kError:
+        result->outcome = Outcome::kError;
+        result->error = std::strerror(errno);
+        return false;
     }
   }
   ERR_clear_error();
