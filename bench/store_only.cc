@@ -17,6 +17,7 @@
 #include <cstdint>
 
 #include "bench/store_only.h"
+#include "dequant/kernels.h"
 #endif
 
 HWY_BEFORE_NAMESPACE();
@@ -43,7 +44,13 @@ void StoreConstantImpl(float* out, size_t n, float value, bool stream) {
   size_t i = 0;
   if (stream) {
     i = AlignForStream(out, n, value);
-    for (; i + N <= n; i += N) hn::Stream(v, df, out + i);
+    for (; i + N <= n; i += N) {
+      if (dequant::StoresNonTemporal(out + i, N * sizeof(float))) {
+        hn::Stream(v, df, out + i);
+      } else {
+        hn::StoreU(v, df, out + i);
+      }
+    }
     for (; i < n; ++i) out[i] = value;
     hwy::FlushStream();
     return;
@@ -81,7 +88,7 @@ uint64_t ReadAndStoreLoop(const uint8_t* in, size_t in_bytes, float* out,
     end += per_load;
     const size_t stop = HWY_MIN(n, static_cast<size_t>(end >> kFrac));
     for (; i + N <= stop; i += N) {
-      if constexpr (kStream) {
+      if (kStream && dequant::StoresNonTemporal(out + i, N * sizeof(float))) {
         hn::Stream(v, df, out + i);
       } else {
         hn::StoreU(v, df, out + i);

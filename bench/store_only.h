@@ -2,7 +2,9 @@
 // a constant into a float32 output, on the same dynamically dispatched
 // target set as the dequantization kernels (dequant/simd_kernels.cc), with
 // the same store policy (non-temporal for outputs of kStreamOutputBytes or
-// more). A kernel cannot write its output faster than this loop does.
+// more, but for the first line of each page: dequant/kernels.h
+// StoresNonTemporal). A kernel cannot write its output faster than this
+// loop does.
 #ifndef HURRAY_BENCH_STORE_ONLY_H_
 #define HURRAY_BENCH_STORE_ONLY_H_
 

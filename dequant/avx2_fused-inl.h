@@ -238,11 +238,12 @@ struct Avx2MinifloatOp {
 };
 
 // Stores 8 floats at out: non-temporal when kStream and out is on a whole
-// vector (the non-temporal store needs it), else the ordinary store.
+// vector (the non-temporal store needs it) outside the first line of a
+// page (StoresNonTemporal), else the ordinary store.
 template <bool kStream>
 HWY_INLINE void StoreOut(float* out, __m256 v) {
   if constexpr (kStream) {
-    if ((reinterpret_cast<uintptr_t>(out) & 31) == 0) {
+    if (StoresNonTemporal(out, 32)) {
       _mm256_stream_ps(out, v);
       return;
     }

@@ -92,12 +92,13 @@ HWY_INLINE __m512i CodeControl() {
 }
 
 // Stores 16 floats at out: non-temporal when kStream and out is on a
-// 64-byte line (streamed outputs bypass the cache; a line split or a head
-// takes the ordinary store).
+// 64-byte line other than the first of a page (streamed outputs bypass the
+// cache; a line split, a head or a page's first line takes the ordinary
+// store: StoresNonTemporal).
 template <bool kStream>
 HWY_INLINE void StoreOut(float* out, __m512 v) {
   if constexpr (kStream) {
-    if ((reinterpret_cast<uintptr_t>(out) & 63) == 0) {
+    if (StoresNonTemporal(out, 64)) {
       _mm512_stream_ps(out, v);
       return;
     }

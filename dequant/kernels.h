@@ -48,6 +48,21 @@ struct Run {
 // Outputs of at least this many bytes in one Consume are streamed.
 inline constexpr size_t kStreamOutputBytes = size_t{32} << 20;
 
+// In a streamed output, whether the vector of `vector_bytes` at `out` is
+// stored non-temporally: when it is whole in a 64-byte line, except in the
+// first line of each 4 KiB page, which takes an ordinary store. From DRAM,
+// on the AVX-512 host, a loop of nothing but non-temporal stores ran at
+// 4.4-9.8 el/ns from one pass to the next, and at 8.7-10.2 with one
+// ordinary line per page; the fused kernels went from 3.1-8.8 to 7.4-9.2
+// el/ns (bench/RESULTS.md, issue 18, "one ordinary line per page"). The
+// kernels' L1 stage gets its ordinary lines where its tiles meet
+// (kStraddleFloats in simd_kernels.cc); bench/store_only.cc, the store bound,
+// follows the same rule.
+inline bool StoresNonTemporal(const float* out, size_t vector_bytes) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(out);
+  return (a & (vector_bytes - 1)) == 0 && (a & 4095) >= 64;
+}
+
 // Dequantizes one run on the best SIMD target of this CPU (or the one forced
 // by hwy::SetSupportedTargetsForTest).
 void DequantizeRun(const Run& run);

@@ -280,6 +280,24 @@ TEST_P(SimdEquivalenceTest, NonTemporalStores) {
   }
 }
 
+// The streamed outputs' store rule: non-temporal for whole vectors in a
+// line, ordinary for the first line of each 4 KiB page and for vectors off
+// their alignment (kernels.h StoresNonTemporal).
+TEST(StreamStores, FirstLineOfEachPageIsOrdinary) {
+  alignas(4096) static float page[3 * 1024];
+  for (const size_t vector_bytes : {size_t{32}, size_t{64}}) {
+    const size_t floats = vector_bytes / sizeof(float);
+    for (size_t i = 0; i < 3 * 1024; ++i) {
+      const size_t byte = i * sizeof(float);
+      const bool aligned = byte % vector_bytes == 0;
+      const bool first_line = byte % 4096 < 64;
+      EXPECT_EQ(StoresNonTemporal(page + i, vector_bytes),
+                aligned && !first_line)
+          << "float " << i << " of vectors of " << floats;
+    }
+  }
+}
+
 // Data holding every byte value, for each codec.
 TEST_P(SimdEquivalenceTest, AllByteValues) {
   for (Scheme scheme : {Scheme::kPerTensorAffine, Scheme::kPerChannelAffine,
