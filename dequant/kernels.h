@@ -55,9 +55,8 @@ inline constexpr size_t kStreamOutputBytes = size_t{32} << 20;
 // 4.4-9.8 el/ns from one pass to the next, and at 8.7-10.2 with one
 // ordinary line per page; the fused kernels went from 3.1-8.8 to 7.4-9.2
 // el/ns (bench/RESULTS.md, issue 18, "one ordinary line per page"). The
-// kernels' L1 stage gets its ordinary lines where its tiles meet
-// (kStraddleFloats in simd_kernels.cc); bench/store_only.cc, the store bound,
-// follows the same rule.
+// kernels' stores from registers and from their L1 stage, and
+// bench/store_only.cc (the store bound), all follow this rule.
 inline bool StoresNonTemporal(const float* out, size_t vector_bytes) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(out);
   return (a & (vector_bytes - 1)) == 0 && (a & 4095) >= 64;

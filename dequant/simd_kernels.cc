@@ -55,9 +55,6 @@ namespace hurray::dequant::detail {
 inline constexpr size_t kTile = 1024;
 // Slack after a tile for full-vector stores (widest vector: 64 bytes).
 inline constexpr size_t kTileSlack = 64;
-// A streamed output on a line: its first stage tile is this much shorter,
-// so that tile boundaries fall 16 bytes into a line (ApplyToOutput).
-inline constexpr size_t kStraddleFloats = 12;
 
 // Padded to 64 entries so a full 512-bit vector can be loaded from any
 // 16-entry table.
@@ -132,7 +129,6 @@ namespace HWY_NAMESPACE {
 namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
-using detail::kStraddleFloats;
 using detail::kTile;
 using detail::kTileSlack;
 
@@ -762,7 +758,8 @@ void Expand6(const uint8_t* src, size_t src_bytes, uint64_t first, size_t n,
 // ---------------------------------------------------------------------------
 // Drivers.
 
-// Copies n floats with non-temporal stores where `to` is vector-aligned.
+// Copies n floats, with non-temporal stores where StoresNonTemporal says
+// (kernels.h: vector-aligned, outside the first line of a page).
 void StreamCopy(const float* from, float* to, size_t n) {
   const DF df;
   const size_t N = hn::Lanes(df);
@@ -771,7 +768,14 @@ void StreamCopy(const float* from, float* to, size_t n) {
   for (; i < n && reinterpret_cast<uintptr_t>(to + i) % align != 0; ++i) {
     to[i] = from[i];
   }
-  for (; i + N <= n; i += N) hn::Stream(hn::LoadU(df, from + i), df, to + i);
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(df, from + i);
+    if (StoresNonTemporal(to + i, align)) {
+      hn::Stream(v, df, to + i);
+    } else {
+      hn::StoreU(v, df, to + i);
+    }
+  }
   for (; i < n; ++i) to[i] = from[i];
 }
 
@@ -781,25 +785,20 @@ void StreamCopy(const float* from, float* to, size_t n) {
 #include "dequant/avx3dl_lookup-inl.h"
 
 // Applies `op` to n codes, into `out` directly or, when streaming, tile by
-// tile through an L1 stage that StreamCopy writes out. From DRAM the stage
-// runs 1.3-1.5 x faster (8- and 16-bit codes on the AVX-512 host) when its
-// tiles straddle lines than when they start on them, and faster than
-// non-temporal stores straight from these ops (bench/RESULTS.md, issue 18):
-// an output on a line gets a first tile one line-fraction short.
+// tile through an L1 stage that StreamCopy writes out. From DRAM these ops
+// ran faster through the stage than with non-temporal stores straight from
+// the registers (8- and 16-bit codes on the AVX-512 host, bench/RESULTS.md,
+// issue 18).
 template <class Op, typename T>
 HWY_INLINE void ApplyToOutput(const Op& op, const T* codes, size_t n,
                               ParamCursor& pc, float* out, bool stream) {
   if (!stream) return ApplyParams(op, codes, n, pc, out);
   HWY_ALIGN float stage[kTile];
-  size_t tile = reinterpret_cast<uintptr_t>(out) % 64 == 0
-                    ? kTile - kStraddleFloats
-                    : kTile;
   for (size_t done = 0; done < n;) {
-    const size_t len = std::min(tile, n - done);
+    const size_t len = std::min(kTile, n - done);
     ApplyParams(op, codes + done, len, pc, stage);
     StreamCopy(stage, out + done, len);
     done += len;
-    tile = kTile;
   }
 }
 
