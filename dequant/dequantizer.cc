@@ -55,6 +55,7 @@ absl::StatusOr<Dequantizer> Dequantizer::Create(Plan plan,
   dq.plan_ = std::move(plan);
   dq.mode_ = options.mode;
   dq.stores_ = options.stores;
+  dq.min_elements_per_thread_ = options.min_elements_per_thread;
   dq.prefix_left_ = dq.plan_.byte_offset;
   const Plan& p = dq.plan_;
   if (!p.row_major()) {
@@ -609,8 +610,8 @@ absl::Status Dequantizer::ConsumeWhole(absl::Span<const uint8_t> data,
   // more per part boundary). Each part is independent: the parameters are
   // read-only, and every element's value is the same whatever run it falls
   // in, so the result is bit-identical to one thread.
-  const uint64_t parts = std::min<uint64_t>(static_cast<uint64_t>(threads),
-                                            std::max<uint64_t>(1, groups / 64));
+  const uint64_t parts = ThreadParts(groups, p.logical_elements, threads,
+                                     min_elements_per_thread_);
   const bool stream =
       stores_ == StoreMode::kNonTemporal ||
       (stores_ == StoreMode::kAuto &&

@@ -111,7 +111,8 @@ class Dequantizer {
 
   // The whole data buffer at once, from a fresh (or Restart()ed)
   // Dequantizer, into `tensor` (plan().logical_elements floats), split at
-  // group boundaries over `threads` threads (the caller's included) for
+  // group boundaries over `threads` threads (the caller's included; fewer
+  // for small tensors: options.h ThreadParts) for
   // row-major storage: bit-identical to one thread, the same warnings and
   // rejections. Otherwise (other layouts, data shorter than the tensor, a
   // started Dequantizer) it is ConsumeScattered on the calling thread.
@@ -178,6 +179,7 @@ class Dequantizer {
   Plan plan_;
   Mode mode_ = Mode::kStrict;
   StoreMode stores_ = StoreMode::kAuto;
+  uint64_t min_elements_per_thread_ = 0;  // DequantOptions'
   // Parameters in access order: buffer order, except per-block schemes with
   // inner > 1, where the blocks of one [outer, block] pair are made
   // contiguous over the inner dimensions.

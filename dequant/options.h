@@ -30,7 +30,28 @@ struct DequantOptions {
   // data at group boundaries over this many threads (the caller's included).
   // Bit-identical to one thread, the same warnings and rejections.
   int threads = 1;
+  // ... but no thread for fewer outputs than this: starting and joining a
+  // thread took 70-80 us on the 2-vCPU host, the time to dequantize about
+  // 600 Ki elements from DRAM or 2 Mi in L2 (bench/RESULTS.md, issue 18:
+  // 64 Ki elements on 2 threads ran 11-50 x slower than on one). 0: split
+  // whatever the size (the tests of the split use it).
+  uint64_t min_elements_per_thread = uint64_t{1} << 20;
 };
+
+// How many parts ConsumeWhole cuts `groups` groups of a tensor of `elements`
+// outputs into: at most `threads`, each of 64 groups or more (a line of
+// output or more per boundary) and of min_elements_per_thread outputs or
+// more; at least 1.
+inline uint64_t ThreadParts(uint64_t groups, uint64_t elements, int threads,
+                            uint64_t min_elements_per_thread) {
+  uint64_t parts = threads < 1 ? 1 : static_cast<uint64_t>(threads);
+  parts = parts < groups / 64 ? parts : groups / 64;
+  if (min_elements_per_thread > 0) {
+    const uint64_t by_size = elements / min_elements_per_thread;
+    parts = parts < by_size ? parts : by_size;
+  }
+  return parts < 1 ? 1 : parts;
+}
 
 // Non-zero padding in a partial trailing block is a warning, never a
 // rejection (RESOLUTIONS.md 2).

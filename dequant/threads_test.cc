@@ -52,6 +52,7 @@ void Compare(const TestTensor& t, const DequantOptions& base) {
   for (int threads : {2, 3, 8}) {
     DequantOptions o = base;
     o.threads = threads;
+    o.min_elements_per_thread = 0;  // split these small tensors all the same
     std::vector<float> many;
     DequantWarnings many_w;
     const absl::Status s =
@@ -63,6 +64,21 @@ void Compare(const TestTensor& t, const DequantOptions& base) {
     EXPECT_EQ(many_w.nonzero_padding, one_w.nonzero_padding);
     EXPECT_EQ(many_w.first_nonzero_padding, one_w.first_nonzero_padding);
   }
+}
+
+// No thread for a part of fewer than min_elements_per_thread outputs (its
+// start costs more than the work), nor of fewer than 64 groups.
+TEST(ThreadsTest, SmallTensorsStayOnOneThread) {
+  const uint64_t kMin = DequantOptions().min_elements_per_thread;
+  EXPECT_EQ(kMin, uint64_t{1} << 20);
+  EXPECT_EQ(ThreadParts(65536, 65536, 2, kMin), 1u);  // 64 Ki elements
+  EXPECT_EQ(ThreadParts(uint64_t{1} << 26, uint64_t{1} << 26, 2, kMin), 2u);
+  EXPECT_EQ(ThreadParts(uint64_t{3} << 20, uint64_t{3} << 20, 8, kMin), 3u);
+  EXPECT_EQ(ThreadParts(uint64_t{2} << 20, (uint64_t{2} << 20) - 1, 2, kMin),
+            1u);
+  EXPECT_EQ(ThreadParts(100, uint64_t{1} << 26, 2, kMin), 1u);  // < 64 groups
+  EXPECT_EQ(ThreadParts(65536, 65536, 2, 0), 2u);               // 0: any size
+  EXPECT_EQ(ThreadParts(65536, 65536, 0, 0), 1u);
 }
 
 TEST(ThreadsTest, EverySchemeAndTypeMatchesOneThread) {

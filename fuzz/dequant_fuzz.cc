@@ -214,6 +214,7 @@ void Run(const uint8_t* data, size_t size) {
   dequant::DequantOptions dq_options;
   dq_options.mode = options.mode;
   dq_options.stores = kStores[(h[1] >> 5) & 3];
+  dq_options.min_elements_per_thread = 0;  // small inputs: split them anyway
   const int threads = 1 + ((h[1] >> 3) & 3);
   const absl::Span<const uint8_t> tensor_data =
       buffers.empty() ? absl::Span<const uint8_t>() : spans[0];
