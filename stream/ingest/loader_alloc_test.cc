@@ -2,10 +2,12 @@
 // of chunks, with a sink slower than the reader, the only allocations of a
 // chunk's size or more are the ring's slots, made once (counted by
 // tests/alloc_counter.h, which replaces operator new: its own binary).
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "stream/ingest/consumers.h"
 #include "stream/ingest/loader.h"
@@ -45,6 +47,37 @@ TEST(LoaderAlloc, OnlyTheRingIsChunkSized) {
     EXPECT_EQ(large.value(), slots);
     EXPECT_LE(LoaderTestPeer::MaxSlotsInFlight(loader), slots);
   }
+}
+
+// DequantSink's in-memory spool keeps its buffer from one tensor to the
+// next: once a tensor of each kind (per-channel int8, per-block int4, 1 MiB
+// of data each) went through, four more allocate nothing of 512 KiB or more
+// (before, each allocated its spool).
+TEST(DequantSinkAlloc, TheSpoolIsKeptAcrossTensors) {
+  const std::vector<uint8_t> bytes =
+      testing::StreamBytes(testing::QuantizedTensors(3, 6, 1 << 20));
+  // The same generator's first two tensors: the stream's first bytes.
+  const std::vector<uint8_t> two =
+      testing::StreamBytes(testing::QuantizedTensors(3, 2, 1 << 20));
+  const size_t first_two = two.size();
+  ASSERT_LT(first_two, bytes.size());
+  ASSERT_TRUE(std::equal(two.begin(), two.end(), bytes.begin()));
+  DequantSinkOptions o;
+  o.write_files = false;
+  DequantSink sink(o);
+  StreamConsumer c(StreamOptions(), &sink);
+  ASSERT_TRUE(c.Feed(absl::MakeConstSpan(bytes).first(first_two)).ok());
+  ASSERT_EQ(sink.records().size(), 2u);
+  hurray::testing::LargeAllocationCount large(512 << 10);
+  for (size_t at = first_two; at < bytes.size(); at += 64 << 10) {
+    ASSERT_TRUE(c.Feed(absl::MakeConstSpan(bytes).subspan(at, 64 << 10)).ok());
+  }
+  ASSERT_TRUE(c.Finish().ok());
+  large.Stop();
+  ASSERT_EQ(sink.records().size(), 6u);
+  EXPECT_TRUE(absl::StartsWith(sink.records()[5].verdict, "dequantized"))
+      << sink.records()[5].verdict;
+  EXPECT_EQ(large.value(), 0u);
 }
 
 }  // namespace

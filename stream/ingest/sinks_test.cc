@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -89,6 +90,27 @@ TEST_P(DequantFormats, OutputsEqualTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StreamAndHrry, DequantFormats, ::testing::Bool());
+
+// The in-memory spool keeps its buffer from one tensor to the next: a
+// smaller tensor after a larger one, one spooled to a file in between, and
+// memory again after it all give the reference's floats.
+TEST(DequantSink, SpoolBufferKeptAcrossTensors) {
+  std::vector<IngestTensor> tensors;
+  for (const auto& [seed, bytes] : std::vector<std::pair<uint32_t, uint64_t>>{
+           {1, 256 << 10}, {2, 8 << 10}, {3, 512 << 10}, {4, 8 << 10}}) {
+    for (IngestTensor& t : testing::QuantizedTensors(seed, 2, bytes)) {
+      tensors.push_back(std::move(t));
+    }
+  }
+  for (size_t chunk : {size_t{4096}, size_t{1} << 20}) {
+    SCOPED_TRACE(::testing::Message() << "chunk " << chunk);
+    DequantSinkOptions o;
+    o.out_dir = testing::FreshDir("spool_kept");
+    o.spool_memory_bytes = 300 << 10;  // the 512 KiB tensors go to files
+    ExpectOutputs(tensors, /*hrry=*/false, o.out_dir,
+                  Dequant(testing::StreamBytes(tensors), o, chunk));
+  }
+}
 
 // Other dense layouts are spooled and read back in row-major order
 // (GatherRowMajor), and give the same floats as the reference.
