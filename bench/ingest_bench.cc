@@ -100,24 +100,17 @@ double Seconds(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// User + system CPU seconds of every thread of this process so far.
-double ProcessCpuSeconds() {
-  struct rusage ru;
-  ::getrusage(RUSAGE_SELF, &ru);
-  auto s = [](const timeval& t) {
-    return static_cast<double>(t.tv_sec) +
-           static_cast<double>(t.tv_usec) * 1e-6;
-  };
-  return s(ru.ru_utime) + s(ru.ru_stime);
-}
-
-// CPU seconds of one thread so far (its CPU-time clock).
-double ThreadCpuSeconds(clockid_t clock) {
+// CPU seconds so far on a CPU-time clock: one thread's
+// (CLOCK_THREAD_CPUTIME_ID, pthread_getcpuclockid) or every thread's of
+// this process (CLOCK_PROCESS_CPUTIME_ID, ProcessCpuSeconds).
+double CpuClockSeconds(clockid_t clock) {
   timespec ts{};
   ::clock_gettime(clock, &ts);
   return static_cast<double>(ts.tv_sec) +
          static_cast<double>(ts.tv_nsec) * 1e-9;
 }
+
+double ProcessCpuSeconds() { return CpuClockSeconds(CLOCK_PROCESS_CPUTIME_ID); }
 
 void Generate() {
   if (!g_file.empty() && std::filesystem::exists(g_file)) return;
@@ -274,7 +267,7 @@ void CpuOnly(benchmark::State& state, const std::string& kind,
   for (auto _ : state) {
     std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, g_dir);
     HrryConsumer c(FileOptions(), sink.get());
-    const double cpu0 = ThreadCpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+    const double cpu0 = CpuClockSeconds(CLOCK_THREAD_CPUTIME_ID);
     const auto t0 = Clock::now();
     for (size_t at = 0; at < bytes.size(); at += 1 << 20) {
       if (!c.Feed(bytes.subspan(at, 1 << 20)).ok()) std::abort();
@@ -282,7 +275,7 @@ void CpuOnly(benchmark::State& state, const std::string& kind,
     if (!c.Finish().ok()) std::abort();
     *out_seconds = Seconds(t0);
     if (out_cpu_seconds != nullptr) {
-      *out_cpu_seconds = ThreadCpuSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+      *out_cpu_seconds = CpuClockSeconds(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     }
     Report(state, *out_seconds, 0);
   }
@@ -398,12 +391,12 @@ double RunTcp(const std::string& kind, TcpCpu* cpu) {
   NetClientSession session(o, sink.get());
   Loader loader{LoaderOptions()};
   const double cpu0 = ProcessCpuSeconds();
-  const double server0 = ThreadCpuSeconds(Server().cpu_clock);
+  const double server0 = CpuClockSeconds(Server().cpu_clock);
   const auto t0 = Clock::now();
   const LoadResult r = loader.Run(LoadSource::Tcp("127.0.0.1", port), &session);
   const double t = Seconds(t0);
   cpu->all = ProcessCpuSeconds() - cpu0;
-  cpu->server = ThreadCpuSeconds(Server().cpu_clock) - server0;
+  cpu->server = CpuClockSeconds(Server().cpu_clock) - server0;
   if (!r.status.ok() || session.keys_completed() != g_names.size()) {
     std::fprintf(stderr, "tcp ingest failed: %s\n",
                  std::string(r.status.message()).c_str());
