@@ -385,6 +385,12 @@ class DequantSink::Tensor {
   // Frees the in-memory spool's pages kept for the next tensor.
   void ReleaseMemory() { std::vector<uint8_t>().swap(spool_mem_); }
 
+  // After a failure: Abandon, and nothing kept for a next tensor.
+  void Discard() {
+    Abandon();
+    ReleaseMemory();
+  }
+
   absl::Status BeginKind(const TensorDescriptor& d, const std::string& base,
                          const std::string& name, std::string* none) {
     Abandon();
@@ -1516,8 +1522,7 @@ DequantSink::~DequantSink() {
 }
 
 void DequantSink::FailTensor(absl::Status s) {
-  tensor_->Abandon();
-  tensor_->ReleaseMemory();
+  tensor_->Discard();
   // A data-level rule rejects the input; other failures (a full disk)
   // leave the finished outputs to a resumed run.
   if (RuleIdOf(s).has_value()) {
@@ -1563,8 +1568,7 @@ absl::Status DequantSink::OnEndOfStream() {
 }
 
 void DequantSink::OnInputRejected() {
-  tensor_->Abandon();
-  tensor_->ReleaseMemory();
+  tensor_->Discard();
   if (safetensors_ != nullptr) safetensors_->Discard();
   DropPending("not written: the input was rejected after it");
   if (dir_ != nullptr) dir_->RemoveAll();
@@ -1654,7 +1658,7 @@ absl::Status DequantSink::OnBufferPiece(uint32_t buffer_index,
   if (!status_.ok()) return status_;
   NoteData(buffer_index, offset_in_buffer, piece);
   if (!status_.ok()) {  // an element rule rejected the data
-    tensor_->Abandon();
+    tensor_->Discard();
     DropPending("not written: the input was rejected after it");
     return status_;
   }
@@ -1668,7 +1672,7 @@ absl::Status DequantSink::OnTensorEnd() {
   // The index rules first: nothing is published for a rejected tensor.
   FinishDataChecks();
   if (!status_.ok()) {
-    tensor_->Abandon();
+    tensor_->Discard();
     DropPending("not written: the input was rejected after it");
     return status_;
   }
