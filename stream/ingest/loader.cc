@@ -82,7 +82,9 @@ class Loader::Session {
     free_.reserve(n);
     full_.assign(n, Filled());
     for (size_t i = 0; i < n; ++i) {
-      slots_.push_back(std::make_unique<uint8_t[]>(chunk_));
+      // Not zeroed: the reader writes every byte the consumer is given, and
+      // a slot's pages are touched when first filled, not all at the start.
+      slots_.push_back(std::make_unique_for_overwrite<uint8_t[]>(chunk_));
       free_.push_back(static_cast<int>(n - 1 - i));
     }
   }
