@@ -3,7 +3,7 @@
 // bench/decode_bench times ours: rounds of 1000 decodes of the same bytes,
 // for about a second per file (DECODE_TIMING_SECONDS: another duration);
 // prints the median ns per decode over the rounds. Built as an example of the reference's hurray-core crate by
-// bench/rust_reference_decode.sh; not part of the Bazel build.
+// bench/rust_reference_decode.py; not part of the Bazel build.
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
