@@ -105,6 +105,28 @@ size_t FeedStream(absl::Span<const uint8_t> stream, size_t chunk,
   return done;
 }
 
+// kStreamCopies copies of the vector's bytes, back to back.
+std::vector<uint8_t> CopiesOf(const Vector& v) {
+  std::vector<uint8_t> stream;
+  stream.reserve(v.bytes.size() * kStreamCopies);
+  for (size_t i = 0; i < kStreamCopies; ++i) {
+    stream.insert(stream.end(), v.bytes.begin(), v.bytes.end());
+  }
+  return stream;
+}
+
+// Feeds one descriptor 1 byte per Feed call; the decoder's final state.
+DecodeState FeedBytes(absl::Span<const uint8_t> bytes,
+                      DescriptorDecoder* decoder) {
+  decoder->Reset();
+  FeedResult r{0, DecodeState::kNeedMore};
+  for (size_t i = 0; i < bytes.size() && r.state == DecodeState::kNeedMore;
+       ++i) {
+    r = decoder->Feed(absl::MakeConstSpan(bytes.data() + i, 1));
+  }
+  return r.state;
+}
+
 void BM_OneShot(benchmark::State& state, const Vector* v, bool fast_path) {
   auto decoder = NewDecoder(fast_path);
   if (!DecodeWith(v->bytes, decoder.get()).ok()) {
@@ -121,11 +143,7 @@ void BM_OneShot(benchmark::State& state, const Vector* v, bool fast_path) {
 }
 
 void BM_Chunk4k(benchmark::State& state, const Vector* v) {
-  std::vector<uint8_t> stream;
-  stream.reserve(v->bytes.size() * kStreamCopies);
-  for (size_t i = 0; i < kStreamCopies; ++i) {
-    stream.insert(stream.end(), v->bytes.begin(), v->bytes.end());
-  }
+  const std::vector<uint8_t> stream = CopiesOf(*v);
   auto decoder = NewDecoder();
   if (FeedStream(stream, kChunk, decoder.get()) != kStreamCopies) {
     state.SkipWithError("stream not decoded");
@@ -144,26 +162,16 @@ void BM_Chunk4k(benchmark::State& state, const Vector* v) {
 
 void BM_Byte(benchmark::State& state, const Vector* v) {
   auto decoder = NewDecoder();
-  const uint8_t* p = v->bytes.data();
-  const size_t n = v->bytes.size();
-  auto feed_bytes = [&] {
-    decoder->Reset();
-    FeedResult r{0, DecodeState::kNeedMore};
-    for (size_t i = 0; i < n && r.state == DecodeState::kNeedMore; ++i) {
-      r = decoder->Feed(absl::MakeConstSpan(p + i, 1));
-    }
-    return r.state;
-  };
-  if (feed_bytes() != DecodeState::kDone) {
+  if (FeedBytes(v->bytes, decoder.get()) != DecodeState::kDone) {
     state.SkipWithError("vector not decoded byte by byte");
     return;
   }
   for (auto _ : state) {
-    benchmark::DoNotOptimize(feed_bytes());
+    benchmark::DoNotOptimize(FeedBytes(v->bytes, decoder.get()));
     benchmark::DoNotOptimize(decoder->descriptor().rank);
   }
   state.SetItemsProcessed(state.iterations());
-  state.SetBytesProcessed(state.iterations() * n);
+  state.SetBytesProcessed(state.iterations() * v->bytes.size());
 }
 
 double Median(std::vector<double> v) {
@@ -175,14 +183,8 @@ double Median(std::vector<double> v) {
 void BM_Paired(benchmark::State& state, const Vector* v) {
   constexpr int kOneShotBatch = 1000;
   constexpr int kByteBatch = 200;
-  std::vector<uint8_t> stream;
-  stream.reserve(v->bytes.size() * kStreamCopies);
-  for (size_t i = 0; i < kStreamCopies; ++i) {
-    stream.insert(stream.end(), v->bytes.begin(), v->bytes.end());
-  }
+  const std::vector<uint8_t> stream = CopiesOf(*v);
   auto decoder = NewDecoder();
-  const uint8_t* p = v->bytes.data();
-  const size_t n = v->bytes.size();
   auto one_shot = [&] {
     for (int i = 0; i < kOneShotBatch; ++i) {
       const Rejection r = DecodeWith(v->bytes, decoder.get());
@@ -195,12 +197,7 @@ void BM_Paired(benchmark::State& state, const Vector* v) {
   };
   auto bytes = [&] {
     for (int b = 0; b < kByteBatch; ++b) {
-      decoder->Reset();
-      FeedResult r{0, DecodeState::kNeedMore};
-      for (size_t i = 0; i < n && r.state == DecodeState::kNeedMore; ++i) {
-        r = decoder->Feed(absl::MakeConstSpan(p + i, 1));
-      }
-      benchmark::DoNotOptimize(r.state);
+      benchmark::DoNotOptimize(FeedBytes(v->bytes, decoder.get()));
       benchmark::DoNotOptimize(decoder->descriptor().rank);
     }
   };
@@ -209,8 +206,7 @@ void BM_Paired(benchmark::State& state, const Vector* v) {
     state.SkipWithError("vector not decoded");
     return;
   }
-  bytes();  // one batch untimed: the last feed must have completed it
-  if (decoder->state() != DecodeState::kDone) {
+  if (FeedBytes(v->bytes, decoder.get()) != DecodeState::kDone) {
     state.SkipWithError("vector not decoded byte by byte");
     return;
   }
