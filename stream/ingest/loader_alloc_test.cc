@@ -1,7 +1,9 @@
 // Memory stays bounded whatever the input size: over an input of hundreds
-// of chunks, with a sink slower than the reader, the only allocations of a
-// chunk's size or more are the ring's slots, made once (counted by
-// tests/alloc_counter.h, which replaces operator new: its own binary).
+// of chunks, with a sink slower than the reader, the only allocation of a
+// chunk's size or more is the ring, one block for all its slots, made once
+// (counted by tests/alloc_counter.h, which replaces operator new: its own
+// binary). Blocks of 2 MiB or more come from dequant/large_buffer.h's
+// mappings, which that counter does not see: the sizes here stay below.
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -44,7 +46,7 @@ TEST(LoaderAlloc, OnlyTheRingIsChunkSized) {
     large.Stop();
     ASSERT_TRUE(r.status.ok()) << r.status;
     EXPECT_EQ(r.bytes, bytes.size());
-    EXPECT_EQ(large.value(), slots);
+    EXPECT_EQ(large.value(), 1u);  // slots × chunk_size < 2 MiB
     EXPECT_LE(LoaderTestPeer::MaxSlotsInFlight(loader), slots);
   }
 }

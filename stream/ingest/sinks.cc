@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "dequant/dequantizer.h"
+#include "dequant/large_buffer.h"
 #include "dequant/minifloat.h"
 #include "dequant/output.h"
 #include "dequant/params.h"
@@ -383,7 +384,7 @@ class DequantSink::Tensor {
   }
 
   // Frees the in-memory spool's pages kept for the next tensor.
-  void ReleaseMemory() { std::vector<uint8_t>().swap(spool_mem_); }
+  void ReleaseMemory() { spool_mem_.Release(); }
 
   // After a failure: Abandon, and nothing kept for a next tensor.
   void Discard() {
@@ -616,8 +617,8 @@ class DequantSink::Tensor {
     spool_size_ = 0;
     spool_in_memory_ = d.buffers[0].byte_size <= options_.spool_memory_bytes;
     if (spool_in_memory_) {
-      spool_mem_.clear();
-      spool_mem_.reserve(static_cast<size_t>(d.buffers[0].byte_size));
+      spool_mem_.Clear();
+      spool_mem_.Reserve(static_cast<size_t>(d.buffers[0].byte_size));
     } else {
       if (dir_ == nullptr) {
         return absl::FailedPreconditionError(
@@ -1301,7 +1302,7 @@ class DequantSink::Tensor {
     }
     spool_fd_ = -1;
     spool_name_.clear();
-    spool_mem_.clear();  // its capacity stays for the next tensor (Begin)
+    spool_mem_.Clear();  // its block stays for the next tensor (Begin)
     for (auto& p : params_) std::vector<uint8_t>().swap(p);
   }
 
@@ -1369,7 +1370,7 @@ class DequantSink::Tensor {
   absl::Status Spool(absl::Span<const uint8_t> piece) {
     spool_size_ += piece.size();
     if (spool_in_memory_) {
-      spool_mem_.insert(spool_mem_.end(), piece.begin(), piece.end());
+      spool_mem_.Append(piece.data(), piece.size());
       return absl::OkStatus();
     }
     return WriteAllFd(spool_fd_, piece.data(), piece.size(),
@@ -1382,7 +1383,7 @@ class DequantSink::Tensor {
   // layout: output/row_major_gather.h).
   absl::Status GatherSpool(const TensorDescriptor& d, GatherEmit emit) {
     if (spool_in_memory_ || spool_size_ == 0) {
-      return GatherRowMajor(d, spool_mem_, kSpoolReadBytes, emit);
+      return GatherRowMajor(d, SpoolBytes(), kSpoolReadBytes, emit);
     }
     GatherFile file;
     file.fd = spool_fd_;
@@ -1431,8 +1432,8 @@ class DequantSink::Tensor {
       return s;
     }
     if (spool_in_memory_) {
-      absl::Status s = Dequantize(spool_mem_);
-      spool_mem_.clear();
+      absl::Status s = Dequantize(SpoolBytes());
+      spool_mem_.Clear();
       return s;
     }
     read_buf_.resize(kSpoolReadBytes);
@@ -1483,7 +1484,12 @@ class DequantSink::Tensor {
   std::unique_ptr<TensorDescriptor> desc_;
   std::vector<std::vector<uint8_t>> params_;
   bool spool_in_memory_ = true;
-  std::vector<uint8_t> spool_mem_;
+  // Huge pages (dequant/large_buffer.h): a fresh 16 MiB spool was 4096
+  // page faults.
+  dequant::LargeByteBuffer spool_mem_;
+  absl::Span<const uint8_t> SpoolBytes() const {
+    return absl::MakeConstSpan(spool_mem_.data(), spool_mem_.size());
+  }
   std::string spool_name_;
   int spool_fd_ = -1;
   uint64_t spool_size_ = 0;
