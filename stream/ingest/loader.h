@@ -8,7 +8,8 @@
 // read by the reader thread.
 //
 // Reads go into a ring of `ring_slots` buffers of `chunk_size` bytes,
-// allocated once per Run. The consumer runs on the caller's thread while a
+// allocated once per Run as one block (on huge pages from 2 MiB on,
+// dequant/large_buffer.h). The consumer runs on the caller's thread while a
 // reader fills the next slots: a reader thread with read()/pread() for
 // regular files and memory, or a Boost.Asio io_context thread for pipes,
 // FIFOs, terminals, devices and sockets, whether given as a path or a
