@@ -1,7 +1,7 @@
 // Large buffers on transparent huge pages, where the kernel offers them.
 //
 // A fresh 4 KiB page costs a fault when it is first touched. On the 2-vCPU
-// VM of bench/RESULTS.md ("huge pages for the large buffers") that fault is
+// VM of bench/RESULTS.md ("huge pages for the ring and the spool") that fault is
 // 11.7 µs, so the 16 MiB spool of one tensor cost 48 ms before a byte was
 // copied into it: a fifth of a 512 MiB ingest. One 2 MiB huge page is one
 // fault for 512 pages (0.24 µs a page there), and fewer TLB misses after.
@@ -12,6 +12,10 @@
 // new as before (glibc's heap then reuses pages between allocations, which a
 // private mapping would not). The memory is not zeroed by us: a mapping
 // reads as zeros, a heap block as whatever it held.
+//
+// For buffers that live across many fills (the loader's ring, the sink's
+// spool): a block allocated and freed per tensor would map and zero fresh
+// huge pages each time, where the heap reuses its blocks.
 #ifndef HURRAY_DEQUANT_LARGE_BUFFER_H_
 #define HURRAY_DEQUANT_LARGE_BUFFER_H_
 
@@ -79,7 +83,7 @@ class LargeBytes {
 // Clear() keeps the block for the next fill, Release() frees it. Not a
 // std::vector with an allocator of ours: libstdc++ copies into such a
 // vector element by element (allocator_traits::construct), not by memmove,
-// which made a 512 MiB ingest 1.8 x slower.
+// which made a 512 MiB ingest 1.8 x slower (bench/RESULTS.md).
 class LargeByteBuffer {
  public:
   // Makes room for `capacity` bytes in all, keeping those held.
