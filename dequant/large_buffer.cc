@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <utility>
 
 namespace hurray::dequant {
@@ -23,19 +26,31 @@ constexpr bool kAddressSanitizer = false;
 constexpr bool kAddressSanitizer = false;
 #endif
 
-bool ReadHugePagesEnabled() {
-  if (kAddressSanitizer) return false;
-  const int fd = ::open("/sys/kernel/mm/transparent_hugepage/enabled",
-                        O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+// The first line of a small sysfs file, or "" if it cannot be read.
+std::string ReadSysfs(const char* path) {
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
   char text[128] = {};
   const ssize_t n = ::read(fd, text, sizeof(text) - 1);
   ::close(fd);
-  if (n <= 0) return false;
-  // The selected mode is bracketed: "always [madvise] never".
-  return std::strstr(text, "[always]") != nullptr ||
-         std::strstr(text, "[madvise]") != nullptr;
+  return n > 0 ? std::string(text, static_cast<size_t>(n)) : "";
 }
+
+bool ReadHugePagesEnabled() {
+  if (kAddressSanitizer) return false;
+  // The selected mode is bracketed: "always [madvise] never".
+  const std::string mode =
+      ReadSysfs("/sys/kernel/mm/transparent_hugepage/enabled");
+  if (mode.find("[always]") == std::string::npos &&
+      mode.find("[madvise]") == std::string::npos) {
+    return false;
+  }
+  const std::string pmd =
+      ReadSysfs("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size");
+  return std::strtoull(pmd.c_str(), nullptr, 10) == kHugePageBytes;
+}
+
+std::atomic<uint64_t> mappings_made{0};
 
 bool UsesMapping(size_t bytes) {
   return bytes >= kLargeBufferMinBytes && HugePagesEnabled();
@@ -72,16 +87,30 @@ void* AllocateLarge(size_t bytes) {
     ::munmap(reinterpret_cast<void*>(aligned + size), end - aligned - size);
   }
   void* p = reinterpret_cast<void*>(aligned);
+  mappings_made.fetch_add(1, std::memory_order_relaxed);
   // Advice only: without it (or where it fails) the pages are 4 KiB ones.
   (void)::madvise(p, size, MADV_HUGEPAGE);
   return p;
 }
 
-void LargeByteBuffer::Reserve(size_t capacity) {
-  if (capacity <= block_.size()) return;
+uint64_t LargeMappingsMade() {
+  return mappings_made.load(std::memory_order_relaxed);
+}
+
+LargeBytes LargeByteBuffer::Grown(size_t capacity, const uint8_t* bytes,
+                                  size_t n) const {
   LargeBytes grown(capacity);
   if (size_ > 0) std::memcpy(grown.data(), block_.data(), size_);
-  block_ = std::move(grown);
+  if (n > 0) std::memcpy(grown.data() + size_, bytes, n);
+  return grown;
+}
+
+void LargeByteBuffer::Reserve(size_t capacity) {
+  if (capacity <= block_.size()) return;
+  // Nothing to keep (the spool after Clear): free first, so the old and the
+  // new block are never both held.
+  if (size_ == 0) block_ = LargeBytes();
+  block_ = Grown(capacity, nullptr, 0);
 }
 
 void LargeByteBuffer::Append(const uint8_t* bytes, size_t n) {
@@ -90,16 +119,19 @@ void LargeByteBuffer::Append(const uint8_t* bytes, size_t n) {
   if (size_ + n > block_.size()) {
     const size_t doubled =
         block_.size() > SIZE_MAX / 2 ? SIZE_MAX : 2 * block_.size();
-    Reserve(std::max(size_ + n, doubled));
+    // The new bytes are copied before the old block goes: `bytes` may lie
+    // in it.
+    block_ = Grown(std::max(size_ + n, doubled), bytes, n);
+  } else {
+    std::memmove(block_.data() + size_, bytes, n);
   }
-  std::memcpy(block_.data() + size_, bytes, n);
   size_ += n;
 }
 
 void FreeLarge(void* p, size_t bytes) noexcept {
   if (p == nullptr) return;
   if (!UsesMapping(bytes)) {
-    ::operator delete(p);
+    ::operator delete(p, bytes);
     return;
   }
   ::munmap(p, MappedBytes(bytes));

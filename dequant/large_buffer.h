@@ -1,8 +1,8 @@
 // Large buffers on transparent huge pages, where the kernel offers them.
 //
 // A fresh 4 KiB page costs a fault when it is first touched. On the 2-vCPU
-// VM of bench/RESULTS.md ("huge pages for the ring and the spool") that fault is
-// 11.7 µs, so the 16 MiB spool of one tensor cost 48 ms before a byte was
+// VM of bench/RESULTS.md ("huge pages for the ring and the spool") that fault
+// is 11.7 µs, so the 16 MiB spool of one tensor cost 48 ms before a byte was
 // copied into it: a fifth of a 512 MiB ingest. One 2 MiB huge page is one
 // fault for 512 pages (0.24 µs a page there), and fewer TLB misses after.
 //
@@ -22,24 +22,33 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <utility>
 
 namespace hurray::dequant {
 
+// The x86-64 (and 4 KiB-page arm64) PMD huge page. Where the kernel's
+// transparent_hugepage/hpage_pmd_size says otherwise, nothing is mapped.
 inline constexpr size_t kHugePageBytes = size_t{2} << 20;
 // Below this a huge page would hold mostly nothing.
 inline constexpr size_t kLargeBufferMinBytes = kHugePageBytes;
 
 // Whether large requests are mapped: /sys/kernel/mm/transparent_hugepage/
-// enabled allows madvised huge pages ("always" or "madvise"; read once per
-// process), and this is not an AddressSanitizer build (whose redzones then
-// guard these buffers as they guard any heap block).
+// enabled allows madvised huge pages ("always" or "madvise") of
+// kHugePageBytes (read once per process, so a block is always freed the way
+// it was allocated), and this is not an AddressSanitizer build (where every
+// request goes to operator new, whose redzones then guard it).
 bool HugePagesEnabled();
 
 // `bytes` of memory aligned to at least alignof(std::max_align_t); throws
 // std::bad_alloc when none is left, as operator new does. Release it with
-// FreeLarge and the same `bytes`.
+// FreeLarge and the same `bytes`. A mapped block occupies `bytes` rounded up
+// to whole huge pages: touching its last byte may fault in all of that.
 void* AllocateLarge(size_t bytes);
 void FreeLarge(void* p, size_t bytes) noexcept;
+
+// Mappings AllocateLarge made in this process so far (a statistic: tests
+// check that a ring or a spool is mapped once, not per run or per tensor).
+uint64_t LargeMappingsMade();
 
 // An owned, uninitialized byte buffer from AllocateLarge (the loader's ring:
 // the reader writes every byte before it is read). Move-only.
@@ -86,8 +95,20 @@ class LargeBytes {
 // which made a 512 MiB ingest 1.8 x slower (bench/RESULTS.md).
 class LargeByteBuffer {
  public:
+  LargeByteBuffer() = default;
+  LargeByteBuffer(LargeByteBuffer&& o) noexcept
+      : block_(std::move(o.block_)), size_(std::exchange(o.size_, 0)) {}
+  LargeByteBuffer& operator=(LargeByteBuffer&& o) noexcept {
+    if (this != &o) {
+      block_ = std::move(o.block_);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+
   // Makes room for `capacity` bytes in all, keeping those held.
   void Reserve(size_t capacity);
+  // `bytes` may point into this buffer itself.
   void Append(const uint8_t* bytes, size_t n);
   void Clear() { size_ = 0; }
   void Release() {
@@ -100,6 +121,9 @@ class LargeByteBuffer {
   size_t capacity() const { return block_.size(); }
 
  private:
+  // A block of `capacity` bytes holding this one's bytes, then `n` more.
+  LargeBytes Grown(size_t capacity, const uint8_t* bytes, size_t n) const;
+
   LargeBytes block_;
   size_t size_ = 0;
 };

@@ -21,12 +21,17 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/config.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "dequant/large_buffer.h"
+
+#ifdef ABSL_HAVE_ADDRESS_SANITIZER
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace hurray::stream {
 
@@ -70,6 +75,26 @@ LoadSource LoadSource::Reader(PullReader* reader) {
   return s;
 }
 
+namespace {
+
+// Under AddressSanitizer the ring's slots are kept apart by poisoned gaps;
+// without it these do nothing.
+#ifdef ABSL_HAVE_ADDRESS_SANITIZER
+constexpr bool kRingRedzones = true;
+void PoisonRingGap(const uint8_t* p, size_t n) {
+  __asan_poison_memory_region(p, n);
+}
+void UnpoisonRing(const uint8_t* p, size_t n) {
+  __asan_unpoison_memory_region(p, n);
+}
+#else
+constexpr bool kRingRedzones = false;
+void PoisonRingGap(const uint8_t*, size_t) {}
+void UnpoisonRing(const uint8_t*, size_t) {}
+#endif
+
+}  // namespace
+
 // One Run: the ring, the reader (thread or io_context) and the consumer
 // loop.
 class Loader::Session {
@@ -83,21 +108,33 @@ class Loader::Session {
     full_.assign(n, Filled());
     // One block for every slot, on huge pages (dequant/large_buffer.h): 4
     // MiB of fresh 4 KiB pages were 1024 faults per run. Not zeroed: the
-    // reader writes every byte the consumer is given.
-    if (chunk_ > SIZE_MAX / n) throw std::bad_alloc();
-    ring_ = dequant::LargeBytes(n * chunk_);
+    // reader writes every byte the consumer is given. Slots start on cache
+    // lines; under AddressSanitizer a poisoned gap follows each, so that a
+    // read past a slot is caught as it was when each slot was its own
+    // heap block.
+    if (chunk_ > SIZE_MAX - 2 * kSlotAlign) throw std::bad_alloc();
+    stride_ = (chunk_ + kSlotAlign - 1) / kSlotAlign * kSlotAlign;
+    if (kRingRedzones) stride_ += kSlotAlign;
+    if (stride_ > SIZE_MAX / n) throw std::bad_alloc();
+    ring_ = dequant::LargeBytes(n * stride_);
     slot_count_ = n;
+    if (kRingRedzones) {
+      for (size_t i = 0; i < n; ++i) {
+        PoisonRingGap(Slot(static_cast<int>(i)) + chunk_, stride_ - chunk_);
+      }
+    }
     for (size_t i = 0; i < n; ++i) free_.push_back(static_cast<int>(n - 1 - i));
   }
 
   ~Session() {
     StopReader();
     if (own_fd_ >= 0) ::close(own_fd_);
+    if (kRingRedzones) UnpoisonRing(ring_.data(), ring_.size());
   }
 
   LoadResult Run() {
     LoadResult result;
-    hooks_->ring_allocations = slot_count_;
+    hooks_->ring_slots = ring_.size() / stride_;
     hooks_->topped_up_bytes = 0;
     start_ = Clock::now();
     absl::Status opened = StartReader();
@@ -625,10 +662,13 @@ class Loader::Session {
   size_t chunk_;
   Clock::time_point start_;
 
-  // The ring: slot_count_ slots of chunk_ bytes, fixed after construction.
-  uint8_t* Slot(int i) const { return ring_.data() + size_t(i) * chunk_; }
+  // The ring: slot_count_ slots of chunk_ bytes, stride_ apart, fixed
+  // after construction.
+  static constexpr size_t kSlotAlign = 64;
+  uint8_t* Slot(int i) const { return ring_.data() + size_t(i) * stride_; }
   dequant::LargeBytes ring_;
   size_t slot_count_ = 0;
+  size_t stride_ = 0;
 
   // The ring's state, shared by the consumer (Run), the reader (io thread
   // or reader thread) and Cancel (any thread). cv_ is signalled on every

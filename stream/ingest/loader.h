@@ -9,15 +9,16 @@
 //
 // Reads go into a ring of `ring_slots` buffers of `chunk_size` bytes,
 // allocated once per Run as one block (on huge pages from 2 MiB on,
-// dequant/large_buffer.h). The consumer runs on the caller's thread while a
-// reader fills the next slots: a reader thread with read()/pread() for
-// regular files and memory, or a Boost.Asio io_context thread for pipes,
-// FIFOs, terminals, devices and sockets, whether given as a path or a
-// descriptor (non-blocking, with the idle timer). When every slot
-// is full the reader waits for the consumer (backpressure): memory stays at
-// ring_slots × chunk_size whatever the input size. Files use a thread, not
-// asio::stream_file: this Boost build has no io_uring (BOOST_ASIO_HAS_IO_URING
-// needs liburing, which is not installed).
+// dequant/large_buffer.h, which rounds it up to whole 2 MiB pages). The
+// consumer runs on the caller's thread while a reader fills the next slots: a
+// reader thread with read()/pread() for regular files and memory, or a
+// Boost.Asio io_context thread for pipes, FIFOs, terminals, devices and
+// sockets, whether given as a path or a descriptor (non-blocking, with the idle
+// timer). When every slot is full the reader waits for the consumer
+// (backpressure): memory stays at ring_slots × chunk_size (so rounded)
+// whatever the input size. Files use a thread, not asio::stream_file: this
+// Boost build has no io_uring (BOOST_ASIO_HAS_IO_URING needs liburing, which is
+// not installed).
 //
 // Ending: the source's EOF → consumer Finish(); a read error, the idle
 // timeout ("idle timeout": no byte for idle_timeout_seconds while a read was
@@ -131,9 +132,9 @@ class Loader {
   struct TestHooks {
     // The reader delivers at most this many bytes per second (0: no limit).
     double throttle_bytes_per_second = 0;
-    // Of the last Run: ring buffers allocated, most slots ever filled and
-    // not yet consumed.
-    size_t ring_allocations = 0;
+    // Of the last Run: the slots its ring block holds (its size over the
+    // slot stride), most slots ever filled and not yet consumed.
+    size_t ring_slots = 0;
     size_t max_slots_in_flight = 0;
     // Sockets and pipes: each wait for input reads at most this many bytes
     // (0: a whole slot), so the slot's top-up (reading what else is there

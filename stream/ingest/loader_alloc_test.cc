@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "dequant/large_buffer.h"
 #include "gtest/gtest.h"
 #include "stream/ingest/consumers.h"
 #include "stream/ingest/loader.h"
@@ -49,6 +50,56 @@ TEST(LoaderAlloc, OnlyTheRingIsChunkSized) {
     EXPECT_EQ(large.value(), 1u);  // slots × chunk_size < 2 MiB
     EXPECT_LE(LoaderTestPeer::MaxSlotsInFlight(loader), slots);
   }
+}
+
+// The default ring (4 slots of 1 MiB) is one huge-page mapping per Run, and
+// the same test's small sizes above one heap block: never one per chunk.
+TEST(LoaderAlloc, TheDefaultRingIsOneMappingPerRun) {
+  if (!dequant::HugePagesEnabled()) {
+    GTEST_SKIP() << "large blocks are not mapped here";
+  }
+  const std::vector<uint8_t> bytes =
+      testing::StreamBytes(testing::MixedTensors(8, /*scale=*/2000));
+  for (int run = 0; run < 2; ++run) {
+    ValidateSink sink;
+    StreamConsumer c(StreamOptions(), &sink);
+    Loader loader{LoaderOptions()};
+    const uint64_t before = dequant::LargeMappingsMade();
+    const LoadResult r = loader.Run(LoadSource::Memory(bytes), &c);
+    ASSERT_TRUE(r.status.ok()) << r.status;
+    EXPECT_EQ(dequant::LargeMappingsMade(), before + 1);
+  }
+}
+
+// Spools above 2 MiB are mapped (dequant/large_buffer.h), which the
+// operator new counter does not see: once the first tensors went through,
+// four more of 3 MiB each make no new mapping.
+TEST(DequantSinkAlloc, TheMappedSpoolIsKeptAcrossTensors) {
+  if (!dequant::HugePagesEnabled()) {
+    GTEST_SKIP() << "large blocks are not mapped here";
+  }
+  const std::vector<uint8_t> bytes =
+      testing::StreamBytes(testing::QuantizedTensors(3, 6, 3 << 20));
+  const std::vector<uint8_t> two =
+      testing::StreamBytes(testing::QuantizedTensors(3, 2, 3 << 20));
+  ASSERT_TRUE(std::equal(two.begin(), two.end(), bytes.begin()));
+  DequantSinkOptions o;
+  o.write_files = false;
+  DequantSink sink(o);
+  StreamConsumer c(StreamOptions(), &sink);
+  const uint64_t start = dequant::LargeMappingsMade();
+  ASSERT_TRUE(c.Feed(absl::MakeConstSpan(bytes).first(two.size())).ok());
+  ASSERT_EQ(sink.records().size(), 2u);
+  const uint64_t warm = dequant::LargeMappingsMade();
+  EXPECT_GT(warm, start);  // the spool is mapped
+  for (size_t at = two.size(); at < bytes.size(); at += 64 << 10) {
+    ASSERT_TRUE(c.Feed(absl::MakeConstSpan(bytes).subspan(at, 64 << 10)).ok());
+  }
+  ASSERT_TRUE(c.Finish().ok());
+  ASSERT_EQ(sink.records().size(), 6u);
+  EXPECT_TRUE(absl::StartsWith(sink.records()[5].verdict, "dequantized"))
+      << sink.records()[5].verdict;
+  EXPECT_EQ(dequant::LargeMappingsMade(), warm);
 }
 
 // DequantSink's in-memory spool keeps its buffer from one tensor to the

@@ -43,7 +43,7 @@ using testing::StreamBytes;
 
 struct Loaded {
   LoadResult result;
-  size_t ring_allocations = 0;
+  size_t ring_slots = 0;
   size_t max_slots_in_flight = 0;
   std::vector<TensorRecord> records;
   uint64_t tensors = 0;
@@ -57,7 +57,7 @@ Loaded Load(const LoadSource& source, SourceFormat format,
   Loader loader(options);
   Loaded r;
   r.result = loader.Run(source, c.get());
-  r.ring_allocations = LoaderTestPeer::RingAllocations(loader);
+  r.ring_slots = LoaderTestPeer::RingSlots(loader);
   r.max_slots_in_flight = LoaderTestPeer::MaxSlotsInFlight(loader);
   r.records = sink.records();
   r.tensors = TensorsCompleted(*c);
@@ -142,7 +142,7 @@ TEST_P(LoaderFormats, EverySourceAndChunkSize) {
           EXPECT_EQ(r.records[i].name, tensors_[i].name);
         }
       }
-      EXPECT_EQ(r.ring_allocations, o.ring_slots);
+      EXPECT_EQ(r.ring_slots, o.ring_slots);
       EXPECT_LE(r.max_slots_in_flight, o.ring_slots);
     }
   }
@@ -205,7 +205,7 @@ TEST_P(LoaderFormats, BackpressureKeepsTheRing) {
   const LoadResult r = loader.Run(LoadSource::Memory(bytes), c.get());
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(r.bytes, bytes.size());
-  EXPECT_EQ(LoaderTestPeer::RingAllocations(loader), 3u);
+  EXPECT_EQ(LoaderTestPeer::RingSlots(loader), 3u);
   EXPECT_LE(LoaderTestPeer::MaxSlotsInFlight(loader), 3u);
   EXPECT_GE(LoaderTestPeer::MaxSlotsInFlight(loader), 1u);
 }

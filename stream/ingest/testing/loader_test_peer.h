@@ -16,9 +16,9 @@ class LoaderTestPeer {
   static void SetThrottle(Loader& loader, double bytes_per_second) {
     loader.hooks_.throttle_bytes_per_second = bytes_per_second;
   }
-  // Ring buffers the last Run allocated.
-  static size_t RingAllocations(const Loader& loader) {
-    return loader.hooks_.ring_allocations;
+  // Slots the last Run's ring block holds.
+  static size_t RingSlots(const Loader& loader) {
+    return loader.hooks_.ring_slots;
   }
   // Sockets and pipes: each wait for input reads at most `bytes` (0: a whole
   // slot); the slot's top-up then reads what else is there.
