@@ -107,14 +107,16 @@ TEST(LargeBufferTest, AMappedBlockIsExactlyItsHugePagesAndFreedWhole) {
     FreeLarge(p, size);
     EXPECT_EQ(MappingOf(p).first, 0u) << "still mapped after FreeLarge";
   }
-  // Nothing is left behind: no trimmed end, no block.
+  // Nothing is left behind: no trimmed end, no block. (A leak of any piece
+  // would grow the address space by megabytes over 100 cycles; the slack
+  // is for the heap, which reading /proc may grow.)
   const long before = VmSizeKib();
   ASSERT_GT(before, 0);
   for (int i = 0; i < 100; ++i) {
     void* p = AllocateLarge(5 * kHugePageBytes + 12345);
     FreeLarge(p, 5 * kHugePageBytes + 12345);
   }
-  EXPECT_EQ(VmSizeKib(), before);
+  EXPECT_LT(VmSizeKib() - before, 1024);
 }
 
 TEST(LargeBufferTest, TouchedLargeBlocksAreBackedByHugePages) {
