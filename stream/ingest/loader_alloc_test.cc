@@ -52,8 +52,8 @@ TEST(LoaderAlloc, OnlyTheRingIsChunkSized) {
   }
 }
 
-// The default ring (4 slots of 1 MiB) is one huge-page mapping per Run, and
-// the same test's small sizes above one heap block: never one per chunk.
+// The default ring (4 slots of 1 MiB) is one huge-page mapping per Run
+// (the small rings above are one heap block): never one per chunk.
 TEST(LoaderAlloc, TheDefaultRingIsOneMappingPerRun) {
   if (!dequant::HugePagesEnabled()) {
     GTEST_SKIP() << "large blocks are not mapped here";
