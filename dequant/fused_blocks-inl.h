@@ -42,17 +42,6 @@ HWY_INLINE bool AtWholeBlocks(const ParamCursor& pc, size_t n) {
   return pc.left == pc.period && pc.period % S == 0 && n >= pc.period;
 }
 
-// True when the first parameter block that starts within the next n
-// outputs (the first output when one parameter covers them) is on a 64-byte
-// line. For blocks of a multiple of 16 codes every block then is, and so is
-// every whole vector a fused kernel stores: the condition for storing them
-// non-temporally without a stage.
-HWY_INLINE bool BlocksOnLines(const float* out, size_t n,
-                              const ParamCursor& pc) {
-  const uint64_t to_block = pc.left < n ? pc.left % pc.period : 0;
-  return (reinterpret_cast<uintptr_t>(out + to_block) & 63) == 0;
-}
-
 // Runs body(stream, out, first, count, cursor) over the run, where `stream`
 // is std::true_type when the body's whole-vector stores on a line are to be
 // non-temporal. Streamed runs whose blocks start on lines store straight from

@@ -38,9 +38,10 @@ struct Run {
   // points outside the storage range in permissive mode): the kernels then
   // take the 64-bit exact path.
   bool wide = false;
-  // Write `out` with non-temporal stores (through an L1 staging tile), for
-  // outputs far larger than the caches: no read-for-ownership of the
-  // destination. Same values.
+  // Write `out` with non-temporal stores, for outputs far larger than the
+  // caches: no read-for-ownership of the destination. Straight from the
+  // registers when the kernel's vectors land on 64-byte lines, else through
+  // an L1 tile copied out on lines. Same values.
   bool stream = false;
   float* out = nullptr;
 };

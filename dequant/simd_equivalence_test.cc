@@ -392,21 +392,25 @@ TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
   }
 }
 
-// DequantizeRun on runs that start inside a byte or a float6 group (and
-// float8 runs, whose fused steps of 16 codes end in masked tails), with
-// parameter blocks of 5 (a start the Dequantizer never makes for float6,
-// whose MXFP blocks are multiples of 16, but the kernels accept), of 48
-// (whole blocks once the run reaches a block start) and of 1000 (long spans
-// under one parameter from an unaligned start); affine runs with and
-// without zero points; 2500 codes not streamed, streamed through the L1
-// stage (several tiles) and streamed straight from the registers. The source
-// holds exactly the run's bytes, so an over-read is an ASan finding, and a
-// sentinel on each side of the output catches stores outside the run.
+// DequantizeRun on runs of every codec that start inside a byte or a float6
+// group (and float8 runs, whose fused steps of 16 codes end in masked
+// tails), with parameter blocks of 5 (a start the Dequantizer never makes for
+// float6, whose MXFP blocks are multiples of 16, but the kernels accept), of
+// 48 (whole blocks once the run reaches a block start), of 1000 (long spans
+// under one parameter from an unaligned start) and of 4096 (one parameter
+// for the whole run), blocked and periodic (parameter i for element i, as
+// along a per-channel row); affine runs with and without zero points; 2500
+// codes not streamed, streamed into an output off a line (through the L1
+// stage, several tiles) and streamed with the first block start on a line
+// (straight from the registers where the vectors land on lines: blocks of
+// 48 and 4096). The source holds exactly the run's bytes, so an over-read is
+// an ASan finding, and a sentinel on each side of the output catches stores
+// outside the run.
 TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
-  std::vector<uint8_t> src(4096);
+  std::vector<uint8_t> src(4 * 2512);  // int32 codes up to element 2507
   for (uint8_t& b : src) b = static_cast<uint8_t>(rng_());
-  std::vector<float> scales(512);  // (2 + 2507) / 5 + 1 parameters
-  std::vector<int32_t> zps(512);
+  std::vector<float> scales(1000);  // periodic: index < period
+  std::vector<int32_t> zps(1000);
   for (size_t i = 0; i < scales.size(); ++i) {
     scales[i] = 0.5f + static_cast<float>(i % 64) * 0.37f;
     zps[i] = static_cast<int32_t>(i % 7) - 3;
@@ -429,14 +433,26 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
   };
   constexpr float kSentinel = -1234.5f;
   int runs = 0;
-  for (Codec c : {Codec::kFloat8E4M3, Codec::kFloat8E5M2, Codec::kFloat6E2M3,
-                  Codec::kFloat6E3M2, Codec::kFloat4E2M1, Codec::kNf4,
-                  Codec::kInt4, Codec::kUInt4, Codec::kInt2, Codec::kUInt2}) {
+  for (Codec c :
+       {Codec::kFloat8E4M3, Codec::kFloat8E5M2, Codec::kFloat6E2M3,
+        Codec::kFloat6E3M2, Codec::kFloat4E2M1, Codec::kNf4, Codec::kInt4,
+        Codec::kUInt4, Codec::kInt2, Codec::kUInt2, Codec::kInt8, Codec::kUInt8,
+        Codec::kInt16, Codec::kUInt16, Codec::kInt32, Codec::kUInt32}) {
     const bool affine = IsIntegerCodec(c);
+    const bool is_signed = c == Codec::kInt2 || c == Codec::kInt4 ||
+                           c == Codec::kInt8 || c == Codec::kInt16 ||
+                           c == Codec::kInt32;
     const Packing pk = PackingOf(c);
     for (bool with_zp : {true, false}) {
       if (!affine && with_zp) continue;
-      for (uint64_t period : {5, 48, 1000}) {
+      for (const auto& [periodic, period] :
+           std::vector<std::pair<bool, uint64_t>>{{false, 5},
+                                                  {false, 48},
+                                                  {false, 1000},
+                                                  {false, 4096},
+                                                  {true, 5},
+                                                  {true, 48},
+                                                  {true, 1000}}) {
         for (uint64_t phase : {0, 2}) {
           for (uint64_t first = 0; first < 8; ++first) {
             for (size_t count : {1, 5, 16, 21, 47, 130, 200, 2500}) {
@@ -456,12 +472,13 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
                 std::vector<float> want(count), got(count + 32, kSentinel);
                 for (size_t j = 0; j < count; ++j) {
                   const uint32_t q = ReadRawCode(exact.data(), first + j, c);
-                  const size_t p = (phase + j) / period;
+                  const size_t p =
+                      periodic ? (phase + j) % period : (phase + j) / period;
                   const int32_t zp = with_zp ? zps[p] : 0;
                   if (affine) {
                     const int64_t bits = pk.bits;
                     const int64_t v =
-                        c == Codec::kInt4 || c == Codec::kInt2
+                        is_signed
                             ? static_cast<int64_t>(q ^ (1u << (bits - 1))) -
                                   (int64_t{1} << (bits - 1))
                             : static_cast<int64_t>(q);
@@ -475,8 +492,11 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
                 r.src = exact.data();
                 r.first = first;
                 r.count = count;
+                r.periodic = periodic;
                 r.phase = phase;
                 r.period = period;
+                // q - zp may leave int32 (kernels.h Run::wide).
+                r.wide = with_zp && c == Codec::kInt32;
                 r.scales = scales.data();
                 r.zero_points = affine && with_zp ? zps.data() : nullptr;
                 r.stream = stream;
@@ -515,7 +535,7 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
       }
     }
   }
-  EXPECT_EQ(runs, (6 + 4 * 2) * 3 * 2 * 8 * (8 + 2));
+  EXPECT_EQ(runs, (6 + 10 * 2) * 7 * 2 * 8 * (8 + 2));
 }
 
 #if defined(__x86_64__)

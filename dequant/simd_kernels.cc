@@ -190,6 +190,26 @@ struct ParamCursor {
   }
 };
 
+// True when the first parameter block that starts within the next n
+// outputs (the first output when one parameter covers them) is on a 64-byte
+// line. For blocks of a multiple of 16 codes every block then is, and so is
+// every whole vector a kernel stores: the condition for storing them
+// non-temporally without a stage.
+HWY_INLINE bool BlocksOnLines(const float* out, size_t n,
+                              const ParamCursor& pc) {
+  const uint64_t to_block = pc.left < n ? pc.left % pc.period : 0;
+  return (reinterpret_cast<uintptr_t>(out + to_block) & 63) == 0;
+}
+
+// True when every whole vector that a stage 2 operation stores for the next
+// n outputs at `out` lies within one 64-byte line (but those of a partial
+// first block): the blocks start on lines (above), and one parameter covers
+// the n outputs or every block is a whole number of lines.
+HWY_INLINE bool VectorsOnLines(const float* out, size_t n,
+                               const ParamCursor& pc) {
+  return BlocksOnLines(out, n, pc) && (pc.left >= n || pc.period % 16 == 0);
+}
+
 // Splits n codes into sub-runs of constant parameters (blocked) or of
 // consecutive parameters (periodic) and hands each to Op. Whole blocks whose
 // length is a multiple of the Op's vector step go through Op::Body, a loop
@@ -268,8 +288,27 @@ HWY_INLINE void ApplyParams(const Op& op, const T* codes, size_t n,
 //   Broadcast(...)               any n, one parameter
 //   Vector(q, n, scales, zps, out)  parameter i for element i
 
+// Stores the float vector v at out; with kStream, non-temporally where
+// StoresNonTemporal (kernels.h) says so. The stage 2 operations below store
+// through it; ApplyToOutput picks their kStream = true form for streamed runs
+// it sends straight from the registers (a compile-time choice: a run-time
+// flag tested per store halved the K = 32 block loops in L2). Vectors under
+// 16 bytes (AffineWide's halves on SSE4) always take StoreU: Highway's
+// Stream writes a whole 16-byte register whatever the lanes.
+template <bool kStream, class D, class V>
+HWY_INLINE void PutF(D d, V v, float* out) {
+  if constexpr (kStream && hn::MaxLanes(D()) * sizeof(float) >= 16) {
+    if (StoresNonTemporal(out, hn::Lanes(d) * sizeof(float))) {
+      return hn::Stream(v, d, out);
+    }
+  }
+  hn::StoreU(v, d, out);
+}
+
 // float(q - zp) · scale with q - zp in int32 (run.wide == false).
+template <bool kStream = false>
 struct AffineNarrow {
+  AffineNarrow<true> Streamed() const { return {}; }
   size_t Step() const { return hn::Lanes(DF()); }
 
   template <typename T>
@@ -286,12 +325,12 @@ struct AffineNarrow {
     for (; i + 2 * N <= n; i += 2 * N) {
       const VI a0 = hn::Sub(LoadI32(q + i), vzp);
       const VI a1 = hn::Sub(LoadI32(q + i + N), vzp);
-      hn::StoreU(hn::Mul(hn::ConvertTo(df, a0), vs), df, out + i);
-      hn::StoreU(hn::Mul(hn::ConvertTo(df, a1), vs), df, out + i + N);
+      PutF<kStream>(df, hn::Mul(hn::ConvertTo(df, a0), vs), out + i);
+      PutF<kStream>(df, hn::Mul(hn::ConvertTo(df, a1), vs), out + i + N);
     }
     if (i < n) {
       const VI a = hn::Sub(LoadI32(q + i), vzp);
-      hn::StoreU(hn::Mul(hn::ConvertTo(df, a), vs), df, out + i);
+      PutF<kStream>(df, hn::Mul(hn::ConvertTo(df, a), vs), out + i);
     }
   }
 
@@ -316,15 +355,17 @@ struct AffineNarrow {
     if (zps != nullptr) {
       for (; i + N <= n; i += N) {
         const VI a = hn::Sub(LoadI32(q + i), hn::LoadU(di, zps + i));
-        hn::StoreU(hn::Mul(hn::ConvertTo(df, a), hn::LoadU(df, scales + i)), df,
-                   out + i);
+        PutF<kStream>(df,
+                      hn::Mul(hn::ConvertTo(df, a), hn::LoadU(df, scales + i)),
+                      out + i);
       }
       for (; i < n; ++i) out[i] = detail::AffineScalar(q[i], zps[i], scales[i]);
     } else {
       for (; i + N <= n; i += N) {
-        hn::StoreU(hn::Mul(hn::ConvertTo(df, LoadI32(q + i)),
-                           hn::LoadU(df, scales + i)),
-                   df, out + i);
+        PutF<kStream>(df,
+                      hn::Mul(hn::ConvertTo(df, LoadI32(q + i)),
+                              hn::LoadU(df, scales + i)),
+                      out + i);
       }
       for (; i < n; ++i) out[i] = detail::AffineScalar(q[i], 0, scales[i]);
     }
@@ -334,7 +375,9 @@ struct AffineNarrow {
 // float(q - zp) · scale where q - zp may leave int32: the difference of two
 // doubles holding integers below 2^33 is exact, and DemoteTo rounds it once
 // to float32, as the scalar int64 → float32 conversion does.
+template <bool kStream = false>
 struct AffineWide {
+  AffineWide<true> Streamed() const { return {}; }
   using DD = hn::Repartition<double, DF>;  // N/2 doubles
   using DFH = hn::Rebind<float, DD>;       // N/2 floats
   using DIH = hn::Rebind<int32_t, DD>;
@@ -368,7 +411,7 @@ struct AffineWide {
     const auto vs = hn::Set(dfh, scale);
     for (size_t i = 0; i < n; i += H) {
       const auto diff = hn::Sub(WidenToF64(q + i), vzp);
-      hn::StoreU(hn::Mul(hn::DemoteTo(dfh, diff), vs), dfh, out + i);
+      PutF<kStream>(dfh, hn::Mul(hn::DemoteTo(dfh, diff), vs), out + i);
     }
   }
 
@@ -395,8 +438,9 @@ struct AffineWide {
       if (zps != nullptr) {
         diff = hn::Sub(diff, hn::PromoteTo(dd, hn::LoadU(dih, zps + i)));
       }
-      hn::StoreU(hn::Mul(hn::DemoteTo(dfh, diff), hn::LoadU(dfh, scales + i)),
-                 dfh, out + i);
+      PutF<kStream>(
+          dfh, hn::Mul(hn::DemoteTo(dfh, diff), hn::LoadU(dfh, scales + i)),
+          out + i);
     }
     for (; i < n; ++i) {
       out[i] = detail::AffineScalar(q[i], zps ? zps[i] : 0, scales[i]);
@@ -429,9 +473,10 @@ HWY_INLINE VF Lookup16(const float* table, VI code) {
 // Decode may return the values scaled by an exact power of two, which the
 // product restores: Body multiplies by scale · 2^kRebiasLog2 when that is
 // finite (the same real product, so the same rounding), else by both.
-template <class Decoder>
+template <class Decoder, bool kStream = false>
 struct DecodeOp {
   Decoder dec;
+  DecodeOp<Decoder, true> Streamed() const { return {dec}; }
 
   size_t Step() const { return hn::Lanes(DF()); }
 
@@ -448,15 +493,15 @@ struct DecodeOp {
       for (; i + 2 * N <= n; i += 2 * N) {  // as AffineNarrow::Body
         const VF v0 = dec.Decode(q + i);
         const VF v1 = dec.Decode(q + i + N);
-        hn::StoreU(hn::Mul(v0, vs), df, out + i);
-        hn::StoreU(hn::Mul(v1, vs), df, out + i + N);
+        PutF<kStream>(df, hn::Mul(v0, vs), out + i);
+        PutF<kStream>(df, hn::Mul(v1, vs), out + i + N);
       }
-      if (i < n) hn::StoreU(hn::Mul(dec.Decode(q + i), vs), df, out + i);
+      if (i < n) PutF<kStream>(df, hn::Mul(dec.Decode(q + i), vs), out + i);
     } else {
       const VF vr = hn::Set(df, kRebias);
       const VF vs = hn::Set(df, scale);
       for (size_t i = 0; i < n; i += N) {
-        hn::StoreU(hn::Mul(hn::Mul(dec.Decode(q + i), vr), vs), df, out + i);
+        PutF<kStream>(df, hn::Mul(hn::Mul(dec.Decode(q + i), vr), vs), out + i);
       }
     }
   }
@@ -479,7 +524,7 @@ struct DecodeOp {
     for (; i + N <= n; i += N) {
       VF v = dec.Decode(q + i);
       if (Decoder::kRebiasLog2 != 0) v = hn::Mul(v, vr);
-      hn::StoreU(hn::Mul(v, hn::LoadU(df, scales + i)), df, out + i);
+      PutF<kStream>(df, hn::Mul(v, hn::LoadU(df, scales + i)), out + i);
     }
     for (; i < n; ++i) out[i] = dec.DecodeScalar(q[i]) * scales[i];
   }
@@ -784,15 +829,21 @@ void StreamCopy(const float* from, float* to, size_t n) {
 #include "dequant/avx2_fused-inl.h"
 #include "dequant/avx3dl_lookup-inl.h"
 
-// Applies `op` to n codes, into `out` directly or, when streaming, tile by
-// tile through an L1 stage that StreamCopy writes out. From DRAM these ops
-// ran faster through the stage than with non-temporal stores straight from
-// the registers (8- and 16-bit codes on the AVX-512 host, bench/RESULTS.md,
-// issue 18).
+// Applies `op` to n codes, into `out` directly or, when streaming, with
+// non-temporal stores: straight from the registers when the vectors land on
+// lines, else tile by tile through an L1 stage that StreamCopy writes out
+// on lines whatever the output's alignment. Since the page rule
+// (StoresNonTemporal) the registers beat the stage from DRAM: 21 of 22
+// row-rounds (8-, 16-, 32-bit codes and float8 e5m2, AVX3_DL) and 14 of 14
+// (AVX2), summed rates 1.28-1.41 x and 1.13-1.29 x (bench/RESULTS.md,
+// issue 18, "the generic kernels straight from the registers").
 template <class Op, typename T>
 HWY_INLINE void ApplyToOutput(const Op& op, const T* codes, size_t n,
                               ParamCursor& pc, float* out, bool stream) {
   if (!stream) return ApplyParams(op, codes, n, pc, out);
+  if (VectorsOnLines(out, n, pc)) {
+    return ApplyParams(op.Streamed(), codes, n, pc, out);
+  }
   HWY_ALIGN float stage[kTile];
   for (size_t done = 0; done < n;) {
     const size_t len = std::min(kTile, n - done);
@@ -858,18 +909,18 @@ void RunExpanded(const Run& r, const Op& op) {
 template <typename T>
 void RunAffine(const Run& r) {
   if (r.wide) {
-    RunInPlace<T>(r, AffineWide());
+    RunInPlace<T>(r, AffineWide<>());
   } else {
-    RunInPlace<T>(r, AffineNarrow());
+    RunInPlace<T>(r, AffineNarrow<>());
   }
 }
 
 template <typename T>
 void RunAffineExpanded(const Run& r) {
   if (r.wide) {
-    RunExpanded<T>(r, AffineWide());
+    RunExpanded<T>(r, AffineWide<>());
   } else {
-    RunExpanded<T>(r, AffineNarrow());
+    RunExpanded<T>(r, AffineNarrow<>());
   }
 }
 
