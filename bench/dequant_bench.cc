@@ -209,7 +209,7 @@ BenchTensor Make(Scheme scheme, uint8_t type, uint64_t n) {
 // `off_line` floats past the output's line: 0 for BM_Dequant;
 // BM_DequantOffLine puts the output 16 bytes past a line, where streamed
 // outputs go through the kernels' L1 stage instead of straight from the
-// registers (dequant/simd_kernels.cc BlocksOnLines).
+// registers (dequant/simd_kernels.cc BlocksOnLines, VectorsOnLines).
 void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type,
                 size_t off_line) {
   const uint64_t n = static_cast<uint64_t>(state.range(0));

@@ -40,8 +40,9 @@ struct Run {
   bool wide = false;
   // Write `out` with non-temporal stores, for outputs far larger than the
   // caches: no read-for-ownership of the destination. Straight from the
-  // registers when the kernel's vectors land on 64-byte lines, else through
-  // an L1 tile copied out on lines. Same values.
+  // registers where the kernel's vectors land on 64-byte lines, else
+  // (and for vectors under 16 bytes) through an L1 tile copied out on
+  // lines. Same values.
   bool stream = false;
   float* out = nullptr;
 };

@@ -285,7 +285,7 @@ TEST_P(SimdEquivalenceTest, NonTemporalStores) {
 // their alignment (kernels.h StoresNonTemporal).
 TEST(StreamStores, FirstLineOfEachPageIsOrdinary) {
   alignas(4096) static float page[3 * 1024];
-  for (const size_t vector_bytes : {size_t{32}, size_t{64}}) {
+  for (const size_t vector_bytes : {size_t{16}, size_t{32}, size_t{64}}) {
     const size_t floats = vector_bytes / sizeof(float);
     for (size_t i = 0; i < 3 * 1024; ++i) {
       const size_t byte = i * sizeof(float);
@@ -402,10 +402,10 @@ TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
 // along a per-channel row); affine runs with and without zero points; 2500
 // codes not streamed, streamed into an output off a line (through the L1
 // stage, several tiles) and streamed with the first block start on a line
-// (straight from the registers where the vectors land on lines: blocks of
-// 48 and 4096). The source holds exactly the run's bytes, so an over-read is
-// an ASan finding, and a sentinel on each side of the output catches stores
-// outside the run.
+// (straight from the registers where the vectors land on lines: blocks and
+// rows of 48, blocks of 4096; a partial first block through the stage). The
+// source holds exactly the run's bytes, so an over-read is an ASan finding, and
+// a sentinel on each side of the output catches stores outside the run.
 TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
   std::vector<uint8_t> src(4 * 2512);  // int32 codes up to element 2507
   for (uint8_t& b : src) b = static_cast<uint8_t>(rng_());

@@ -193,8 +193,8 @@ struct ParamCursor {
 // True when the first parameter block that starts within the next n
 // outputs (the first output when one parameter covers them) is on a 64-byte
 // line. For blocks of a multiple of 16 codes every block then is, and so is
-// every whole vector a kernel stores: the condition for storing them
-// non-temporally without a stage.
+// every whole vector a fused kernel stores: the condition for storing them
+// non-temporally without a stage (the generic operations ask VectorsOnLines).
 HWY_INLINE bool BlocksOnLines(const float* out, size_t n,
                               const ParamCursor& pc) {
   const uint64_t to_block = pc.left < n ? pc.left % pc.period : 0;
@@ -203,8 +203,9 @@ HWY_INLINE bool BlocksOnLines(const float* out, size_t n,
 
 // True when every whole vector that a stage 2 operation stores for the next
 // n outputs at `out` lies within one 64-byte line (but those of a partial
-// first block): the blocks start on lines (above), and one parameter covers
-// the n outputs or every block is a whole number of lines.
+// first block or row): the blocks (blocked runs) or rows (periodic runs)
+// start on lines (above), and the n outputs lie within the first one or
+// every one is a whole number of lines.
 HWY_INLINE bool VectorsOnLines(const float* out, size_t n,
                                const ParamCursor& pc) {
   return BlocksOnLines(out, n, pc) && (pc.left >= n || pc.period % 16 == 0);
@@ -293,8 +294,10 @@ HWY_INLINE void ApplyParams(const Op& op, const T* codes, size_t n,
 // through it; ApplyToOutput picks their kStream = true form for streamed runs
 // it sends straight from the registers (a compile-time choice: a run-time
 // flag tested per store halved the K = 32 block loops in L2). Vectors under
-// 16 bytes (AffineWide's halves on SSE4) always take StoreU: Highway's
-// Stream writes a whole 16-byte register whatever the lanes.
+// 16 bytes (AffineWide's halves on SSE4 and SSSE3, the SCALAR target) always
+// take StoreU: Highway's Stream writes a whole 16-byte register whatever the
+// lanes; ops whose vectors are that short say so by kCanStream = false, and
+// ApplyToOutput streams them through the stage.
 template <bool kStream, class D, class V>
 HWY_INLINE void PutF(D d, V v, float* out) {
   if constexpr (kStream && hn::MaxLanes(D()) * sizeof(float) >= 16) {
@@ -308,6 +311,7 @@ HWY_INLINE void PutF(D d, V v, float* out) {
 // float(q - zp) · scale with q - zp in int32 (run.wide == false).
 template <bool kStream = false>
 struct AffineNarrow {
+  static constexpr bool kCanStream = hn::MaxLanes(DF()) * sizeof(float) >= 16;
   AffineNarrow<true> Streamed() const { return {}; }
   size_t Step() const { return hn::Lanes(DF()); }
 
@@ -381,6 +385,7 @@ struct AffineWide {
   using DD = hn::Repartition<double, DF>;  // N/2 doubles
   using DFH = hn::Rebind<float, DD>;       // N/2 floats
   using DIH = hn::Rebind<int32_t, DD>;
+  static constexpr bool kCanStream = hn::MaxLanes(DFH()) * sizeof(float) >= 16;
 
   size_t Step() const { return hn::Lanes(DD()); }
 
@@ -476,6 +481,7 @@ HWY_INLINE VF Lookup16(const float* table, VI code) {
 template <class Decoder, bool kStream = false>
 struct DecodeOp {
   Decoder dec;
+  static constexpr bool kCanStream = hn::MaxLanes(DF()) * sizeof(float) >= 16;
   DecodeOp<Decoder, true> Streamed() const { return {dec}; }
 
   size_t Step() const { return hn::Lanes(DF()); }
@@ -829,21 +835,11 @@ void StreamCopy(const float* from, float* to, size_t n) {
 #include "dequant/avx2_fused-inl.h"
 #include "dequant/avx3dl_lookup-inl.h"
 
-// Applies `op` to n codes, into `out` directly or, when streaming, with
-// non-temporal stores: straight from the registers when the vectors land on
-// lines, else tile by tile through an L1 stage that StreamCopy writes out
-// on lines whatever the output's alignment. Since the page rule
-// (StoresNonTemporal) the registers beat the stage from DRAM: 21 of 22
-// row-rounds (8-, 16-, 32-bit codes and float8 e5m2, AVX3_DL) and 14 of 14
-// (AVX2), summed rates 1.28-1.41 x and 1.13-1.29 x (bench/RESULTS.md,
-// issue 18, "the generic kernels straight from the registers").
+// n codes through `op` into an L1 stage, tile by tile, that StreamCopy
+// writes out (non-temporally on lines, whatever the output's alignment).
 template <class Op, typename T>
-HWY_INLINE void ApplyToOutput(const Op& op, const T* codes, size_t n,
-                              ParamCursor& pc, float* out, bool stream) {
-  if (!stream) return ApplyParams(op, codes, n, pc, out);
-  if (VectorsOnLines(out, n, pc)) {
-    return ApplyParams(op.Streamed(), codes, n, pc, out);
-  }
+HWY_INLINE void StageToOutput(const Op& op, const T* codes, size_t n,
+                              ParamCursor& pc, float* out) {
   HWY_ALIGN float stage[kTile];
   for (size_t done = 0; done < n;) {
     const size_t len = std::min(kTile, n - done);
@@ -851,6 +847,36 @@ HWY_INLINE void ApplyToOutput(const Op& op, const T* codes, size_t n,
     StreamCopy(stage, out + done, len);
     done += len;
   }
+}
+
+// Applies `op` to n codes, into `out` directly or, when streaming, with
+// non-temporal stores: straight from the registers where the vectors land
+// on lines, else through the stage (StageToOutput). A partial first block
+// at an output off a line takes the stage, so that the blocks after it can
+// take the registers. Since the page rule (StoresNonTemporal) the registers
+// beat the stage from DRAM: 21 of 22 row-rounds (8-, 16-, 32-bit codes and
+// float8 e5m2, AVX3_DL) and 14 of 14 (AVX2), summed rates 1.28-1.41 x and
+// 1.13-1.29 x (bench/RESULTS.md, issue 18, "the generic kernels straight
+// from the registers").
+template <class Op, typename T>
+HWY_INLINE void ApplyToOutput(const Op& op, const T* codes, size_t n,
+                              ParamCursor& pc, float* out, bool stream) {
+  if (!stream) return ApplyParams(op, codes, n, pc, out);
+  if constexpr (Op::kCanStream) {
+    const bool off_line = (reinterpret_cast<uintptr_t>(out) & 63) != 0;
+    const size_t head =
+        off_line && pc.left < n ? static_cast<size_t>(pc.left % pc.period) : 0;
+    if (head > 0) {
+      StageToOutput(op, codes, head, pc, out);
+      codes += head;
+      out += head;
+      n -= head;
+    }
+    if (VectorsOnLines(out, n, pc)) {
+      return ApplyParams(op.Streamed(), codes, n, pc, out);
+    }
+  }
+  StageToOutput(op, codes, n, pc, out);
 }
 
 // Codecs of 8 bits or more: codes are read in place.
