@@ -25,7 +25,8 @@
 //   BM_DequantOffLine/<scheme>/<storage>/<elements>
 //       streamed outputs whose blocks do not start on lines go through the
 //       kernels' L1 stage; BM_Dequant's, on lines, are stored non-temporally
-//       straight from the registers
+//       straight from the registers (each streamed row's `staged_share`
+//       counter: the share of its outputs that took the stage)
 // and, at both sizes, the parallel whole-buffer path:
 //   BM_DequantThreads/<scheme>/<storage>/<elements>/threads:<1|2>
 //       Dequantizer::ConsumeWhole (wall time; threads:1 is the serial path)
@@ -221,6 +222,7 @@ void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type,
     return;
   }
   Output out(n, 0.0f, off_line);
+  const StreamedOutputs before = StreamedOutputsOfThisThread();
   for (auto _ : state) {
     dq->Restart();
     size_t written = 0;
@@ -234,6 +236,17 @@ void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type,
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
   state.SetLabel(KernelTargetName());
+  // Of the streamed outputs, the share that went through the kernels' L1
+  // stage rather than straight from the registers (0 in BM_Dequant's rows,
+  // whose outputs start on a line; kernels.h StreamedOutputs).
+  const StreamedOutputs after = StreamedOutputsOfThisThread();
+  const uint64_t staged = after.through_stage - before.through_stage;
+  const uint64_t streamed =
+      staged + after.from_registers - before.from_registers;
+  if (streamed > 0) {
+    state.counters["staged_share"] =
+        static_cast<double>(staged) / static_cast<double>(streamed);
+  }
 }
 
 // The store loop plus the row's input traffic (no conversion): where reads

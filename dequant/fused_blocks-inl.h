@@ -54,6 +54,7 @@ void FusedRun(const Run& r, const Body& body) {
   ParamCursor pc(r);
   if (!r.stream) return body(std::false_type(), r.out, r.first, r.count, pc);
   if (BlocksOnLines(r.out, r.count, pc)) {
+    detail::streamed_outputs.from_registers += r.count;
     return body(std::true_type(), r.out, r.first, r.count, pc);
   }
   HWY_ALIGN float stage[kTile];

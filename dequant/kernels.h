@@ -68,6 +68,18 @@ inline bool StoresNonTemporal(const float* out, size_t vector_bytes) {
 // by hwy::SetSupportedTargetsForTest).
 void DequantizeRun(const Run& run);
 
+// Outputs of streamed runs (Run::stream) that DequantizeRun has stored on
+// this thread since it started: straight from the kernels' registers, and
+// through the L1 stage. Which path a run took does not show in its values
+// (only in its speed from DRAM); simd_equivalence_test and dequant_bench
+// read it here. Counted once per register run or stage tile, never per
+// vector.
+struct StreamedOutputs {
+  uint64_t from_registers = 0;
+  uint64_t through_stage = 0;
+};
+StreamedOutputs StreamedOutputsOfThisThread();
+
 // Name of the Highway target DequantizeRun uses now ("AVX3_DL", "AVX2",
 // "SSE4", "EMU128", ...).
 const char* KernelTargetName();

@@ -432,7 +432,15 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
     }
   };
   constexpr float kSentinel = -1234.5f;
+  // Targets whose float vectors are under 16 bytes never stream from the
+  // registers: SCALAR's one lane, and the half vectors of the 64-bit affine
+  // path (uint32, int32 with zero points) on the 128-bit targets.
+  const bool narrow_vectors = GetParam() == HWY_SCALAR;
+  const bool narrow_wide_vectors = narrow_vectors || GetParam() == HWY_SSE4 ||
+                                   GetParam() == HWY_SSSE3 ||
+                                   GetParam() == HWY_EMU128;
   int runs = 0;
+  int on_lines = 0;
   for (Codec c :
        {Codec::kFloat8E4M3, Codec::kFloat8E5M2, Codec::kFloat6E2M3,
         Codec::kFloat6E3M2, Codec::kFloat4E2M1, Codec::kNf4, Codec::kInt4,
@@ -503,9 +511,9 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
                 // An unaligned output, or (mode 2) the output placed so that
                 // the first block start is on a 64-byte line.
                 size_t at = 1;
+                const uint64_t left = period - phase % period;
+                const uint64_t to_block = left < count ? left % period : 0;
                 if (mode == 2) {
-                  const uint64_t left = period - phase % period;
-                  const uint64_t to_block = left < count ? left % period : 0;
                   while (
                       reinterpret_cast<uintptr_t>(got.data() + at + to_block) %
                           64 !=
@@ -514,7 +522,9 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
                   }
                 }
                 r.out = got.data() + at;
+                const StreamedOutputs before = StreamedOutputsOfThisThread();
                 DequantizeRun(r);
+                const StreamedOutputs after = StreamedOutputsOfThisThread();
                 const std::string what =
                     absl::StrCat(CodecName(c), " first ", first, " count ",
                                  count, " period ", period, " phase ", phase,
@@ -527,6 +537,25 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
                 const std::vector<float> wrote(got.begin() + at,
                                                got.begin() + at + count);
                 ASSERT_EQ(FirstBitDifference(want, wrote), -1) << what;
+                // Which path each output took (kernels.h StreamedOutputs):
+                // every output of a streamed run takes exactly one; with
+                // every block start on a line (blocks and rows of 48, or one
+                // block for the whole run) none takes the stage but those
+                // of a partial first block (to_block), unless the op's
+                // vectors are under 16 bytes.
+                const uint64_t direct =
+                    after.from_registers - before.from_registers;
+                const uint64_t staged =
+                    after.through_stage - before.through_stage;
+                ASSERT_EQ(direct + staged, stream ? count : 0) << what;
+                const bool one_block =
+                    !periodic && period - phase % period >= count;
+                const bool wide_op = r.wide || c == Codec::kUInt32;
+                if (mode == 2 && (period % 16 == 0 || one_block) &&
+                    !(wide_op ? narrow_wide_vectors : narrow_vectors)) {
+                  ASSERT_LE(staged, to_block) << what;
+                  ++on_lines;
+                }
                 ++runs;
               }
             }
@@ -536,6 +565,7 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
     }
   }
   EXPECT_EQ(runs, (6 + 10 * 2) * 7 * 2 * 8 * (8 + 2));
+  if (!narrow_vectors) EXPECT_GT(on_lines, 0);
 }
 
 #if defined(__x86_64__)

@@ -56,6 +56,9 @@ inline constexpr size_t kTile = 1024;
 // Slack after a tile for full-vector stores (widest vector: 64 bytes).
 inline constexpr size_t kTileSlack = 64;
 
+// Behind StreamedOutputsOfThisThread (kernels.h).
+constinit thread_local StreamedOutputs streamed_outputs;
+
 // Padded to 64 entries so a full 512-bit vector can be loaded from any
 // 16-entry table.
 struct Table16 {
@@ -812,6 +815,7 @@ void Expand6(const uint8_t* src, size_t src_bytes, uint64_t first, size_t n,
 // Copies n floats, with non-temporal stores where StoresNonTemporal says
 // (kernels.h: vector-aligned, outside the first line of a page).
 void StreamCopy(const float* from, float* to, size_t n) {
+  detail::streamed_outputs.through_stage += n;
   const DF df;
   const size_t N = hn::Lanes(df);
   const size_t align = N * sizeof(float);
@@ -873,10 +877,23 @@ HWY_INLINE void ApplyToOutput(const Op& op, const T* codes, size_t n,
       n -= head;
     }
     if (VectorsOnLines(out, n, pc)) {
+      detail::streamed_outputs.from_registers += n;
       return ApplyParams(op.Streamed(), codes, n, pc, out);
     }
   }
   StageToOutput(op, codes, n, pc, out);
+}
+
+// Length of the tile `done` outputs into a run of n at `out`: kTile, but the
+// first tile ends where a 64-byte line of the output starts, so that every
+// later tile starts on one. A block that crosses a tile's edge then keeps
+// its vectors on lines (VectorsOnLines) rather than sending its tail through
+// the stage, when the run starts off a line (a piece that starts inside a
+// block, or a block start past the output's own).
+HWY_INLINE size_t TileLength(const float* out, size_t done, size_t n) {
+  const size_t past_line =
+      done == 0 ? (reinterpret_cast<uintptr_t>(out) & 63) / sizeof(float) : 0;
+  return std::min(kTile - past_line, n - done);
 }
 
 // Codecs of 8 bits or more: codes are read in place.
@@ -890,7 +907,7 @@ void RunInPlace(const Run& r, const Op& op) {
     if (reinterpret_cast<uintptr_t>(codes) % alignof(T) != 0) {
       HWY_ALIGN T buf[kTile];
       for (size_t done = 0; done < r.count;) {
-        const size_t len = std::min(kTile, r.count - done);
+        const size_t len = TileLength(r.out, done, r.count);
         std::memcpy(buf, codes + done, len * sizeof(T));
         ApplyToOutput(op, static_cast<const T*>(buf), len, pc, r.out + done,
                       r.stream);
@@ -913,7 +930,7 @@ void RunExpanded(const Run& r, const Op& op) {
   ParamCursor pc(r);
   HWY_ALIGN uint8_t tile[kTile + kTileSlack];
   for (size_t done = 0; done < r.count;) {
-    const size_t len = std::min(kTile, r.count - done);
+    const size_t len = TileLength(r.out, done, r.count);
     const uint64_t e = r.first + done;
     switch (pk.bits) {
       case 4:
@@ -1028,6 +1045,10 @@ void DequantizeRun(const Run& run) {
 
 const char* KernelTargetName() {
   return HWY_DYNAMIC_DISPATCH(TargetNameImpl)();
+}
+
+StreamedOutputs StreamedOutputsOfThisThread() {
+  return detail::streamed_outputs;
 }
 
 bool NarrowAffineSafe(Codec codec, int64_t zero_point) {
