@@ -32,6 +32,12 @@
 //       Dequantizer::ConsumeWhole (wall time; threads:1 is the serial path)
 //   BM_StoreOnlyThreads/<elements>/threads:<1|2>
 //       BM_StoreOnly split the same way over std::threads
+// and, at 64 Mi elements, each row paired in every round with its
+// baselines (the figures to quote on this noisy host; see each function):
+//   BM_BoundsPaired/<scheme>/<storage>/<elements>    one thread: the store
+//       loop, the traffic bound, Consume
+//   BM_ThreadsPaired/<scheme>/<storage>/<elements>   the store loop and
+//       ConsumeWhole, each on one thread and on two
 // and other layouts at 64 Ki elements (ConsumeScattered):
 //   BM_DequantLayout/<column_major|tiled>/<scheme>/<storage>/<elements>
 //
@@ -42,6 +48,7 @@
 // target instead of the best one, so one AVX-512 host measures both; each
 // row's label names the target it ran on.
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -348,26 +355,166 @@ void BM_StoreOnly(benchmark::State& state) {
 
 // The same over range(1) threads, parts cut at 64-float boundaries as
 // ConsumeWhole cuts them, one std::thread per extra part per iteration.
+void StoreOnThreads(float* dst, size_t n, size_t threads, bool stream) {
+  auto part = [&](size_t i) {
+    const size_t from = (n * i / threads) / 64 * 64;
+    const size_t to = i + 1 == threads ? n : (n * (i + 1) / threads) / 64 * 64;
+    bench::StoreConstant(dst + from, to - from, 1.5f, stream);
+  };
+  std::vector<std::thread> pool;
+  for (size_t i = 1; i < threads; ++i) pool.emplace_back(part, i);
+  part(0);
+  for (std::thread& t : pool) t.join();
+}
+
 void BM_StoreOnlyThreads(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   const size_t threads = static_cast<size_t>(state.range(1));
   Output dst(n);
   const bool stream = n * sizeof(float) >= kStreamOutputBytes;
   for (auto _ : state) {
-    auto part = [&](size_t i) {
-      const size_t from = (n * i / threads) / 64 * 64;
-      const size_t to =
-          i + 1 == threads ? n : (n * (i + 1) / threads) / 64 * 64;
-      bench::StoreConstant(dst.data() + from, to - from, 1.5f, stream);
-    };
-    std::vector<std::thread> pool;
-    for (size_t i = 1; i < threads; ++i) pool.emplace_back(part, i);
-    part(0);
-    for (std::thread& t : pool) t.join();
+    StoreOnThreads(dst.data(), n, threads, stream);
     benchmark::DoNotOptimize(dst.data());
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// Each iteration is one round of three single-thread passes over the same
+// output, in an order that rotates from round to round: the store loop
+// (BM_StoreOnly), the row's traffic bound (BM_TrafficBound) and
+// Dequantizer::Consume (BM_Dequant). Counters, medians over rounds of ratios
+// within a round (as BM_ThreadsPaired below, and for the same reason):
+//   of_store        the store loop's time / Consume's (the issue 18 target
+//                   at DRAM size: >= 0.95)
+//   of_bound        the traffic bound's time / Consume's
+//   bound_of_store  the store loop's time / the traffic bound's: the most
+//                   of_store could be
+void BM_BoundsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0));
+  const BenchTensor t = Make(scheme, type, n);
+  absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(*t.descriptor, {t.scales, t.zero_points});
+  if (!dq.ok()) {
+    state.SkipWithError(dq.status().ToString().c_str());
+    return;
+  }
+  std::vector<uint8_t> in(t.data);
+  in.insert(in.end(), t.scales.begin(), t.scales.end());
+  in.insert(in.end(), t.zero_points.begin(), t.zero_points.end());
+  Output out(n);
+  const bool stream = n * sizeof(float) >= kStreamOutputBytes;
+  bool failed = false;
+  std::vector<double> of_store, of_bound, bound_of_store;
+  int round = 0;
+  for (auto _ : state) {
+    double sec[3];
+    for (int k = 0; k < 3; ++k) {
+      const int which = (round + k) % 3;
+      const auto t0 = std::chrono::steady_clock::now();
+      if (which == 0) {
+        bench::StoreConstant(out.data(), n, 1.5f, stream);
+      } else if (which == 1) {
+        benchmark::DoNotOptimize(
+            bench::ReadAndStore(in.data(), in.size(), out.data(), n, stream));
+      } else {
+        dq->Restart();
+        size_t written = 0;
+        failed |= !dq->Consume(t.data, absl::MakeSpan(out), &written).ok() ||
+                  written != n;
+      }
+      benchmark::DoNotOptimize(out.data());
+      benchmark::ClobberMemory();
+      sec[which] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+              .count();
+    }
+    if (failed) {
+      state.SkipWithError("Consume failed");
+      return;
+    }
+    ++round;
+    of_store.push_back(sec[0] / sec[2]);
+    of_bound.push_back(sec[1] / sec[2]);
+    bound_of_store.push_back(sec[0] / sec[1]);
+  }
+  state.counters["of_store"] = Median(of_store);
+  state.counters["of_bound"] = Median(of_bound);
+  state.counters["bound_of_store"] = Median(bound_of_store);
+  state.counters["rounds"] = static_cast<double>(round);
+  state.SetLabel(KernelTargetName());
+}
+
+// Each iteration is one round of four passes over the same output, in an
+// order that rotates from round to round: the store loop on one thread and
+// on two (StoreOnThreads), ConsumeWhole on one thread and on two. On this
+// shared VM a pass's rate swings by 2 x from one second to the next, so
+// rates from separate benchmarks minutes apart cannot be divided; the
+// counters are medians over rounds of ratios within a round:
+//   dequant_x   one-thread time / two-thread time of ConsumeWhole (the
+//               issue 18 target: >= 1.8)
+//   store_x     the same for the store loop: what two threads of nothing
+//               but stores gain on this memory path
+//   of_store_2t ConsumeWhole's two-thread rate / the store loop's
+void BM_ThreadsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
+  const uint64_t n = static_cast<uint64_t>(state.range(0));
+  const BenchTensor t = Make(scheme, type, n);
+  absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(*t.descriptor, {t.scales, t.zero_points});
+  if (!dq.ok()) {
+    state.SkipWithError(dq.status().ToString().c_str());
+    return;
+  }
+  Output out(n);
+  const bool stream = n * sizeof(float) >= kStreamOutputBytes;
+  bool failed = false;
+  auto consume = [&](int threads) {
+    dq->Restart();
+    const absl::Status s =
+        dq->ConsumeWhole(t.data, absl::MakeSpan(out), threads);
+    failed |= !s.ok() || dq->elements_written() != n;
+  };
+  auto timed = [&](auto&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+        .count();
+  };
+  std::vector<double> dequant_x, store_x, of_store;
+  int round = 0;
+  for (auto _ : state) {
+    double sec[4];
+    for (int k = 0; k < 4; ++k) {
+      const int which = (round + k) % 4;
+      sec[which] = timed([&] {
+        if (which < 2) {
+          StoreOnThreads(out.data(), n, which + 1, stream);
+        } else {
+          consume(which - 1);
+        }
+      });
+    }
+    if (failed) {
+      state.SkipWithError("ConsumeWhole failed");
+      return;
+    }
+    ++round;
+    store_x.push_back(sec[0] / sec[1]);
+    dequant_x.push_back(sec[2] / sec[3]);
+    of_store.push_back(sec[1] / sec[3]);
+  }
+  state.counters["dequant_x"] = Median(dequant_x);
+  state.counters["store_x"] = Median(store_x);
+  state.counters["of_store_2t"] = Median(of_store);
+  state.counters["rounds"] = static_cast<double>(round);
+  state.SetLabel(KernelTargetName());
 }
 
 void BM_Memcpy(benchmark::State& state) {
@@ -452,6 +599,22 @@ struct Registrar {
             ->Args({kSizes[1], 2})
             ->ArgNames({"", "threads"})
             ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+        const std::string bounds_name = std::string("BM_BoundsPaired/") +
+                                        SchemeLabel(scheme) + "/" +
+                                        std::string(ElementTypeName(type));
+        benchmark::RegisterBenchmark(bounds_name.c_str(), BM_BoundsPaired,
+                                     scheme, type)
+            ->Arg(kSizes[1])
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+        const std::string paired_name = std::string("BM_ThreadsPaired/") +
+                                        SchemeLabel(scheme) + "/" +
+                                        std::string(ElementTypeName(type));
+        benchmark::RegisterBenchmark(paired_name.c_str(), BM_ThreadsPaired,
+                                     scheme, type)
+            ->Arg(kSizes[1])
+            ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
       }
     }

@@ -23,6 +23,15 @@ minutes, so only same-run ratios are compared.
       --benchmark_report_aggregates_only=true \\
       --benchmark_out=/tmp/dequant.json --benchmark_out_format=json
   python3 bench/dequant_ratios.py /tmp/dequant.json
+
+The paired rows (BM_BoundsPaired, BM_ThreadsPaired: each row and its
+baselines timed in the same round, rotating their order) give the figures
+least moved by the host; they print first when the run has them:
+
+  bazel-bin/bench/dequant_bench \\
+      --benchmark_filter='^BM_(Bounds|Threads)Paired/' \\
+      --benchmark_min_time=2 --benchmark_out=/tmp/paired.json \\
+      --benchmark_out_format=json
 """
 import json
 import re
@@ -50,12 +59,50 @@ def load(path):
     return rate, cv
 
 
+def paired(path):
+    """Prints the BM_BoundsPaired and BM_ThreadsPaired counters, one row per
+    scheme/storage; returns whether the run had any. Their ratios are taken
+    within each round (rates seconds apart on this host cannot be divided).
+    """
+    rows = {}
+    for r in json.load(open(path))["benchmarks"]:
+        if r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
+            continue
+        m = re.fullmatch(r"BM_(Bounds|Threads)Paired/([^/]+/[^/]+)/\d+/real_time",
+                         r.get("run_name", r["name"]))
+        if m:
+            rows.setdefault(m.group(2), {}).update(r)
+    if not rows:
+        return False
+    print("Paired in each round, DRAM size (medians over rounds of in-round "
+          "ratios):")
+    print()
+    print("| scheme/storage | × store loop | bound × store loop | × own bound "
+          "| 2 thr / 1 | store loop 2 thr / 1 | 2 thr × store loop 2 thr |")
+    print("|---|---|---|---|---|---|---|")
+
+    def f(row, key):
+        return f"{row[key]:.2f}" if key in row else ""
+
+    for key, row in rows.items():
+        print("| " + " | ".join([key, f(row, "of_store"),
+                                 f(row, "bound_of_store"), f(row, "of_bound"),
+                                 f(row, "dequant_x"), f(row, "store_x"),
+                                 f(row, "of_store_2t")]) + " |")
+    print()
+    return True
+
+
 def main(path):
+    had_paired = paired(path)
     rate, cv = load(path)
     get = rate.get
     store_l2, store_dram = get(f"BM_StoreOnly/{L2}"), get(f"BM_StoreOnly/{DRAM}")
     if not store_l2 or not store_dram:
-        sys.exit("dequant_ratios: the run lacks BM_StoreOnly at both sizes")
+        if had_paired:
+            return
+        sys.exit("dequant_ratios: the run lacks BM_StoreOnly at both sizes "
+                 "and the paired rows")
 
     def thr(prefix, n, t):
         return get(f"{prefix}/{n}/threads:{t}/real_time")
