@@ -25,8 +25,13 @@
 //   BM_DequantOffLine/<scheme>/<storage>/<elements>
 //       streamed outputs whose blocks do not start on lines go through the
 //       kernels' L1 stage; BM_Dequant's, on lines, are stored non-temporally
-//       straight from the registers (each streamed row's `staged_share`
-//       counter: the share of its outputs that took the stage)
+//       straight from the registers where the vectors are 16 bytes or more
+//       (each streamed row's `staged_share` counter: the share of its
+//       outputs that took the stage; on AVX3_DL 0 in every BM_Dequant row
+//       and 1 in every BM_DequantOffLine row. Elsewhere a run in tiles of
+//       codes off a line takes the stage for its first tile only when its
+//       blocks are longer than a tile, and the 64-bit path of SSE4 and
+//       SSSE3 always takes it)
 // and, at both sizes, the parallel whole-buffer path:
 //   BM_DequantThreads/<scheme>/<storage>/<elements>/threads:<1|2>
 //       Dequantizer::ConsumeWhole (wall time; threads:1 is the serial path)
@@ -244,8 +249,8 @@ void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type,
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
   state.SetLabel(KernelTargetName());
   // Of the streamed outputs, the share that went through the kernels' L1
-  // stage rather than straight from the registers (0 in BM_Dequant's rows,
-  // whose outputs start on a line; kernels.h StreamedOutputs).
+  // stage rather than straight from the registers (kernels.h
+  // StreamedOutputs; see the comment at the top).
   const StreamedOutputs after = StreamedOutputsOfThisThread();
   const uint64_t staged = after.through_stage - before.through_stage;
   const uint64_t streamed =
@@ -353,8 +358,9 @@ void BM_StoreOnly(benchmark::State& state) {
   state.SetLabel(bench::StoreOnlyTargetName());
 }
 
-// The same over range(1) threads, parts cut at 64-float boundaries as
-// ConsumeWhole cuts them, one std::thread per extra part per iteration.
+// Stores a constant into dst[0, n) on `threads` threads, parts cut at
+// 64-float boundaries as ConsumeWhole cuts them, one std::thread per extra
+// part.
 void StoreOnThreads(float* dst, size_t n, size_t threads, bool stream) {
   auto part = [&](size_t i) {
     const size_t from = (n * i / threads) / 64 * 64;
@@ -367,6 +373,7 @@ void StoreOnThreads(float* dst, size_t n, size_t threads, bool stream) {
   for (std::thread& t : pool) t.join();
 }
 
+// BM_StoreOnly over range(1) threads (StoreOnThreads per iteration).
 void BM_StoreOnlyThreads(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   const size_t threads = static_cast<size_t>(state.range(1));
@@ -380,13 +387,24 @@ void BM_StoreOnlyThreads(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
 }
 
+// The middle value (the upper one of an even count).
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+// Orders of the passes of a paired round, cycled from round to round, in
+// which every pass follows every other equally often: all six orders of
+// three, and a Williams square of four (each ordered pair adjacent once).
+// What one pass leaves behind (the write queue of non-temporal stores, the
+// clock, the other vCPU) then weighs on every pass alike.
+constexpr int kOrdersOf3[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                  {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+constexpr int kOrdersOf4[4][4] = {
+    {0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}};
+
 // Each iteration is one round of three single-thread passes over the same
-// output, in an order that rotates from round to round: the store loop
+// output, in the orders of kOrdersOf3 in turn: the store loop
 // (BM_StoreOnly), the row's traffic bound (BM_TrafficBound) and
 // Dequantizer::Consume (BM_Dequant). Counters, medians over rounds of ratios
 // within a round (as BM_ThreadsPaired below, and for the same reason):
@@ -409,13 +427,13 @@ void BM_BoundsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
   in.insert(in.end(), t.zero_points.begin(), t.zero_points.end());
   Output out(n);
   const bool stream = n * sizeof(float) >= kStreamOutputBytes;
-  bool failed = false;
+  std::string failed;  // the first failure, if any
   std::vector<double> of_store, of_bound, bound_of_store;
   int round = 0;
   for (auto _ : state) {
     double sec[3];
     for (int k = 0; k < 3; ++k) {
-      const int which = (round + k) % 3;
+      const int which = kOrdersOf3[round % 6][k];
       const auto t0 = std::chrono::steady_clock::now();
       if (which == 0) {
         bench::StoreConstant(out.data(), n, 1.5f, stream);
@@ -425,8 +443,11 @@ void BM_BoundsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
       } else {
         dq->Restart();
         size_t written = 0;
-        failed |= !dq->Consume(t.data, absl::MakeSpan(out), &written).ok() ||
-                  written != n;
+        const absl::Status s =
+            dq->Consume(t.data, absl::MakeSpan(out), &written);
+        if (failed.empty() && (!s.ok() || written != n)) {
+          failed = s.ok() ? "Consume wrote too few outputs" : s.ToString();
+        }
       }
       benchmark::DoNotOptimize(out.data());
       benchmark::ClobberMemory();
@@ -434,8 +455,8 @@ void BM_BoundsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
               .count();
     }
-    if (failed) {
-      state.SkipWithError("Consume failed");
+    if (!failed.empty()) {
+      state.SkipWithError(failed.c_str());
       return;
     }
     ++round;
@@ -450,8 +471,8 @@ void BM_BoundsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
   state.SetLabel(KernelTargetName());
 }
 
-// Each iteration is one round of four passes over the same output, in an
-// order that rotates from round to round: the store loop on one thread and
+// Each iteration is one round of four passes over the same output, in the
+// orders of kOrdersOf4 in turn: the store loop on one thread and
 // on two (StoreOnThreads), ConsumeWhole on one thread and on two. On this
 // shared VM a pass's rate swings by 2 x from one second to the next, so
 // rates from separate benchmarks minutes apart cannot be divided; the
@@ -472,12 +493,14 @@ void BM_ThreadsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
   }
   Output out(n);
   const bool stream = n * sizeof(float) >= kStreamOutputBytes;
-  bool failed = false;
+  std::string failed;  // the first failure, if any
   auto consume = [&](int threads) {
     dq->Restart();
     const absl::Status s =
         dq->ConsumeWhole(t.data, absl::MakeSpan(out), threads);
-    failed |= !s.ok() || dq->elements_written() != n;
+    if (failed.empty() && (!s.ok() || dq->elements_written() != n)) {
+      failed = s.ok() ? "ConsumeWhole wrote too few outputs" : s.ToString();
+    }
   };
   auto timed = [&](auto&& f) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -492,7 +515,7 @@ void BM_ThreadsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
   for (auto _ : state) {
     double sec[4];
     for (int k = 0; k < 4; ++k) {
-      const int which = (round + k) % 4;
+      const int which = kOrdersOf4[round % 4][k];
       sec[which] = timed([&] {
         if (which < 2) {
           StoreOnThreads(out.data(), n, which + 1, stream);
@@ -501,8 +524,8 @@ void BM_ThreadsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
         }
       });
     }
-    if (failed) {
-      state.SkipWithError("ConsumeWhole failed");
+    if (!failed.empty()) {
+      state.SkipWithError(failed.c_str());
       return;
     }
     ++round;

@@ -25,7 +25,8 @@ minutes, so only same-run ratios are compared.
   python3 bench/dequant_ratios.py /tmp/dequant.json
 
 The paired rows (BM_BoundsPaired, BM_ThreadsPaired: each row and its
-baselines timed in the same round, rotating their order) give the figures
+baselines timed in the same round, in orders where each pass follows every
+other equally often) give the figures
 least moved by the host; they print first when the run has them:
 
   bazel-bin/bench/dequant_bench \\
@@ -42,7 +43,8 @@ L2, DRAM = 65536, 67108864
 
 def load(path):
     """Returns {name: el/ns} (medians when aggregated) and {name: cv}."""
-    runs = json.load(open(path))["benchmarks"]
+    with open(path) as f:
+        runs = json.load(f)["benchmarks"]
     rate, cv = {}, {}
     aggregated = any(r.get("run_type") == "aggregate" for r in runs)
     for r in runs:
@@ -65,13 +67,21 @@ def paired(path):
     within each round (rates seconds apart on this host cannot be divided).
     """
     rows = {}
-    for r in json.load(open(path))["benchmarks"]:
-        if r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
+    with open(path) as f:
+        runs = json.load(f)["benchmarks"]
+    for r in runs:
+        if (r.get("run_type") == "aggregate"
+                and r.get("aggregate_name") != "median"):
             continue
-        m = re.fullmatch(r"BM_(Bounds|Threads)Paired/([^/]+/[^/]+)/\d+/real_time",
-                         r.get("run_name", r["name"]))
-        if m:
-            rows.setdefault(m.group(2), {}).update(r)
+        m = re.fullmatch(
+            r"BM_(Bounds|Threads)Paired/([^/]+/[^/]+)/\d+/real_time",
+            r.get("run_name", r["name"]))
+        if not m:
+            continue
+        if r.get("error_occurred"):
+            sys.exit(f"dequant_ratios: {r['name']} failed: "
+                     f"{r.get('error_message', '')}")
+        rows.setdefault(m.group(2), {}).update(r)
     if not rows:
         return False
     print("Paired in each round, DRAM size (medians over rounds of in-round "

@@ -435,10 +435,10 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
   // Targets whose float vectors are under 16 bytes never stream from the
   // registers: SCALAR's one lane, and the half vectors of the 64-bit affine
   // path (uint32, int32 with zero points) on the 128-bit targets.
-  const bool narrow_vectors = GetParam() == HWY_SCALAR;
-  const bool narrow_wide_vectors = narrow_vectors || GetParam() == HWY_SSE4 ||
-                                   GetParam() == HWY_SSSE3 ||
-                                   GetParam() == HWY_EMU128;
+  const bool vectors_under_16_bytes = GetParam() == HWY_SCALAR;
+  const bool wide_path_under_16_bytes =
+      vectors_under_16_bytes || GetParam() == HWY_SSE4 ||
+      GetParam() == HWY_SSSE3 || GetParam() == HWY_EMU128;
   int runs = 0;
   int on_lines = 0;
   for (Codec c :
@@ -552,7 +552,8 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
                     !periodic && period - phase % period >= count;
                 const bool wide_op = r.wide || c == Codec::kUInt32;
                 if (mode == 2 && (period % 16 == 0 || one_block) &&
-                    !(wide_op ? narrow_wide_vectors : narrow_vectors)) {
+                    !(wide_op ? wide_path_under_16_bytes
+                              : vectors_under_16_bytes)) {
                   ASSERT_LE(staged, to_block) << what;
                   ++on_lines;
                 }
@@ -565,7 +566,7 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
     }
   }
   EXPECT_EQ(runs, (6 + 10 * 2) * 7 * 2 * 8 * (8 + 2));
-  if (!narrow_vectors) EXPECT_GT(on_lines, 0);
+  if (!vectors_under_16_bytes) EXPECT_GT(on_lines, 0);
 }
 
 #if defined(__x86_64__)

@@ -56,8 +56,8 @@ inline constexpr size_t kTile = 1024;
 // Slack after a tile for full-vector stores (widest vector: 64 bytes).
 inline constexpr size_t kTileSlack = 64;
 
-// Behind StreamedOutputsOfThisThread (kernels.h).
-constinit thread_local StreamedOutputs streamed_outputs;
+// Behind StreamedOutputsOfThisThread (kernels.h); used in this file only.
+static constinit thread_local StreamedOutputs streamed_outputs;
 
 // Padded to 64 entries so a full 512-bit vector can be loaded from any
 // 16-entry table.
@@ -884,15 +884,21 @@ HWY_INLINE void ApplyToOutput(const Op& op, const T* codes, size_t n,
   StageToOutput(op, codes, n, pc, out);
 }
 
-// Length of the tile `done` outputs into a run of n at `out`: kTile, but the
-// first tile ends where a 64-byte line of the output starts, so that every
-// later tile starts on one. A block that crosses a tile's edge then keeps
-// its vectors on lines (VectorsOnLines) rather than sending its tail through
-// the stage, when the run starts off a line (a piece that starts inside a
-// block, or a block start past the output's own).
-HWY_INLINE size_t TileLength(const float* out, size_t done, size_t n) {
+// Length of the tile `done` outputs into a run of n at `out`: kTile, but in
+// a streamed run the first tile ends where a 64-byte line of the output
+// starts, so that every later tile starts on one. A block that crosses a
+// tile's edge then keeps its vectors on lines (VectorsOnLines) rather than
+// sending its tail through the stage, when the run starts off a line (a
+// piece that starts inside a block, or a block start past the output's own).
+// Runs not streamed keep whole tiles: later tiles then start at the first
+// tile's phase within a group of codes, and expanding from inside a group
+// costs scalar reads.
+HWY_INLINE size_t TileLength(const float* out, size_t done, size_t n,
+                             bool stream) {
   const size_t past_line =
-      done == 0 ? (reinterpret_cast<uintptr_t>(out) & 63) / sizeof(float) : 0;
+      stream && done == 0
+          ? (reinterpret_cast<uintptr_t>(out) & 63) / sizeof(float)
+          : 0;
   return std::min(kTile - past_line, n - done);
 }
 
@@ -907,7 +913,7 @@ void RunInPlace(const Run& r, const Op& op) {
     if (reinterpret_cast<uintptr_t>(codes) % alignof(T) != 0) {
       HWY_ALIGN T buf[kTile];
       for (size_t done = 0; done < r.count;) {
-        const size_t len = TileLength(r.out, done, r.count);
+        const size_t len = TileLength(r.out, done, r.count, r.stream);
         std::memcpy(buf, codes + done, len * sizeof(T));
         ApplyToOutput(op, static_cast<const T*>(buf), len, pc, r.out + done,
                       r.stream);
@@ -930,7 +936,7 @@ void RunExpanded(const Run& r, const Op& op) {
   ParamCursor pc(r);
   HWY_ALIGN uint8_t tile[kTile + kTileSlack];
   for (size_t done = 0; done < r.count;) {
-    const size_t len = TileLength(r.out, done, r.count);
+    const size_t len = TileLength(r.out, done, r.count, r.stream);
     const uint64_t e = r.first + done;
     switch (pk.bits) {
       case 4:
