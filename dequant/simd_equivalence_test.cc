@@ -566,7 +566,9 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
     }
   }
   EXPECT_EQ(runs, (6 + 10 * 2) * 7 * 2 * 8 * (8 + 2));
-  if (!vectors_under_16_bytes) EXPECT_GT(on_lines, 0);
+  if (!vectors_under_16_bytes) {
+    EXPECT_GT(on_lines, 0);
+  }
 }
 
 #if defined(__x86_64__)
