@@ -403,6 +403,46 @@ constexpr int kOrdersOf3[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
 constexpr int kOrdersOf4[4][4] = {
     {0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}};
 
+// Keeps the first failure of a paired round's pass in *failed (call it
+// after the pass: `complete` must be read once the pass is done).
+void NoteFailure(const absl::Status& s, bool complete, const char* short_of,
+                 std::string* failed) {
+  if (failed->empty() && (!s.ok() || !complete)) {
+    *failed = s.ok() ? short_of : s.ToString();
+  }
+}
+
+// The rounds of a paired benchmark: each iteration times pass(p) for the P
+// passes in orders[round % R] (each over `out`), then hands the seconds,
+// indexed by pass, to record(sec). Sets the `rounds` counter and the label;
+// stops at the first failure a pass leaves in *failed.
+template <size_t R, size_t P, class Pass, class Record>
+void PairedRounds(benchmark::State& state, const int (&orders)[R][P],
+                  float* out, const std::string* failed, const Pass& pass,
+                  const Record& record) {
+  size_t round = 0;
+  for (auto _ : state) {
+    double sec[P];
+    for (int which : orders[round % R]) {
+      const auto t0 = std::chrono::steady_clock::now();
+      pass(which);
+      benchmark::DoNotOptimize(out);
+      benchmark::ClobberMemory();
+      sec[which] =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+              .count();
+    }
+    if (!failed->empty()) {
+      state.SkipWithError(failed->c_str());
+      return;
+    }
+    ++round;
+    record(sec);
+  }
+  state.counters["rounds"] = static_cast<double>(round);
+  state.SetLabel(KernelTargetName());
+}
+
 // Each iteration is one round of three single-thread passes over the same
 // output, in the orders of kOrdersOf3 in turn: the store loop
 // (BM_StoreOnly), the row's traffic bound (BM_TrafficBound) and
@@ -427,48 +467,33 @@ void BM_BoundsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
   in.insert(in.end(), t.zero_points.begin(), t.zero_points.end());
   Output out(n);
   const bool stream = n * sizeof(float) >= kStreamOutputBytes;
-  std::string failed;  // the first failure, if any
+  std::string failed;
   std::vector<double> of_store, of_bound, bound_of_store;
-  int round = 0;
-  for (auto _ : state) {
-    double sec[3];
-    for (int k = 0; k < 3; ++k) {
-      const int which = kOrdersOf3[round % 6][k];
-      const auto t0 = std::chrono::steady_clock::now();
-      if (which == 0) {
-        bench::StoreConstant(out.data(), n, 1.5f, stream);
-      } else if (which == 1) {
-        benchmark::DoNotOptimize(
-            bench::ReadAndStore(in.data(), in.size(), out.data(), n, stream));
-      } else {
-        dq->Restart();
-        size_t written = 0;
-        const absl::Status s =
-            dq->Consume(t.data, absl::MakeSpan(out), &written);
-        if (failed.empty() && (!s.ok() || written != n)) {
-          failed = s.ok() ? "Consume wrote too few outputs" : s.ToString();
+  PairedRounds(
+      state, kOrdersOf3, out.data(), &failed,
+      [&](int which) {
+        if (which == 0) {
+          bench::StoreConstant(out.data(), n, 1.5f, stream);
+        } else if (which == 1) {
+          benchmark::DoNotOptimize(
+              bench::ReadAndStore(in.data(), in.size(), out.data(), n, stream));
+        } else {
+          dq->Restart();
+          size_t written = 0;
+          const absl::Status st =
+              dq->Consume(t.data, absl::MakeSpan(out), &written);
+          NoteFailure(st, written == n, "Consume wrote too few outputs",
+                      &failed);
         }
-      }
-      benchmark::DoNotOptimize(out.data());
-      benchmark::ClobberMemory();
-      sec[which] =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-              .count();
-    }
-    if (!failed.empty()) {
-      state.SkipWithError(failed.c_str());
-      return;
-    }
-    ++round;
-    of_store.push_back(sec[0] / sec[2]);
-    of_bound.push_back(sec[1] / sec[2]);
-    bound_of_store.push_back(sec[0] / sec[1]);
-  }
+      },
+      [&](const double* sec) {
+        of_store.push_back(sec[0] / sec[2]);
+        of_bound.push_back(sec[1] / sec[2]);
+        bound_of_store.push_back(sec[0] / sec[1]);
+      });
   state.counters["of_store"] = Median(of_store);
   state.counters["of_bound"] = Median(of_bound);
   state.counters["bound_of_store"] = Median(bound_of_store);
-  state.counters["rounds"] = static_cast<double>(round);
-  state.SetLabel(KernelTargetName());
 }
 
 // Each iteration is one round of four passes over the same output, in the
@@ -493,51 +518,29 @@ void BM_ThreadsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
   }
   Output out(n);
   const bool stream = n * sizeof(float) >= kStreamOutputBytes;
-  std::string failed;  // the first failure, if any
-  auto consume = [&](int threads) {
-    dq->Restart();
-    const absl::Status s =
-        dq->ConsumeWhole(t.data, absl::MakeSpan(out), threads);
-    if (failed.empty() && (!s.ok() || dq->elements_written() != n)) {
-      failed = s.ok() ? "ConsumeWhole wrote too few outputs" : s.ToString();
-    }
-  };
-  auto timed = [&](auto&& f) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    benchmark::DoNotOptimize(out.data());
-    benchmark::ClobberMemory();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-        .count();
-  };
+  std::string failed;
   std::vector<double> dequant_x, store_x, of_store;
-  int round = 0;
-  for (auto _ : state) {
-    double sec[4];
-    for (int k = 0; k < 4; ++k) {
-      const int which = kOrdersOf4[round % 4][k];
-      sec[which] = timed([&] {
+  PairedRounds(
+      state, kOrdersOf4, out.data(), &failed,
+      [&](int which) {
         if (which < 2) {
           StoreOnThreads(out.data(), n, which + 1, stream);
         } else {
-          consume(which - 1);
+          dq->Restart();
+          const absl::Status st =
+              dq->ConsumeWhole(t.data, absl::MakeSpan(out), which - 1);
+          NoteFailure(st, dq->elements_written() == n,
+                      "ConsumeWhole wrote too few outputs", &failed);
         }
+      },
+      [&](const double* sec) {
+        store_x.push_back(sec[0] / sec[1]);
+        dequant_x.push_back(sec[2] / sec[3]);
+        of_store.push_back(sec[1] / sec[3]);
       });
-    }
-    if (!failed.empty()) {
-      state.SkipWithError(failed.c_str());
-      return;
-    }
-    ++round;
-    store_x.push_back(sec[0] / sec[1]);
-    dequant_x.push_back(sec[2] / sec[3]);
-    of_store.push_back(sec[1] / sec[3]);
-  }
   state.counters["dequant_x"] = Median(dequant_x);
   state.counters["store_x"] = Median(store_x);
   state.counters["of_store_2t"] = Median(of_store);
-  state.counters["rounds"] = static_cast<double>(round);
-  state.SetLabel(KernelTargetName());
 }
 
 void BM_Memcpy(benchmark::State& state) {
