@@ -48,6 +48,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "bench/paired_rounds.h"
 #include "benchmark/benchmark.h"
 #include "parser/decoder.h"
 #include "parser/descriptor.h"
@@ -174,11 +175,7 @@ void BM_Byte(benchmark::State& state, const Vector* v) {
   state.SetBytesProcessed(state.iterations() * v->bytes.size());
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
-}
+using ::hurray::bench::Median;
 
 void BM_Paired(benchmark::State& state, const Vector* v) {
   constexpr int kOneShotBatch = 1000;

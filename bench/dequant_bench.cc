@@ -68,6 +68,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "bench/paired_rounds.h"
 #include "bench/store_only.h"
 #include "benchmark/benchmark.h"
 #include "dequant/dequantizer.h"
@@ -387,21 +388,9 @@ void BM_StoreOnlyThreads(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
 }
 
-// The middle value (the upper one of an even count).
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-// Orders of the passes of a paired round, cycled from round to round, in
-// which every pass follows every other equally often: all six orders of
-// three, and a Williams square of four (each ordered pair adjacent once).
-// What one pass leaves behind (the write queue of non-temporal stores, the
-// clock, the other vCPU) then weighs on every pass alike.
-constexpr int kOrdersOf3[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
-                                  {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-constexpr int kOrdersOf4[4][4] = {
-    {0, 1, 3, 2}, {1, 2, 0, 3}, {2, 3, 1, 0}, {3, 0, 2, 1}};
+using ::hurray::bench::kOrdersOf3;
+using ::hurray::bench::kOrdersOf4;
+using ::hurray::bench::Median;
 
 // Keeps the first failure of a paired round's pass in *failed (call it
 // after the pass: `complete` must be read once the pass is done).
