@@ -136,6 +136,9 @@ class Loader::Session {
     LoadResult result;
     hooks_->ring_slots = ring_.size() / stride_;
     hooks_->topped_up_bytes = 0;
+    hooks_->slots_fed = 0;
+    hooks_->reader_resumes = 0;
+    hooks_->consumer_waits = 0;
     start_ = Clock::now();
     absl::Status opened = StartReader();
     if (!opened.ok()) {
@@ -150,8 +153,11 @@ class Loader::Session {
       std::string why;
       {
         absl::MutexLock lock(&mu_);
-        while (!cancelled_ && full_count_ == 0 && end_ == End::kNone) {
-          cv_.Wait(&mu_);
+        if (!cancelled_ && full_count_ == 0 && end_ == End::kNone) {
+          ++hooks_->consumer_waits;
+          do {
+            cv_.Wait(&mu_);
+          } while (!cancelled_ && full_count_ == 0 && end_ == End::kNone);
         }
         if (cancelled_) {
           end = End::kCancelled;
@@ -180,6 +186,7 @@ class Loader::Session {
       }
       status = consumer_->Feed(absl::MakeConstSpan(Slot(item.slot), item.n));
       result.bytes += item.n;
+      ++hooks_->slots_fed;
       Release(item.slot);
       if (status.ok()) SendOutput();
       if (options_.on_progress) {
@@ -244,10 +251,16 @@ class Loader::Session {
     while (!stop_ && free_.empty()) cv_.Wait(&mu_);
     return stop_ ? -1 : TakeFreeLocked();
   }
-  // Reader side, without waiting: -1 when none is free (or stopped).
+  // The io thread's reader, without waiting: -1 when stopped, or when none
+  // is free, and then the next Release posts StartRead to resume it.
   int TryAcquireFree() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
-    return stop_ || free_.empty() ? -1 : TakeFreeLocked();
+    if (stop_) return -1;
+    if (free_.empty()) {
+      reader_awaits_slot_ = true;
+      return -1;
+    }
+    return TakeFreeLocked();
   }
   int TakeFreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const int slot = free_.back();
@@ -271,17 +284,25 @@ class Loader::Session {
     }
     cv_.SignalAll();
   }
-  // Consumer side: the slot was fed. The io thread is told, as Cancel
-  // tells it, through the io_context read under mu_.
+  // Consumer side: the slot was fed. An io thread that waits for a slot is
+  // told, as Cancel tells it, through the io_context read under mu_; one
+  // that does not is left alone: a post wakes it from epoll_wait for
+  // nothing, a system call and a wake-up per slot (bench/RESULTS.md,
+  // issue 18).
   void Release(int slot) ABSL_LOCKS_EXCLUDED(mu_) {
     asio::io_context* io = nullptr;
     {
       absl::MutexLock lock(&mu_);
       free_.push_back(slot);
-      io = io_.get();
+      if (reader_awaits_slot_) {
+        reader_awaits_slot_ = false;
+        io = io_.get();
+      }
       cv_.SignalAll();
     }
-    if (io != nullptr) asio::post(*io, [this] { OnSlotFreed(); });
+    if (io == nullptr) return;
+    ++hooks_->reader_resumes;  // this thread's; read after Run
+    asio::post(*io, [this] { StartRead(); });
   }
 
   // --- Readers. --------------------------------------------------------------
@@ -597,10 +618,7 @@ class Loader::Session {
   void StartRead() {
     if (reading_) return;
     const int slot = TryAcquireFree();
-    if (slot < 0) {
-      waiting_slot_ = true;  // backpressure: OnSlotFreed resumes
-      return;
-    }
+    if (slot < 0) return;  // backpressure: the next Release resumes
     reading_ = true;
     ArmTimer(options_.idle_timeout_seconds);
     ReadSome(Slot(slot), [this, slot](const boost::system::error_code& ec,
@@ -622,12 +640,6 @@ class Loader::Session {
       }
       StartRead();
     });
-  }
-
-  void OnSlotFreed() {
-    if (!waiting_slot_) return;
-    waiting_slot_ = false;
-    StartRead();
   }
 
   // Consumer thread: hands the consumer's pending output to the io thread.
@@ -684,6 +696,7 @@ class Loader::Session {
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   size_t max_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  bool reader_awaits_slot_ ABSL_GUARDED_BY(mu_) = false;  // TryAcquireFree
   std::atomic<bool> timed_out_{false};
 
   std::thread thread_;
@@ -699,7 +712,7 @@ class Loader::Session {
   std::unique_ptr<asio::ip::tcp::resolver> resolver_;
   std::unique_ptr<asio::steady_timer> timer_;
   uint64_t timer_generation_ = 0;
-  bool reading_ = false, waiting_slot_ = false;
+  bool reading_ = false;
   bool can_top_up_ = false;  // the stream is non-blocking (TopUp)
   bool connecting_ = false, connected_ = false, writing_ = false;
   std::deque<std::vector<uint8_t>> writes_;

@@ -142,6 +142,13 @@ class Loader {
     // top-ups read.
     size_t first_read_cap = 0;
     uint64_t topped_up_bytes = 0;
+    // Of the last Run: slots fed to the consumer; and, for sockets and
+    // pipes, times the reader found the ring full and a freed slot resumed
+    // it (the only times a freed slot wakes the io thread).
+    uint64_t slots_fed = 0;
+    uint64_t reader_resumes = 0;
+    // Of the last Run: times the consumer found the ring empty and slept.
+    uint64_t consumer_waits = 0;
   };
   friend class LoaderTestPeer;
 

@@ -456,6 +456,68 @@ class AskingConsumer : public StreamConsumer {
   bool sent_ = false;
 };
 
+// The same over a pipe, read on the io thread: each time the ring is full
+// the reader stops until a freed slot resumes it, and no byte is lost or
+// left behind on the way (a lost resume would stall the run forever).
+TEST_P(LoaderFormats, BackpressureResumesTheIoReader) {
+  tensors_ = MixedTensors(3, /*scale=*/400);
+  const std::vector<uint8_t> bytes = Bytes();
+  LoaderOptions o;
+  o.chunk_size = 4096;
+  o.ring_slots = 3;
+  o.idle_timeout_seconds = 60;
+  ASSERT_GT(bytes.size(), 10 * o.chunk_size * o.ring_slots);
+  Pipe pipe(bytes, false);
+  SlowSink sink;
+  std::unique_ptr<ByteConsumer> c =
+      MakeConsumer(Format(), FileOptions(), &sink, nullptr, nullptr);
+  Loader loader(o);
+  const LoadResult r = loader.Run(LoadSource::Fd(pipe.read_fd), c.get());
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.bytes, bytes.size());
+  EXPECT_EQ(TensorsCompleted(*c), tensors_.size());
+  EXPECT_LE(LoaderTestPeer::MaxSlotsInFlight(loader), 3u);
+  EXPECT_GE(LoaderTestPeer::ReaderResumes(loader), 1u);
+  // A resume per wait, not per freed slot: the first slots filled waited
+  // for nothing, and the reader may wait once more before the end.
+  EXPECT_LE(LoaderTestPeer::ReaderResumes(loader),
+            LoaderTestPeer::SlotsFed(loader) - o.ring_slots + 1);
+}
+
+// A source that pauses leaves the consumer with an empty ring: it sleeps
+// until the next slot (counted for ingest_bench), then takes every byte.
+TEST_P(LoaderFormats, TheConsumerWaitsThroughAPause) {
+  const std::vector<uint8_t> bytes = Bytes();
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  std::thread writer([&] {
+    const size_t half = bytes.size() / 2;
+    size_t at = 0;
+    for (const size_t until : {half, bytes.size()}) {
+      while (at < until) {
+        const ssize_t w = ::write(fds[1], bytes.data() + at, until - at);
+        if (w <= 0) break;
+        at += static_cast<size_t>(w);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ::close(fds[1]);
+  });
+  ValidateSink sink;
+  std::unique_ptr<ByteConsumer> c =
+      MakeConsumer(Format(), FileOptions(), &sink, nullptr, nullptr);
+  Loader loader;
+  const LoadResult r = loader.Run(LoadSource::Fd(fds[0]), c.get());
+  writer.join();
+  ::close(fds[0]);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.bytes, bytes.size());
+  EXPECT_EQ(TensorsCompleted(*c), tensors_.size());
+  EXPECT_GE(LoaderTestPeer::ConsumerWaits(loader), 2u);  // both pauses
+  EXPECT_LE(LoaderTestPeer::ConsumerWaits(loader),
+            LoaderTestPeer::SlotsFed(loader) + 1);
+}
+
 TEST(Loader, TcpLoopback) {
   namespace asio = boost::asio;
   const std::vector<uint8_t> bytes = StreamBytes(MixedTensors(5));

@@ -29,6 +29,18 @@ class LoaderTestPeer {
   static uint64_t ToppedUpBytes(const Loader& loader) {
     return loader.hooks_.topped_up_bytes;
   }
+  // Slots the last Run fed to its consumer.
+  static uint64_t SlotsFed(const Loader& loader) {
+    return loader.hooks_.slots_fed;
+  }
+  // Sockets and pipes: times the last Run's reader waited for a free slot.
+  static uint64_t ReaderResumes(const Loader& loader) {
+    return loader.hooks_.reader_resumes;
+  }
+  // Times the last Run's consumer found the ring empty and slept.
+  static uint64_t ConsumerWaits(const Loader& loader) {
+    return loader.hooks_.consumer_waits;
+  }
   // The most slots the last Run had filled and not yet consumed.
   static size_t MaxSlotsInFlight(const Loader& loader) {
     return loader.hooks_.max_slots_in_flight;
