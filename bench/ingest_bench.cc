@@ -182,8 +182,8 @@ std::unique_ptr<RecordingIngestSink> MakeSink(const std::string& kind,
   return std::make_unique<DequantSink>(o);
 }
 
-// The loader's options of every run: HURRAY_INGEST_BENCH_CHUNK / _SLOTS
-// set its ring (default: loader.h, by source).
+// The loader's options of every run, file and TCP:
+// HURRAY_INGEST_BENCH_CHUNK / _SLOTS set its ring (default 4 x 1 MiB).
 LoaderOptions BenchLoaderOptions() {
   LoaderOptions o;
   if (const char* env = std::getenv("HURRAY_INGEST_BENCH_CHUNK")) {
@@ -579,13 +579,13 @@ void BM_d_TcpPaired(benchmark::State& state) {
     rounds = std::max(1, std::atoi(env));
   }
   const double cores = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<double> ratio, floor, of_floor, validate_cores, of_cpu;
+  std::vector<double> ratio, floors, of_floor, validate_cores, of_cpu;
   double lo = 0, hi = 0;
   int met = 0;
   for (auto _ : state) {
     TcpCpu cpu;
-    (void)RunTcp("validate", &cpu);
-    (void)MappedBytes();
+    (void)RunTcp("validate", &cpu);  // the server's first pass, as above
+    (void)MappedBytes();             // cpu_dequant's mapping, faulted in
     double total = 0;
     for (int r = 0; r < rounds; ++r) {
       double t[3] = {}, c[3] = {};
@@ -601,7 +601,7 @@ void BM_d_TcpPaired(benchmark::State& state) {
       const double x = t[2] / baseline;
       const double f = c[2] / cores / baseline;
       ratio.push_back(x);
-      floor.push_back(f);
+      floors.push_back(f);
       of_floor.push_back(x / f);
       validate_cores.push_back(c[1] / t[1]);
       of_cpu.push_back(t[2] / t[0]);
@@ -613,7 +613,7 @@ void BM_d_TcpPaired(benchmark::State& state) {
     Report(state, total / rounds, 0);
   }
   state.counters["ratio"] = bench::Median(ratio);
-  state.counters["cpu_floor_ratio"] = bench::Median(floor);
+  state.counters["cpu_floor_ratio"] = bench::Median(floors);
   state.counters["of_floor"] = bench::Median(of_floor);
   state.counters["validate_cores"] = bench::Median(validate_cores);
   state.counters["of_cpu_dequant"] = bench::Median(of_cpu);

@@ -456,9 +456,9 @@ class AskingConsumer : public StreamConsumer {
   bool sent_ = false;
 };
 
-// The same over a pipe, read on the io thread: each time the ring is full
-// the reader stops until a freed slot resumes it, and no byte is lost or
-// left behind on the way (a lost resume would stall the run forever).
+// Backpressure on a pipe, which the io thread reads: each time the ring is
+// full the reader stops until a freed slot resumes it, and no byte is lost
+// or left behind on the way (a lost resume would stall the run forever).
 TEST_P(LoaderFormats, BackpressureResumesTheIoReader) {
   tensors_ = MixedTensors(3, /*scale=*/400);
   const std::vector<uint8_t> bytes = Bytes();
