@@ -60,6 +60,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -151,6 +152,20 @@ struct BenchTensor {
   std::vector<uint8_t> data, scales, zero_points;
 };
 
+// A Dequantizer of `d` with `t`'s parameters; nothing, the benchmark marked
+// skipped with the reason, if `d` is refused.
+std::optional<Dequantizer> DequantizerOrSkip(benchmark::State& state,
+                                             const TensorDescriptor& d,
+                                             const BenchTensor& t) {
+  absl::StatusOr<Dequantizer> dq =
+      Dequantizer::Create(d, {t.scales, t.zero_points});
+  if (!dq.ok()) {
+    state.SkipWithError(dq.status().ToString().c_str());
+    return std::nullopt;
+  }
+  return *std::move(dq);
+}
+
 // [n / 4096, 4096] of `type` under `scheme`, with ordinary parameters
 // (scales around 0.01, zero points inside the storage range).
 BenchTensor Make(Scheme scheme, uint8_t type, uint64_t n) {
@@ -228,12 +243,8 @@ void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type,
                 size_t off_line) {
   const uint64_t n = static_cast<uint64_t>(state.range(0));
   const BenchTensor t = Make(scheme, type, n);
-  absl::StatusOr<Dequantizer> dq =
-      Dequantizer::Create(*t.descriptor, {t.scales, t.zero_points});
-  if (!dq.ok()) {
-    state.SkipWithError(dq.status().ToString().c_str());
-    return;
-  }
+  std::optional<Dequantizer> dq = DequantizerOrSkip(state, *t.descriptor, t);
+  if (!dq) return;
   Output out(n, 0.0f, off_line);
   const StreamedOutputs before = StreamedOutputsOfThisThread();
   for (auto _ : state) {
@@ -287,12 +298,8 @@ void BM_DequantThreads(benchmark::State& state, Scheme scheme, uint8_t type) {
   const uint64_t n = static_cast<uint64_t>(state.range(0));
   const int threads = static_cast<int>(state.range(1));
   const BenchTensor t = Make(scheme, type, n);
-  absl::StatusOr<Dequantizer> dq =
-      Dequantizer::Create(*t.descriptor, {t.scales, t.zero_points});
-  if (!dq.ok()) {
-    state.SkipWithError(dq.status().ToString().c_str());
-    return;
-  }
+  std::optional<Dequantizer> dq = DequantizerOrSkip(state, *t.descriptor, t);
+  if (!dq) return;
   Output out(n);
   for (auto _ : state) {
     dq->Restart();
@@ -324,12 +331,8 @@ void BM_DequantLayout(benchmark::State& state, uint8_t layout, Scheme scheme,
     d.layout.tiled[0].tile_shape[0] = 16;  // rows are 4096 long
     d.layout.tiled[0].tile_shape[1] = 64;
   }
-  absl::StatusOr<Dequantizer> dq =
-      Dequantizer::Create(d, {t.scales, t.zero_points});
-  if (!dq.ok()) {
-    state.SkipWithError(dq.status().ToString().c_str());
-    return;
-  }
+  std::optional<Dequantizer> dq = DequantizerOrSkip(state, d, t);
+  if (!dq) return;
   Output out(n);
   for (auto _ : state) {
     dq->Restart();
@@ -445,12 +448,8 @@ void PairedRounds(benchmark::State& state, const int (&orders)[R][P],
 void BM_BoundsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
   const uint64_t n = static_cast<uint64_t>(state.range(0));
   const BenchTensor t = Make(scheme, type, n);
-  absl::StatusOr<Dequantizer> dq =
-      Dequantizer::Create(*t.descriptor, {t.scales, t.zero_points});
-  if (!dq.ok()) {
-    state.SkipWithError(dq.status().ToString().c_str());
-    return;
-  }
+  std::optional<Dequantizer> dq = DequantizerOrSkip(state, *t.descriptor, t);
+  if (!dq) return;
   std::vector<uint8_t> in(t.data);
   in.insert(in.end(), t.scales.begin(), t.scales.end());
   in.insert(in.end(), t.zero_points.begin(), t.zero_points.end());
@@ -499,12 +498,8 @@ void BM_BoundsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
 void BM_ThreadsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
   const uint64_t n = static_cast<uint64_t>(state.range(0));
   const BenchTensor t = Make(scheme, type, n);
-  absl::StatusOr<Dequantizer> dq =
-      Dequantizer::Create(*t.descriptor, {t.scales, t.zero_points});
-  if (!dq.ok()) {
-    state.SkipWithError(dq.status().ToString().c_str());
-    return;
-  }
+  std::optional<Dequantizer> dq = DequantizerOrSkip(state, *t.descriptor, t);
+  if (!dq) return;
   Output out(n);
   const bool stream = n * sizeof(float) >= kStreamOutputBytes;
   std::string failed;

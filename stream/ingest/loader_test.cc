@@ -191,23 +191,47 @@ class SlowSink : public ValidateSink {
   }
 };
 
+// Over memory (the reader thread waits on the ring's condition variable)
+// and over a pipe (the io thread stops reading, and a freed slot resumes
+// it): no byte is lost or left behind on the way (a lost resume would
+// stall the run forever).
 TEST_P(LoaderFormats, BackpressureKeepsTheRing) {
   tensors_ = MixedTensors(3, /*scale=*/400);
   const std::vector<uint8_t> bytes = Bytes();
   LoaderOptions o;
   o.chunk_size = 4096;
   o.ring_slots = 3;
+  o.idle_timeout_seconds = 60;
   ASSERT_GT(bytes.size(), 10 * o.chunk_size * o.ring_slots);
-  SlowSink sink;
-  std::unique_ptr<ByteConsumer> c =
-      MakeConsumer(Format(), FileOptions(), &sink, nullptr, nullptr);
-  Loader loader(o);
-  const LoadResult r = loader.Run(LoadSource::Memory(bytes), c.get());
-  ASSERT_TRUE(r.status.ok()) << r.status;
-  EXPECT_EQ(r.bytes, bytes.size());
-  EXPECT_EQ(LoaderTestPeer::RingSlots(loader), 3u);
-  EXPECT_LE(LoaderTestPeer::MaxSlotsInFlight(loader), 3u);
-  EXPECT_GE(LoaderTestPeer::MaxSlotsInFlight(loader), 1u);
+  for (const bool pipe_source : {false, true}) {
+    SCOPED_TRACE(pipe_source ? "pipe" : "memory");
+    std::unique_ptr<Pipe> pipe;
+    LoadSource src = LoadSource::Memory(bytes);
+    if (pipe_source) {
+      pipe = std::make_unique<Pipe>(bytes, false);
+      src = LoadSource::Fd(pipe->read_fd);
+    }
+    SlowSink sink;
+    std::unique_ptr<ByteConsumer> c =
+        MakeConsumer(Format(), FileOptions(), &sink, nullptr, nullptr);
+    Loader loader(o);
+    const LoadResult r = loader.Run(src, c.get());
+    ASSERT_TRUE(r.status.ok()) << r.status;
+    EXPECT_EQ(r.bytes, bytes.size());
+    EXPECT_EQ(TensorsCompleted(*c), tensors_.size());
+    EXPECT_EQ(LoaderTestPeer::RingSlots(loader), 3u);
+    EXPECT_LE(LoaderTestPeer::MaxSlotsInFlight(loader), 3u);
+    EXPECT_GE(LoaderTestPeer::MaxSlotsInFlight(loader), 1u);
+    if (!pipe_source) {
+      EXPECT_EQ(LoaderTestPeer::ReaderResumes(loader), 0u);
+      continue;
+    }
+    EXPECT_GE(LoaderTestPeer::ReaderResumes(loader), 1u);
+    // A resume per wait, not per freed slot: the first slots filled waited
+    // for nothing, and the reader may wait once more before the end.
+    EXPECT_LE(LoaderTestPeer::ReaderResumes(loader),
+              LoaderTestPeer::SlotsFed(loader) - o.ring_slots + 1);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(StreamAndHrry, LoaderFormats, ::testing::Bool());
@@ -455,34 +479,6 @@ class AskingConsumer : public StreamConsumer {
  private:
   bool sent_ = false;
 };
-
-// Backpressure on a pipe, which the io thread reads: each time the ring is
-// full the reader stops until a freed slot resumes it, and no byte is lost
-// or left behind on the way (a lost resume would stall the run forever).
-TEST_P(LoaderFormats, BackpressureResumesTheIoReader) {
-  tensors_ = MixedTensors(3, /*scale=*/400);
-  const std::vector<uint8_t> bytes = Bytes();
-  LoaderOptions o;
-  o.chunk_size = 4096;
-  o.ring_slots = 3;
-  o.idle_timeout_seconds = 60;
-  ASSERT_GT(bytes.size(), 10 * o.chunk_size * o.ring_slots);
-  Pipe pipe(bytes, false);
-  SlowSink sink;
-  std::unique_ptr<ByteConsumer> c =
-      MakeConsumer(Format(), FileOptions(), &sink, nullptr, nullptr);
-  Loader loader(o);
-  const LoadResult r = loader.Run(LoadSource::Fd(pipe.read_fd), c.get());
-  ASSERT_TRUE(r.status.ok()) << r.status;
-  EXPECT_EQ(r.bytes, bytes.size());
-  EXPECT_EQ(TensorsCompleted(*c), tensors_.size());
-  EXPECT_LE(LoaderTestPeer::MaxSlotsInFlight(loader), 3u);
-  EXPECT_GE(LoaderTestPeer::ReaderResumes(loader), 1u);
-  // A resume per wait, not per freed slot: the first slots filled waited
-  // for nothing, and the reader may wait once more before the end.
-  EXPECT_LE(LoaderTestPeer::ReaderResumes(loader),
-            LoaderTestPeer::SlotsFed(loader) - o.ring_slots + 1);
-}
 
 // A source that pauses leaves the consumer with an empty ring: it sleeps
 // until the next slot (counted for ingest_bench), then takes every byte.
