@@ -104,8 +104,17 @@ class Loader::Session {
       : options_(options), hooks_(hooks), source_(source), consumer_(consumer) {
     chunk_ = std::max<size_t>(options_.chunk_size, 1);
     const size_t n = std::max<size_t>(options_.ring_slots, 1);
-    free_.reserve(n);
-    full_.assign(n, Filled());
+    // Room for the slots a stream's ring may grow to (LoaderOptions::
+    // max_ring_bytes; a path or a descriptor may turn out to be a pipe or a
+    // socket, memory never does); a slot's pages are touched only once it
+    // is in use.
+    const size_t limit =
+        source_.kind == LoadSource::Kind::kMemory
+            ? n
+            : std::max(n, std::min(options_.max_ring_bytes / chunk_,
+                                   kMaxGrownRingSlots));
+    free_.reserve(limit);
+    full_.assign(limit, Filled());
     // One block for every slot, on huge pages (dequant/large_buffer.h): 4
     // MiB of fresh 4 KiB pages were 1024 faults per run. Not zeroed: the
     // reader writes every byte the consumer is given. Slots start on cache
@@ -115,11 +124,12 @@ class Loader::Session {
     if (chunk_ > SIZE_MAX - 2 * kSlotAlign) throw std::bad_alloc();
     stride_ = (chunk_ + kSlotAlign - 1) / kSlotAlign * kSlotAlign;
     if (kRingRedzones) stride_ += kSlotAlign;
-    if (stride_ > SIZE_MAX / n) throw std::bad_alloc();
-    ring_ = dequant::LargeBytes(n * stride_);
+    if (stride_ > SIZE_MAX / limit) throw std::bad_alloc();
+    ring_ = dequant::LargeBytes(limit * stride_);
+    slot_limit_ = limit;
     slot_count_ = n;
     if (kRingRedzones) {
-      for (size_t i = 0; i < n; ++i) {
+      for (size_t i = 0; i < limit; ++i) {
         PoisonRingGap(Slot(static_cast<int>(i)) + chunk_, stride_ - chunk_);
       }
     }
@@ -134,7 +144,6 @@ class Loader::Session {
 
   LoadResult Run() {
     LoadResult result;
-    hooks_->ring_slots = ring_.size() / stride_;
     hooks_->topped_up_bytes = 0;
     hooks_->slots_fed = 0;
     hooks_->reader_resumes = 0;
@@ -240,31 +249,45 @@ class Loader::Session {
     result.elapsed_seconds = Elapsed();
     absl::MutexLock lock(&mu_);
     hooks_->max_slots_in_flight = max_in_flight_;
+    hooks_->ring_slots = slot_count_;
     return result;
   }
 
   // --- The ring. -------------------------------------------------------------
 
-  // Reader side: a free slot, waiting for one; -1 once stopped.
-  int AcquireFree() ABSL_LOCKS_EXCLUDED(mu_) {
+  // Reader side: a free slot (or a new one, when `grow`), waiting for one;
+  // -1 once stopped.
+  int AcquireFree(bool grow) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
-    while (!stop_ && free_.empty()) cv_.Wait(&mu_);
-    return stop_ ? -1 : TakeFreeLocked();
+    while (!stop_) {
+      const int slot = TakeFreeLocked(grow);
+      if (slot >= 0) return slot;
+      cv_.Wait(&mu_);
+    }
+    return -1;
   }
-  // The io thread's reader, without waiting: -1 when stopped, or when none
-  // is free, and then the next Release posts StartRead to resume it.
+  // The io thread's reader (a stream: the ring may grow), without waiting:
+  // -1 when stopped, or when no slot is free and the ring is at its limit,
+  // and then the next Release posts StartRead to resume it.
   int TryAcquireFree() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     if (stop_) return -1;
-    if (free_.empty()) {
-      reader_awaits_slot_ = true;
+    const int slot = TakeFreeLocked(/*grow=*/true);
+    if (slot < 0) reader_awaits_slot_ = true;
+    return slot;
+  }
+  // A free slot; else, when `grow` and the ring is under its limit, a slot
+  // not used before (LoaderOptions::max_ring_bytes); else -1.
+  int TakeFreeLocked(bool grow) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    int slot;
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    } else if (grow && slot_count_ < slot_limit_) {
+      slot = static_cast<int>(slot_count_++);
+    } else {
       return -1;
     }
-    return TakeFreeLocked();
-  }
-  int TakeFreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const int slot = free_.back();
-    free_.pop_back();
     max_in_flight_ = std::max(max_in_flight_, slot_count_ - free_.size());
     return slot;
   }
@@ -451,12 +474,15 @@ class Loader::Session {
   }
 
   // Regular files, memory and pull readers (fd < 0): read() into free
-  // slots.
+  // slots. A pull reader's ring may grow (a stream: its sender stalls while
+  // the ring is full); a file's or memory's may not (their reads resume at
+  // full speed).
   void BlockingLoop(int fd) {
+    const bool grow = source_.kind == LoadSource::Kind::kReader;
     uint64_t delivered = 0;
     size_t mem_at = 0;
     while (true) {
-      const int slot = AcquireFree();
+      const int slot = AcquireFree(grow);
       if (slot < 0) return;
       ssize_t n;
       if (source_.kind == LoadSource::Kind::kReader) {
@@ -674,12 +700,12 @@ class Loader::Session {
   size_t chunk_;
   Clock::time_point start_;
 
-  // The ring: slot_count_ slots of chunk_ bytes, stride_ apart, fixed
-  // after construction.
+  // The ring: room for slot_limit_ slots of chunk_ bytes, stride_ apart,
+  // fixed after construction; the first slot_count_ of them in use.
   static constexpr size_t kSlotAlign = 64;
   uint8_t* Slot(int i) const { return ring_.data() + size_t(i) * stride_; }
   dequant::LargeBytes ring_;
-  size_t slot_count_ = 0;
+  size_t slot_limit_ = 0;
   size_t stride_ = 0;
 
   // The ring's state, shared by the consumer (Run), the reader (io thread
@@ -695,6 +721,7 @@ class Loader::Session {
   std::string why_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  size_t slot_count_ ABSL_GUARDED_BY(mu_) = 0;  // grows up to slot_limit_
   size_t max_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   bool reader_awaits_slot_ ABSL_GUARDED_BY(mu_) = false;  // TryAcquireFree
   std::atomic<bool> timed_out_{false};

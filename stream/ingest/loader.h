@@ -15,10 +15,13 @@
 // Boost.Asio io_context thread for pipes, FIFOs, terminals, devices and
 // sockets, whether given as a path or a descriptor (non-blocking, with the idle
 // timer). When every slot is full the reader waits for the consumer
-// (backpressure): memory stays at ring_slots × chunk_size (so rounded)
-// whatever the input size. Files use a thread, not asio::stream_file: this
-// Boost build has no io_uring (BOOST_ASIO_HAS_IO_URING needs liburing, which is
-// not installed).
+// (backpressure); a stream's reader (a pipe, a socket, a pull reader) first
+// grows the ring by a slot, up to `max_ring_bytes` (see there). Memory stays
+// at ring_slots × chunk_size for files and memory, at most the larger of
+// that and max_ring_bytes for streams (so rounded), whatever the input
+// size. Files use a thread, not asio::stream_file: this Boost build has no
+// io_uring (BOOST_ASIO_HAS_IO_URING needs liburing, which is not
+// installed).
 //
 // Ending: the source's EOF → consumer Finish(); a read error, the idle
 // timeout ("idle timeout": no byte for idle_timeout_seconds while a read was
@@ -84,9 +87,28 @@ struct LoadProgress {
   double elapsed_seconds = 0;
 };
 
+// The most slots a ring grows to, whatever LoaderOptions::max_ring_bytes
+// and chunk_size allow (its bookkeeping is sized for them up front).
+inline constexpr size_t kMaxGrownRingSlots = 4096;
+
 struct LoaderOptions {
   size_t chunk_size = size_t{1} << 20;
   size_t ring_slots = 4;
+  // Pipes, FIFOs, sockets and pull readers: when the reader finds every slot
+  // full, the ring gains a slot instead of waiting, while its slots hold at
+  // most this many bytes in all (and number at most kMaxGrownRingSlots; a
+  // ring of ring_slots slots that holds more never grows). A full ring
+  // stalls a stream's sender, and TCP takes time to open its window again:
+  // a consumer that works in bursts then wastes the transport's time.
+  // DequantSink is one: it dequantizes a tensor with parameter buffers at
+  // the tensor's end, from its in-memory spool (sinks.h, up to 24 MiB), and
+  // the ring must hold what arrives meanwhile, about as much as the
+  // tensor's data. Over loopback TCP with 16 MiB tensors a fixed 4-slot ring
+  // took 1.30-1.34 x the time of the slower of the transport and the
+  // dequantization alone, a growing one 1.01-1.06 x (bench/RESULTS.md,
+  // issue 18, 2026-12-06). A consumer that keeps up seldom grows the ring.
+  // Files and memory never grow it: their reads resume at full speed.
+  size_t max_ring_bytes = size_t{24} << 20;
   // No byte for this long while reading a pipe, FIFO, device or socket
   // (whether it came as a path or a descriptor; also while a FIFO waits for
   // its writer): STREAM-IO "idle timeout". 0: no timeout. Regular files
@@ -132,8 +154,8 @@ class Loader {
   struct TestHooks {
     // The reader delivers at most this many bytes per second (0: no limit).
     double throttle_bytes_per_second = 0;
-    // Of the last Run: the slots its ring block holds (its size over the
-    // slot stride), most slots ever filled and not yet consumed.
+    // Of the last Run: the slots its ring had at the end (ring_slots, and
+    // those it grew by), most slots ever filled and not yet consumed.
     size_t ring_slots = 0;
     size_t max_slots_in_flight = 0;
     // Sockets and pipes: each wait for input reads at most this many bytes

@@ -16,7 +16,8 @@ class LoaderTestPeer {
   static void SetThrottle(Loader& loader, double bytes_per_second) {
     loader.hooks_.throttle_bytes_per_second = bytes_per_second;
   }
-  // Slots the last Run's ring block holds.
+  // Slots the last Run's ring had at its end (LoaderOptions::ring_slots and
+  // those it grew by).
   static size_t RingSlots(const Loader& loader) {
     return loader.hooks_.ring_slots;
   }
