@@ -41,13 +41,15 @@
 //                     cpu_dequant) / cores / its baseline: its floor if the
 //                     transport cost no more than that. consumer_waits /
 //                     reader_resumes: the loader's consumer found its ring
-//                     empty / its reader found it full.
-//       tcp_paired    ... tcp_dequant with cpu_dequant and tcp_validate in
-//                     the same rounds, medians of in-round ratios (see
-//                     BM_d_TcpPaired)
+//                     empty / its reader found it full; ring_slots: the
+//                     slots the ring grew to (LoaderOptions::max_ring_bytes).
+//       tcp_paired    ... tcp_dequant with cpu_dequant, tcp_validate and the
+//                     last two side by side in the same rounds, medians of
+//                     in-round ratios (see BM_d_TcpPaired)
 // ratio = time(c) / max(time(a), time(b)) (target <= 1.15: reading and
 // consuming overlap). peak_rss_MiB is the ru_maxrss of a fresh process
-// running the same ingest (target <= 64 MiB).
+// running the same ingest (tcp_dequant's: the client's, from this process's
+// server) (target <= 64 MiB).
 //
 //   bazel build -c opt //bench:ingest_bench && bazel-bin/bench/ingest_bench
 #include <arpa/inet.h>
@@ -183,7 +185,8 @@ std::unique_ptr<RecordingIngestSink> MakeSink(const std::string& kind,
 }
 
 // The loader's options of every run, file and TCP:
-// HURRAY_INGEST_BENCH_CHUNK / _SLOTS set its ring (default 4 x 1 MiB).
+// HURRAY_INGEST_BENCH_CHUNK / _SLOTS / _MAX_RING set its ring (default 4
+// x 1 MiB, growing to 24 MiB over TCP).
 LoaderOptions BenchLoaderOptions() {
   LoaderOptions o;
   if (const char* env = std::getenv("HURRAY_INGEST_BENCH_CHUNK")) {
@@ -191,6 +194,9 @@ LoaderOptions BenchLoaderOptions() {
   }
   if (const char* env = std::getenv("HURRAY_INGEST_BENCH_SLOTS")) {
     o.ring_slots = std::strtoull(env, nullptr, 10);
+  }
+  if (const char* env = std::getenv("HURRAY_INGEST_BENCH_MAX_RING")) {
+    o.max_ring_bytes = std::strtoull(env, nullptr, 10);
   }
   return o;
 }
@@ -226,14 +232,19 @@ double RunLoader(const std::string& kind, double throttle = 0,
   return t;
 }
 
-// Peak RSS (MiB) of a fresh process running the loader with `kind`.
-double ChildPeakRss(const std::string& kind) {
+// Peak RSS (MiB) of a fresh process running the loader with `kind` over
+// the file, or, with `tcp_port`, over TCP from this process's server.
+double ChildPeakRss(const std::string& kind, const std::string& tcp_port = "") {
   char self[4096];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n <= 0) return -1;
   self[n] = 0;
-  const std::string cmd = absl::StrCat("'", self, "' --child ", kind, " '",
-                                       g_file, "' '", g_dir, "'");
+  const std::string cmd =
+      tcp_port.empty()
+          ? absl::StrCat("'", self, "' --child ", kind, " '", g_file, "' '",
+                         g_dir, "'")
+          : absl::StrCat("'", self, "' --child-tcp ", kind, " ", tcp_port, " ",
+                         g_names.size(), " '", g_dir, "'");
   FILE* p = ::popen(cmd.c_str(), "r");
   if (p == nullptr) return -1;
   long kib = -1;
@@ -403,31 +414,36 @@ LoopbackServer& Server() {
 
 // CPU seconds one TCP ingest took: of every thread of the process (the
 // server's, the loader's reader, the consumer), and of the server's alone;
-// and how often the loader's consumer found its ring empty (waits) and its
-// reader found the ring full (resumes).
+// how often the loader's consumer found its ring empty (waits) and its
+// reader found the ring full (resumes); and the slots the ring grew to.
 struct TcpCpu {
   double all = 0, server = 0;
   uint64_t waits = 0, resumes = 0;
+  size_t ring_slots = 0;
   double client() const { return all - server; }
 };
 
-// Wall seconds of one TCP ingest.
-double RunTcp(const std::string& kind, TcpCpu* cpu) {
-  const std::string port = absl::StrCat(Server().server->port());
+// Wall seconds of one TCP ingest from this process's server, or from the
+// one at 127.0.0.1:`port` (a child's, for its peak RSS: cpu->server 0).
+double RunTcp(const std::string& kind, TcpCpu* cpu, std::string port = "") {
+  const bool own_server = port.empty();
+  if (own_server) port = absl::StrCat(Server().server->port());
   std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, g_dir + "/out");
   NetClientOptions o;
   o.keys = g_names;
   NetClientSession session(o, sink.get());
   Loader loader(BenchLoaderOptions());
   const double cpu0 = ProcessCpuSeconds();
-  const double server0 = CpuClockSeconds(Server().cpu_clock);
+  const double server0 = own_server ? CpuClockSeconds(Server().cpu_clock) : 0.0;
   const auto t0 = Clock::now();
   const LoadResult r = loader.Run(LoadSource::Tcp("127.0.0.1", port), &session);
   const double t = Seconds(t0);
   cpu->all = ProcessCpuSeconds() - cpu0;
-  cpu->server = CpuClockSeconds(Server().cpu_clock) - server0;
+  cpu->server =
+      own_server ? CpuClockSeconds(Server().cpu_clock) - server0 : 0.0;
   cpu->waits = LoaderTestPeer::ConsumerWaits(loader);
   cpu->resumes = LoaderTestPeer::ReaderResumes(loader);
+  cpu->ring_slots = LoaderTestPeer::RingSlots(loader);
   if (!r.status.ok() || session.keys_completed() != g_names.size()) {
     std::fprintf(stderr, "tcp ingest failed: %s\n",
                  std::string(r.status.message()).c_str());
@@ -445,6 +461,7 @@ void CountTcpCpu(benchmark::State& state, const TcpCpu& cpu) {
   state.counters["client_cpu_s"] = cpu.client();
   state.counters["consumer_waits"] = static_cast<double>(cpu.waits);
   state.counters["reader_resumes"] = static_cast<double>(cpu.resumes);
+  state.counters["ring_slots"] = static_cast<double>(cpu.ring_slots);
 }
 
 void BM_d_TcpValidate(benchmark::State& state) {
@@ -541,6 +558,8 @@ void BM_d_TcpDequant(benchmark::State& state) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   CountTcpCpu(state, cpu);
   state.counters["cores"] = cores;
+  state.counters["peak_rss_MiB"] =
+      ChildPeakRss("dequant", absl::StrCat(Server().server->port()));
   if (g_cpu_dequant_cpu > 0) {
     state.counters["client_cpu_x"] = cpu.client() / g_cpu_dequant_cpu;
   }
@@ -553,9 +572,23 @@ void BM_d_TcpDequant(benchmark::State& state) {
   }
 }
 
+// cpu_dequant on a second thread while this one runs tcp_validate: all of
+// tcp_dequant's work (and a validating consumer more) on the same cores,
+// with nothing handed from the transport to the dequantizer. Wall seconds
+// until both are done.
+double CoRun() {
+  double cpu_thread = 0;
+  const auto t0 = Clock::now();
+  std::thread dequant([&cpu_thread] { (void)CpuPass("dequant", &cpu_thread); });
+  TcpCpu cpu;
+  (void)RunTcp("validate", &cpu);
+  dequant.join();
+  return Seconds(t0);
+}
+
 // tcp_dequant with both its baselines in the same rounds: each round runs
-// cpu_dequant, tcp_validate and tcp_dequant once, in the orders of
-// kOrdersOf3 in turn (HURRAY_INGEST_BENCH_ROUNDS rounds, default 12),
+// cpu_dequant, tcp_validate, tcp_dequant and co_run once, in the orders of
+// kOrdersOf4 in turn (HURRAY_INGEST_BENCH_ROUNDS rounds, default 12),
 // after one untimed tcp_validate. The single runs above divide times taken
 // seconds apart, and cpu_dequant alone swings 140-230 ms from run to run
 // on this VM (bench/RESULTS.md, issue 18). Counters, medians over rounds
@@ -570,6 +603,10 @@ void BM_d_TcpDequant(benchmark::State& state) {
 //   of_cpu_dequant   tcp_dequant / cpu_dequant: against the baseline that
 //                    the loader cannot move (a change that slowed
 //                    tcp_validate would flatter `ratio`)
+//   co_run           CoRun() / the baseline: the ratio of the same work
+//                    run side by side with no hand-off between its parts,
+//                    the best any loader could do on these cores
+//   of_co_run        tcp_dequant / CoRun(): what the loader's hand-offs cost
 // and ratio_lo / ratio_hi, the lowest and highest round's ratio, and
 // rounds_met, the rounds whose ratio was <= 1.15.
 void BM_d_TcpPaired(benchmark::State& state) {
@@ -579,7 +616,8 @@ void BM_d_TcpPaired(benchmark::State& state) {
     rounds = std::max(1, std::atoi(env));
   }
   const double cores = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<double> ratio, floors, of_floor, validate_cores, of_cpu;
+  std::vector<double> ratio, floors, of_floor, validate_cores, of_cpu, co_run,
+      of_co_run;
   double lo = 0, hi = 0;
   int met = 0;
   for (auto _ : state) {
@@ -588,10 +626,12 @@ void BM_d_TcpPaired(benchmark::State& state) {
     (void)MappedBytes();             // cpu_dequant's mapping, faulted in
     double total = 0;
     for (int r = 0; r < rounds; ++r) {
-      double t[3] = {}, c[3] = {};
-      for (const int which : bench::kOrdersOf3[r % 6]) {
+      double t[4] = {}, c[4] = {};
+      for (const int which : bench::kOrdersOf4[r % 4]) {
         if (which == 0) {
           t[0] = CpuPass("dequant", &c[0]);
+        } else if (which == 3) {
+          t[3] = CoRun();
         } else {
           t[which] = RunTcp(which == 1 ? "validate" : "dequant", &cpu);
           c[which] = cpu.all;
@@ -605,6 +645,8 @@ void BM_d_TcpPaired(benchmark::State& state) {
       of_floor.push_back(x / f);
       validate_cores.push_back(c[1] / t[1]);
       of_cpu.push_back(t[2] / t[0]);
+      co_run.push_back(t[3] / baseline);
+      of_co_run.push_back(t[2] / t[3]);
       lo = r == 0 ? x : std::min(lo, x);
       hi = std::max(hi, x);
       met += x <= 1.15 ? 1 : 0;
@@ -617,6 +659,8 @@ void BM_d_TcpPaired(benchmark::State& state) {
   state.counters["of_floor"] = bench::Median(of_floor);
   state.counters["validate_cores"] = bench::Median(validate_cores);
   state.counters["of_cpu_dequant"] = bench::Median(of_cpu);
+  state.counters["co_run"] = bench::Median(co_run);
+  state.counters["of_co_run"] = bench::Median(of_co_run);
   state.counters["ratio_lo"] = lo;
   state.counters["ratio_hi"] = hi;
   state.counters["rounds_met"] = met;
@@ -641,12 +685,22 @@ HURRAY_ONCE(BM_c_DiskWriteDd);
 HURRAY_ONCE(BM_c_LoaderDequantFiles);
 
 // Child mode: ingest_bench --child KIND FILE DIR prints its peak RSS (KiB).
-int Child(const std::string& kind, const std::string& file,
-          const std::string& dir) {
-  g_file = file;
+// The child of ChildPeakRss: one ingest of `source` ("file" FILE, or "tcp"
+// PORT of a server of `tensors` tensors), then its peak RSS in KiB.
+int Child(const std::string& kind, const std::string& source,
+          const std::string& from, uint64_t tensors, const std::string& dir) {
   g_dir = dir + "/child";
   std::filesystem::create_directories(g_dir);
-  RunLoader(kind);
+  if (source == "file") {
+    g_file = from;
+    RunLoader(kind);
+  } else {
+    for (uint64_t i = 0; i < tensors; ++i) {
+      g_names.push_back(absl::StrCat("layer", i));
+    }
+    TcpCpu cpu;
+    (void)RunTcp(kind, &cpu, from);
+  }
   std::filesystem::remove_all(g_dir);
   struct rusage ru;
   ::getrusage(RUSAGE_SELF, &ru);
@@ -701,7 +755,7 @@ int HttpModes(int argc, char** argv) {
     std::unique_ptr<RecordingIngestSink> sink = MakeSink(argv[2], "/tmp");
     std::unique_ptr<ByteConsumer> c = MakeConsumer(
         SourceFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
-    Loader loader{LoaderOptions()};
+    Loader loader(BenchLoaderOptions());
     const LoadResult r = loader.Run(LoadSource::Reader(body->get()), c.get());
     const double t = Seconds(t0);
     if (!r.status.ok()) {
@@ -722,10 +776,14 @@ int HttpModes(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc == 5 && std::string(argv[1]) == "--child") {
-    return hurray::stream::Child(argv[2], argv[3], argv[4]);
+    return hurray::stream::Child(argv[2], "file", argv[3], 0, argv[4]);
+  }
+  if (argc == 6 && std::string(argv[1]) == "--child-tcp") {
+    return hurray::stream::Child(argv[2], "tcp", argv[3],
+                                 std::strtoull(argv[4], nullptr, 10), argv[5]);
   }
   if (argc >= 3 && std::string(argv[1]).rfind("--", 0) == 0 &&
-      std::string(argv[1]) != "--child" &&
+      std::string(argv[1]).rfind("--child", 0) != 0 &&
       std::string(argv[1]).rfind("--benchmark", 0) != 0) {
     return hurray::stream::HttpModes(argc, argv);
   }
