@@ -17,6 +17,8 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <new>
+#include <stdexcept>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -103,37 +105,6 @@ class Loader::Session {
           const LoadSource& source, ByteConsumer* consumer)
       : options_(options), hooks_(hooks), source_(source), consumer_(consumer) {
     chunk_ = std::max<size_t>(options_.chunk_size, 1);
-    const size_t n = std::max<size_t>(options_.ring_slots, 1);
-    // Room for the slots a stream's ring may grow to (LoaderOptions::
-    // max_ring_bytes; a path or a descriptor may turn out to be a pipe or a
-    // socket, memory never does); a slot's pages are touched only once it
-    // is in use.
-    const size_t limit =
-        source_.kind == LoadSource::Kind::kMemory
-            ? n
-            : std::max(n, std::min(options_.max_ring_bytes / chunk_,
-                                   kMaxGrownRingSlots));
-    free_.reserve(limit);
-    full_.assign(limit, Filled());
-    // One block for every slot, on huge pages (dequant/large_buffer.h): 4
-    // MiB of fresh 4 KiB pages were 1024 faults per run. Not zeroed: the
-    // reader writes every byte the consumer is given. Slots start on cache
-    // lines; under AddressSanitizer a poisoned gap follows each, so that a
-    // read past a slot is caught as it was when each slot was its own
-    // heap block.
-    if (chunk_ > SIZE_MAX - 2 * kSlotAlign) throw std::bad_alloc();
-    stride_ = (chunk_ + kSlotAlign - 1) / kSlotAlign * kSlotAlign;
-    if (kRingRedzones) stride_ += kSlotAlign;
-    if (stride_ > SIZE_MAX / limit) throw std::bad_alloc();
-    ring_ = dequant::LargeBytes(limit * stride_);
-    slot_limit_ = limit;
-    slot_count_ = n;
-    if (kRingRedzones) {
-      for (size_t i = 0; i < limit; ++i) {
-        PoisonRingGap(Slot(static_cast<int>(i)) + chunk_, stride_ - chunk_);
-      }
-    }
-    for (size_t i = 0; i < n; ++i) free_.push_back(static_cast<int>(n - 1 - i));
   }
 
   ~Session() {
@@ -255,36 +226,36 @@ class Loader::Session {
 
   // --- The ring. -------------------------------------------------------------
 
-  // Reader side: a free slot (or a new one, when `grow`), waiting for one;
-  // -1 once stopped.
-  int AcquireFree(bool grow) ABSL_LOCKS_EXCLUDED(mu_) {
+  // Reader side: a free slot, waiting for one; -1 once stopped.
+  int AcquireFree() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     while (!stop_) {
-      const int slot = TakeFreeLocked(grow);
+      const int slot = TakeFreeLocked();
       if (slot >= 0) return slot;
       cv_.Wait(&mu_);
     }
     return -1;
   }
-  // The io thread's reader (a stream: the ring may grow), without waiting:
-  // -1 when stopped, or when no slot is free and the ring is at its limit,
-  // and then the next Release posts StartRead to resume it.
+  // The io thread's reader, without waiting: -1 when stopped, or when no
+  // slot is free and the ring cannot grow, and then the next Release posts
+  // StartRead to resume it.
   int TryAcquireFree() ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock lock(&mu_);
     if (stop_) return -1;
-    const int slot = TakeFreeLocked(/*grow=*/true);
+    const int slot = TakeFreeLocked();
     if (slot < 0) reader_awaits_slot_ = true;
     return slot;
   }
-  // A free slot; else, when `grow` and the ring is under its limit, a slot
+  // A free slot; else, while a stream's ring is under its limit, a slot
   // not used before (LoaderOptions::max_ring_bytes); else -1.
-  int TakeFreeLocked(bool grow) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  int TakeFreeLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     int slot;
     if (!free_.empty()) {
       slot = free_.back();
       free_.pop_back();
-    } else if (grow && slot_count_ < slot_limit_) {
+    } else if (slot_count_ < slot_limit_) {
       slot = static_cast<int>(slot_count_++);
+      UnpoisonRing(Slot(slot), chunk_);
     } else {
       return -1;
     }
@@ -330,11 +301,65 @@ class Loader::Session {
 
   // --- Readers. --------------------------------------------------------------
 
+  // The ring, once the reader is known: ring_slots slots, and for a stream
+  // (`grows`: a reader that would stall its sender) room for those the
+  // ring may grow to (LoaderOptions::max_ring_bytes), whose pages are
+  // touched only once a slot is in use. One block on huge pages
+  // (dequant/large_buffer.h): 4 MiB of fresh 4 KiB pages were 1024 faults
+  // per run. Not zeroed: the reader writes every byte the consumer is
+  // given. Slots start on cache lines; under AddressSanitizer a poisoned
+  // gap follows each, so that a read past a slot is caught as it was when
+  // each slot was its own heap block, and a slot not yet in use is
+  // poisoned whole. Then the reader's thread runs `body`. A ring that
+  // cannot be had (options asking for more memory than there is) is
+  // ResourceExhausted, not an exception out of Run.
+  template <typename Body>
+  absl::Status StartThread(bool grows, Body body) ABSL_LOCKS_EXCLUDED(mu_) {
+    const size_t n = std::max<size_t>(options_.ring_slots, 1);
+    const size_t limit =
+        grows ? std::max(n, std::min(options_.max_ring_bytes / chunk_,
+                                     kMaxGrownRingSlots))
+              : n;
+    const absl::Status too_large = absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate a read ring of ", limit, " slots of ",
+                     chunk_, " bytes"));
+    if (chunk_ > SIZE_MAX - 2 * kSlotAlign) return too_large;
+    stride_ = (chunk_ + kSlotAlign - 1) / kSlotAlign * kSlotAlign;
+    if (kRingRedzones) stride_ += kSlotAlign;
+    if (stride_ > SIZE_MAX / limit) return too_large;
+    {
+      absl::MutexLock lock(&mu_);
+      try {
+        free_.reserve(limit);
+        full_.assign(limit, Filled());
+        ring_ = dequant::LargeBytes(limit * stride_);
+      } catch (const std::bad_alloc&) {
+        return too_large;
+      } catch (const std::length_error&) {
+        return too_large;
+      }
+      slot_limit_ = limit;
+      slot_count_ = n;
+      for (size_t i = 0; i < limit; ++i) {
+        uint8_t* slot = Slot(static_cast<int>(i));
+        if (i < n) {
+          PoisonRingGap(slot + chunk_, stride_ - chunk_);
+        } else {
+          PoisonRingGap(slot, stride_);
+        }
+      }
+      for (size_t i = 0; i < n; ++i) {
+        free_.push_back(static_cast<int>(n - 1 - i));
+      }
+    }
+    thread_ = std::thread(std::move(body));
+    return absl::OkStatus();
+  }
+
   absl::Status StartReader() {
     switch (source_.kind) {
       case LoadSource::Kind::kMemory:
-        thread_ = std::thread([this] { BlockingLoop(-1); });
-        return absl::OkStatus();
+        return StartThread(/*grows=*/false, [this] { BlockingLoop(-1); });
       case LoadSource::Kind::kFile: {
         // O_NONBLOCK: opening a FIFO that has no writer yet must not block
         // (the idle timeout covers the wait for one).
@@ -362,8 +387,7 @@ class Loader::Session {
           }
           const int fd = own_fd_;
           own_fd_ = -1;  // the stream_descriptor owns it now
-          StartDescriptor(fd, S_ISFIFO(st.st_mode));
-          return absl::OkStatus();
+          return StartDescriptor(fd, S_ISFIFO(st.st_mode));
         }
         const int flags = ::fcntl(own_fd_, F_GETFL);
         if (flags >= 0) ::fcntl(own_fd_, F_SETFL, flags & ~O_NONBLOCK);
@@ -374,8 +398,7 @@ class Loader::Session {
               "cannot seek in ", source_.path, ": ", std::strerror(errno)));
         }
         const int fd = own_fd_;
-        thread_ = std::thread([this, fd] { BlockingLoop(fd); });
-        return absl::OkStatus();
+        return StartThread(/*grows=*/false, [this, fd] { BlockingLoop(fd); });
       }
       case LoadSource::Kind::kFd: {
         struct stat st;
@@ -386,8 +409,7 @@ class Loader::Session {
         if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
           // epoll refuses regular files; reading them never stalls.
           const int fd = source_.fd;
-          thread_ = std::thread([this, fd] { BlockingLoop(fd); });
-          return absl::OkStatus();
+          return StartThread(/*grows=*/false, [this, fd] { BlockingLoop(fd); });
         }
         const int dup_fd = ::fcntl(source_.fd, F_DUPFD_CLOEXEC, 0);
         if (dup_fd < 0) {
@@ -395,23 +417,20 @@ class Loader::Session {
               absl::StrCat("cannot use the input: ", std::strerror(errno)));
         }
         saved_flags_ = ::fcntl(source_.fd, F_GETFL);
-        StartDescriptor(dup_fd, /*fifo=*/false);
-        return absl::OkStatus();
+        return StartDescriptor(dup_fd, /*fifo=*/false);
       }
       case LoadSource::Kind::kReader:
         if (source_.reader == nullptr) {
           return absl::InvalidArgumentError("no reader");
         }
-        thread_ = std::thread([this] { BlockingLoop(-1); });
-        return absl::OkStatus();
+        return StartThread(/*grows=*/true, [this] { BlockingLoop(-1); });
       case LoadSource::Kind::kTcp: {
         SetIo();
         socket_ = std::make_unique<asio::ip::tcp::socket>(*io_);
         timer_ = std::make_unique<asio::steady_timer>(*io_);
         resolver_ = std::make_unique<asio::ip::tcp::resolver>(*io_);
         asio::post(*io_, [this] { Connect(); });
-        thread_ = std::thread([this] { io_->run(); });
-        return absl::OkStatus();
+        return StartThread(/*grows=*/true, [this] { io_->run(); });
       }
     }
     return absl::InternalError("unknown source kind");
@@ -420,7 +439,7 @@ class Loader::Session {
   // Reads `fd` (owned from here on) on the io thread, with the idle timer.
   // A FIFO opened before its writer: wait until it is readable first (a
   // read would report end of input while no writer ever came).
-  void StartDescriptor(int fd, bool fifo) {
+  absl::Status StartDescriptor(int fd, bool fifo) {
     SetIo();
     descriptor_ = std::make_unique<asio::posix::stream_descriptor>(*io_, fd);
     boost::system::error_code nb;
@@ -440,7 +459,7 @@ class Loader::Session {
     } else {
       asio::post(*io_, [this] { StartRead(); });
     }
-    thread_ = std::thread([this] { io_->run(); });
+    return StartThread(/*grows=*/true, [this] { io_->run(); });
   }
 
   void SetIo() {
@@ -474,15 +493,12 @@ class Loader::Session {
   }
 
   // Regular files, memory and pull readers (fd < 0): read() into free
-  // slots. A pull reader's ring may grow (a stream: its sender stalls while
-  // the ring is full); a file's or memory's may not (their reads resume at
-  // full speed).
+  // slots.
   void BlockingLoop(int fd) {
-    const bool grow = source_.kind == LoadSource::Kind::kReader;
     uint64_t delivered = 0;
     size_t mem_at = 0;
     while (true) {
-      const int slot = AcquireFree(grow);
+      const int slot = AcquireFree();
       if (slot < 0) return;
       ssize_t n;
       if (source_.kind == LoadSource::Kind::kReader) {
@@ -700,8 +716,9 @@ class Loader::Session {
   size_t chunk_;
   Clock::time_point start_;
 
-  // The ring: room for slot_limit_ slots of chunk_ bytes, stride_ apart,
-  // fixed after construction; the first slot_count_ of them in use.
+  // The ring (StartThread): room for slot_limit_ slots of chunk_ bytes,
+  // stride_ apart, fixed before the reader starts; the first slot_count_ of
+  // them in use. Files and memory: slot_limit_ == slot_count_.
   static constexpr size_t kSlotAlign = 64;
   uint8_t* Slot(int i) const { return ring_.data() + size_t(i) * stride_; }
   dequant::LargeBytes ring_;

@@ -9,14 +9,16 @@
 //
 // Reads go into a ring of `ring_slots` buffers of `chunk_size` bytes,
 // allocated once per Run as one block (on huge pages from 2 MiB on,
-// dequant/large_buffer.h, which rounds it up to whole 2 MiB pages). The
+// dequant/large_buffer.h, which rounds it up to whole 2 MiB pages; for a
+// stream, with room to grow). The
 // consumer runs on the caller's thread while a reader fills the next slots: a
 // reader thread with read()/pread() for regular files and memory, or a
 // Boost.Asio io_context thread for pipes, FIFOs, terminals, devices and
 // sockets, whether given as a path or a descriptor (non-blocking, with the idle
 // timer). When every slot is full the reader waits for the consumer
-// (backpressure); a stream's reader (a pipe, a socket, a pull reader) first
-// grows the ring by a slot, up to `max_ring_bytes` (see there). Memory stays
+// (backpressure); a stream's reader (everything read on the io thread, and
+// pull readers) first grows the ring by a slot, up to `max_ring_bytes`
+// (see there). Memory stays
 // at ring_slots × chunk_size for files and memory, at most the larger of
 // that and max_ring_bytes for streams (so rounded), whatever the input
 // size. Files use a thread, not asio::stream_file: this Boost build has no
@@ -94,21 +96,24 @@ inline constexpr size_t kMaxGrownRingSlots = 4096;
 struct LoaderOptions {
   size_t chunk_size = size_t{1} << 20;
   size_t ring_slots = 4;
-  // Pipes, FIFOs, sockets and pull readers: when the reader finds every slot
-  // full, the ring gains a slot instead of waiting, while its slots hold at
-  // most this many bytes in all (and number at most kMaxGrownRingSlots; a
-  // ring of ring_slots slots that holds more never grows). A full ring
-  // stalls a stream's sender, and TCP takes time to open its window again:
-  // a consumer that works in bursts then wastes the transport's time.
-  // DequantSink is one: it dequantizes a tensor with parameter buffers at
-  // the tensor's end, from its in-memory spool (sinks.h, up to 24 MiB), and
-  // the ring must hold what arrives meanwhile, about as much as the
-  // tensor's data. Over loopback TCP with 16 MiB tensors a fixed 4-slot ring
-  // took 1.30-1.34 x the time of the slower of the transport and the
-  // dequantization alone, a growing one 1.01-1.06 x (bench/RESULTS.md,
-  // issue 18, 2026-12-06). A consumer that keeps up seldom grows the ring.
-  // Files and memory never grow it: their reads resume at full speed.
-  size_t max_ring_bytes = size_t{24} << 20;
+  // Streams (pipes, FIFOs, terminals, character devices, sockets, TCP, and
+  // pull readers): when the reader finds every slot full, the ring gains a
+  // slot instead of waiting, while its slots hold at most this many bytes
+  // in all (and number at most kMaxGrownRingSlots; a ring of ring_slots
+  // slots that holds more never grows). A full ring stalls a stream's
+  // sender, and TCP takes time to open its window again: a consumer that
+  // works in bursts then wastes the transport's time. DequantSink is one:
+  // it dequantizes a tensor with parameter buffers at the tensor's end,
+  // from its in-memory spool (sinks.h, up to 24 MiB), and the ring must
+  // hold what arrives meanwhile, about as much as the tensor's data; 16 MiB
+  // keeps that sink's worst case under 64 MiB (sinks.h). Over loopback TCP
+  // with 16 MiB tensors a fixed 4-slot ring took 1.30-1.34 x the time of
+  // the slower of the transport and the dequantization alone, one growing
+  // to 16 MiB 1.03-1.05 x (bench/RESULTS.md, issue 18, "the ring grows for
+  // streams").
+  // A consumer that keeps up seldom grows the ring. Files and memory never
+  // grow it: their reads resume at full speed.
+  size_t max_ring_bytes = size_t{16} << 20;
   // No byte for this long while reading a pipe, FIFO, device or socket
   // (whether it came as a path or a descriptor; also while a FIFO waits for
   // its writer): STREAM-IO "idle timeout". 0: no timeout. Regular files

@@ -146,7 +146,8 @@ TEST_P(LoaderFormats, EverySourceAndChunkSize) {
       if (kind == 2) {
         EXPECT_GE(r.ring_slots, o.ring_slots);
         EXPECT_LE(r.ring_slots,
-                  std::min(o.max_ring_bytes / chunk, kMaxGrownRingSlots));
+                  std::max(o.ring_slots, std::min(o.max_ring_bytes / chunk,
+                                                  kMaxGrownRingSlots)));
       } else {
         EXPECT_EQ(r.ring_slots, o.ring_slots);
       }
@@ -232,12 +233,12 @@ class SlowSink : public ValidateSink {
   }
 };
 
-// Over memory and a pull reader (the reader thread waits on the ring's
-// condition variable) and over a pipe (the io thread stops reading, and a
-// freed slot resumes it): no byte is lost or left behind on the way (a lost
-// resume would stall the run forever). The streams' ring (the pipe's, the
-// pull reader's) first grows to its limit and no further; memory's never
-// grows.
+// Over memory, a file and a pull reader (the reader thread waits on the
+// ring's condition variable) and over a pipe (the io thread stops reading,
+// and a freed slot resumes it): no byte is lost or left behind on the way (a
+// lost resume would stall the run forever). The streams' ring (the pipe's,
+// the pull reader's) first grows to its limit and no further; memory's and
+// the file's never grow.
 TEST_P(LoaderFormats, BackpressureKeepsTheRing) {
   tensors_ = MixedTensors(3, /*scale=*/400);
   const std::vector<uint8_t> bytes = Bytes();
@@ -246,15 +247,17 @@ TEST_P(LoaderFormats, BackpressureKeepsTheRing) {
   o.ring_slots = 3;
   o.idle_timeout_seconds = 60;
   ASSERT_GT(bytes.size(), 8 * o.chunk_size * 5);
-  enum Source { kMemory, kPipe, kPull };
+  const std::string path = testing::FreshDir("loader_backpressure") + "/in";
+  testing::WriteAll(path, bytes);
+  enum Source { kMemory, kFile, kPipe, kPull };
   struct Case {
     Source source;
     size_t max_ring_slots;  // LoaderOptions::max_ring_bytes / chunk_size
     size_t slots;           // the ring's at the end
   };
-  for (const Case& k :
-       {Case{kMemory, 5, 3}, Case{kPipe, 5, 5}, Case{kPipe, 0, 3},
-        Case{kPipe, 2, 3}, Case{kPull, 5, 5}, Case{kPull, 0, 3}}) {
+  for (const Case& k : {Case{kMemory, 5, 3}, Case{kFile, 5, 3},
+                        Case{kPipe, 5, 5}, Case{kPipe, 0, 3}, Case{kPipe, 2, 3},
+                        Case{kPull, 5, 5}, Case{kPull, 0, 3}}) {
     o.max_ring_bytes = k.max_ring_slots * o.chunk_size;
     SCOPED_TRACE(::testing::Message()
                  << "source " << k.source << ", max_ring_slots "
@@ -266,6 +269,7 @@ TEST_P(LoaderFormats, BackpressureKeepsTheRing) {
       pipe = std::make_unique<Pipe>(bytes, false);
       src = LoadSource::Fd(pipe->read_fd);
     }
+    if (k.source == kFile) src = LoadSource::File(path);
     if (k.source == kPull) src = LoadSource::Reader(&pull);
     SlowSink sink;
     std::unique_ptr<ByteConsumer> c =
@@ -291,6 +295,39 @@ TEST_P(LoaderFormats, BackpressureKeepsTheRing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StreamAndHrry, LoaderFormats, ::testing::Bool());
+
+// A ring larger than the address space (options, not input) is a STREAM-IO
+// failure with the reason, never an exception out of Run or an abort, for
+// every kind of reader.
+TEST(Loader, AnImpossibleRingIsAnError) {
+  const std::vector<uint8_t> bytes = StreamBytes(MixedTensors(1));
+  const std::string path = testing::FreshDir("loader_ring") + "/in";
+  testing::WriteAll(path, bytes);
+  LoaderOptions huge_chunk;
+  huge_chunk.chunk_size = SIZE_MAX;
+  LoaderOptions huge_count;
+  huge_count.chunk_size = 4096;
+  huge_count.ring_slots = SIZE_MAX / 2;
+  for (const LoaderOptions& o : {huge_chunk, huge_count}) {
+    for (int kind = 0; kind < 3; ++kind) {
+      SCOPED_TRACE(::testing::Message()
+                   << "slots " << o.ring_slots << ", source " << kind);
+      std::unique_ptr<Pipe> pipe;
+      LoadSource src = LoadSource::Memory(bytes);
+      if (kind == 1) src = LoadSource::File(path);
+      if (kind == 2) {
+        pipe = std::make_unique<Pipe>(bytes, false);
+        src = LoadSource::Fd(pipe->read_fd);
+      }
+      const Loaded r = Load(src, SourceFormat::kStream, o);
+      EXPECT_EQ(RuleIdOf(r.result.status), "STREAM-IO") << r.result.status;
+      EXPECT_TRUE(absl::StrContains(r.result.status.message(),
+                                    "cannot allocate a read ring"))
+          << r.result.status;
+      EXPECT_EQ(r.result.bytes, 0u);
+    }
+  }
+}
 
 TEST(Loader, CancelStopsAStalledPipe) {
   const std::vector<uint8_t> bytes = StreamBytes(MixedTensors(1));
