@@ -120,6 +120,9 @@ double CpuClockSeconds(clockid_t clock) {
 
 double ProcessCpuSeconds() { return CpuClockSeconds(CLOCK_PROCESS_CPUTIME_ID); }
 
+// The name of the benchmark file's i-th tensor.
+std::string TensorName(uint64_t i) { return absl::StrCat("layer", i); }
+
 void Generate() {
   if (!g_file.empty() && std::filesystem::exists(g_file)) return;
   uint64_t want = uint64_t{1} << 30;
@@ -165,7 +168,7 @@ void Generate() {
     g_out_bytes += out_bytes[i % 2];
     std::vector<absl::Span<const uint8_t>> spans(t.buffers.begin(),
                                                  t.buffers.end());
-    g_names.push_back(absl::StrCat("layer", i));
+    g_names.push_back(TensorName(i));
     if (!w.Add(g_names.back(), *t.descriptor, spans, sink).ok()) {
       std::abort();
     }
@@ -186,7 +189,7 @@ std::unique_ptr<RecordingIngestSink> MakeSink(const std::string& kind,
 
 // The loader's options of every run, file and TCP:
 // HURRAY_INGEST_BENCH_CHUNK / _SLOTS / _MAX_RING set its ring (default 4
-// x 1 MiB, growing to 24 MiB over TCP).
+// x 1 MiB, a stream's growing to 16 MiB: TCP and HTTPS).
 LoaderOptions BenchLoaderOptions() {
   LoaderOptions o;
   if (const char* env = std::getenv("HURRAY_INGEST_BENCH_CHUNK")) {
@@ -603,9 +606,10 @@ double CoRun() {
 //   of_cpu_dequant   tcp_dequant / cpu_dequant: against the baseline that
 //                    the loader cannot move (a change that slowed
 //                    tcp_validate would flatter `ratio`)
-//   co_run           CoRun() / the baseline: the ratio of the same work
-//                    run side by side with no hand-off between its parts,
-//                    the best any loader could do on these cores
+//   co_run           CoRun() / the baseline: the same transport and
+//                    dequantization (and a second parse) side by side,
+//                    nothing handed between them: a reference for what the
+//                    hand-offs cost, not a bound (it does more work)
 //   of_co_run        tcp_dequant / CoRun(): what the loader's hand-offs cost
 // and ratio_lo / ratio_hi, the lowest and highest round's ratio, and
 // rounds_met, the rounds whose ratio was <= 1.15.
@@ -684,9 +688,10 @@ HURRAY_ONCE(BM_d_TcpPaired);
 HURRAY_ONCE(BM_c_DiskWriteDd);
 HURRAY_ONCE(BM_c_LoaderDequantFiles);
 
-// Child mode: ingest_bench --child KIND FILE DIR prints its peak RSS (KiB).
-// The child of ChildPeakRss: one ingest of `source` ("file" FILE, or "tcp"
-// PORT of a server of `tensors` tensors), then its peak RSS in KiB.
+// The child of ChildPeakRss: one ingest of `source`, then its peak RSS in
+// KiB:  ingest_bench --child KIND FILE DIR          (the file)
+//       ingest_bench --child-tcp KIND PORT N DIR    (N tensors from the
+//                                                    server at PORT)
 int Child(const std::string& kind, const std::string& source,
           const std::string& from, uint64_t tensors, const std::string& dir) {
   g_dir = dir + "/child";
@@ -696,7 +701,7 @@ int Child(const std::string& kind, const std::string& source,
     RunLoader(kind);
   } else {
     for (uint64_t i = 0; i < tensors; ++i) {
-      g_names.push_back(absl::StrCat("layer", i));
+      g_names.push_back(TensorName(i));
     }
     TcpCpu cpu;
     (void)RunTcp(kind, &cpu, from);
@@ -782,8 +787,11 @@ int main(int argc, char** argv) {
     return hurray::stream::Child(argv[2], "tcp", argv[3],
                                  std::strtoull(argv[4], nullptr, 10), argv[5]);
   }
+  if (argc >= 2 && std::string(argv[1]).rfind("--child", 0) == 0) {
+    std::fprintf(stderr, "ingest_bench: bad arguments\n");
+    return 2;
+  }
   if (argc >= 3 && std::string(argv[1]).rfind("--", 0) == 0 &&
-      std::string(argv[1]).rfind("--child", 0) != 0 &&
       std::string(argv[1]).rfind("--benchmark", 0) != 0) {
     return hurray::stream::HttpModes(argc, argv);
   }
