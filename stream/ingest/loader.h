@@ -10,20 +10,18 @@
 // Reads go into a ring of `ring_slots` buffers of `chunk_size` bytes,
 // allocated once per Run as one block (on huge pages from 2 MiB on,
 // dequant/large_buffer.h, which rounds it up to whole 2 MiB pages; for a
-// stream, with room to grow). The
-// consumer runs on the caller's thread while a reader fills the next slots: a
-// reader thread with read()/pread() for regular files and memory, or a
-// Boost.Asio io_context thread for pipes, FIFOs, terminals, devices and
-// sockets, whether given as a path or a descriptor (non-blocking, with the idle
-// timer). When every slot is full the reader waits for the consumer
-// (backpressure); a stream's reader (everything read on the io thread, and
-// pull readers) first grows the ring by a slot, up to `max_ring_bytes`
-// (see there). Memory stays
-// at ring_slots × chunk_size for files and memory, at most the larger of
-// that and max_ring_bytes for streams (so rounded), whatever the input
-// size. Files use a thread, not asio::stream_file: this Boost build has no
-// io_uring (BOOST_ASIO_HAS_IO_URING needs liburing, which is not
-// installed).
+// stream, with room to grow). The consumer runs on the caller's thread while
+// a reader fills the next slots: a reader thread with read()/pread() for
+// regular files and memory, or a Boost.Asio io_context thread for pipes,
+// FIFOs, terminals, devices and sockets, whether given as a path or a
+// descriptor (non-blocking, with the idle timer). When every slot is full
+// the reader waits for the consumer (backpressure); a stream's reader
+// (everything read on the io thread, and pull readers) first grows the ring
+// by a slot, up to `max_ring_bytes` (see there). Memory stays at ring_slots
+// × chunk_size for files and memory, at most the larger of that and
+// max_ring_bytes for streams (so rounded), whatever the input size. Files
+// use a thread, not asio::stream_file: this Boost build has no io_uring
+// (BOOST_ASIO_HAS_IO_URING needs liburing, which is not installed).
 //
 // Ending: the source's EOF → consumer Finish(); a read error, the idle
 // timeout ("idle timeout": no byte for idle_timeout_seconds while a read was
@@ -110,9 +108,8 @@ struct LoaderOptions {
   // with 16 MiB tensors a fixed 4-slot ring took 1.30-1.34 x the time of
   // the slower of the transport and the dequantization alone, one growing
   // to 16 MiB 1.03-1.05 x (bench/RESULTS.md, issue 18, "the ring grows for
-  // streams").
-  // A consumer that keeps up seldom grows the ring. Files and memory never
-  // grow it: their reads resume at full speed.
+  // streams"). A consumer that keeps up seldom grows the ring. Files and
+  // memory never grow it: their reads resume at full speed.
   size_t max_ring_bytes = size_t{16} << 20;
   // No byte for this long while reading a pipe, FIFO, device or socket
   // (whether it came as a path or a descriptor; also while a FIFO waits for
