@@ -688,15 +688,15 @@ HURRAY_ONCE(BM_d_TcpPaired);
 HURRAY_ONCE(BM_c_DiskWriteDd);
 HURRAY_ONCE(BM_c_LoaderDequantFiles);
 
-// The child of ChildPeakRss: one ingest of `source`, then its peak RSS in
-// KiB:  ingest_bench --child KIND FILE DIR          (the file)
-//       ingest_bench --child-tcp KIND PORT N DIR    (N tensors from the
-//                                                    server at PORT)
-int Child(const std::string& kind, const std::string& source,
-          const std::string& from, uint64_t tensors, const std::string& dir) {
+// The child of ChildPeakRss: one ingest, then its peak RSS in KiB:
+//   ingest_bench --child KIND FILE DIR          `from` is the file
+//   ingest_bench --child-tcp KIND PORT N DIR    `from` is the port of a
+//                                               server of N tensors
+int Child(const std::string& kind, bool over_tcp, const std::string& from,
+          uint64_t tensors, const std::string& dir) {
   g_dir = dir + "/child";
   std::filesystem::create_directories(g_dir);
-  if (source == "file") {
+  if (!over_tcp) {
     g_file = from;
     RunLoader(kind);
   } else {
@@ -781,10 +781,11 @@ int HttpModes(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc == 5 && std::string(argv[1]) == "--child") {
-    return hurray::stream::Child(argv[2], "file", argv[3], 0, argv[4]);
+    return hurray::stream::Child(argv[2], /*over_tcp=*/false, argv[3], 0,
+                                 argv[4]);
   }
   if (argc == 6 && std::string(argv[1]) == "--child-tcp") {
-    return hurray::stream::Child(argv[2], "tcp", argv[3],
+    return hurray::stream::Child(argv[2], /*over_tcp=*/true, argv[3],
                                  std::strtoull(argv[4], nullptr, 10), argv[5]);
   }
   if (argc >= 2 && std::string(argv[1]).rfind("--child", 0) == 0) {
