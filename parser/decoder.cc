@@ -17,8 +17,6 @@ using wire::LoadU64;
 
 enum class DescriptorDecoder::Stage : uint8_t {
   kMagic,
-  kVersion,
-  kLength,
   kHeaderRest,
   kShape,
   kByteOffset,
@@ -73,11 +71,12 @@ DescriptorDecoder::Step DescriptorDecoder::Reject(Rule rule, uint64_t offset,
                                                   const char* message) {
   rejection_ = Rejection{rule, offset, message};
   state_ = DecodeState::kRejected;
+  want_ = staged_;  // no room left: Feed() appends nothing once stopped
   return Step::kStop;
 }
 
 // The slow path of Take(): gathers a field group that straddles chunks.
-bool DescriptorDecoder::TakeSlow(uint32_t n, const uint8_t** out) {
+const uint8_t* DescriptorDecoder::TakeSlow(uint32_t n) {
   const uint32_t want = n - staged_;
   const uint32_t got = static_cast<uint32_t>(std::min<size_t>(want, avail_));
   if (got == 1) {
@@ -90,12 +89,18 @@ bool DescriptorDecoder::TakeSlow(uint32_t n, const uint8_t** out) {
   staged_ += got;
   if (staged_ < n) {
     want_ = n;  // Feed() may append to the group without resuming Run()
-    return false;
+    return nullptr;
   }
-  *out = staging_;
   staged_ = 0;
   pos_ += n;
-  return true;
+  return staging_;
+}
+
+uint32_t DescriptorDecoder::ArrayGroup(uint32_t left, uint32_t size) const {
+  const uint32_t in_bounds = pos_ < desc_.descriptor_length
+                                 ? (desc_.descriptor_length - pos_) / size
+                                 : 0;
+  return std::min({left, kStagingBytes / size, in_bounds});
 }
 
 DescriptorDecoder::Step DescriptorDecoder::BeginSkip(uint32_t n, Stage next) {
@@ -129,6 +134,7 @@ bool DescriptorDecoder::TryFastPath(absl::Span<const uint8_t> chunk) {
   pos_ = desc_.descriptor_length;
   stage_ = Stage::kDone;
   state_ = DecodeState::kDone;
+  want_ = 0;  // (staged_ is 0) an empty chunk may have stalled on the magic
   fast_path_taken_ = true;
   return true;
 }
@@ -137,7 +143,11 @@ FeedResult DescriptorDecoder::FeedSlow(absl::Span<const uint8_t> chunk) {
   if (state_ != DecodeState::kNeedMore) return {0, state_};
   const size_t size = chunk.size();
   // (A chunk that only continues a stalled field group is Feed()'s case.)
-  if (pos_ == 0 && staged_ == 0) {
+  // A sum, not `pos_ == 0 && staged_ == 0`: the compiler reads those two
+  // adjacent fields with one 8-byte load, which the store buffer cannot
+  // serve from Feed()'s 4-byte store of staged_ a moment before (a stall on
+  // each call of a byte-by-byte feed).
+  if (pos_ + staged_ == 0) {
     // A whole descriptor at the start of this chunk: try the fast path.
     // Split input (a descriptor already under way) takes the state machine.
     if (options_.fast_path && size >= kFixedHeaderSize && TryFastPath(chunk)) {
@@ -148,6 +158,10 @@ FeedResult DescriptorDecoder::FeedSlow(absl::Span<const uint8_t> chunk) {
     skip_left_ -= static_cast<uint32_t>(size);
     return {size, state_};
   }
+  return RunMachine(chunk);
+}
+
+FeedResult DescriptorDecoder::RunMachine(absl::Span<const uint8_t> chunk) {
   in_ = chunk.data();
   avail_ = chunk.size();
   want_ = 0;  // set again if Run() stalls on a field group (TakeSlow)
@@ -174,24 +188,29 @@ DecodeState DescriptorDecoder::Finish() {
       return Reject(Rule::kDescHdr06, pos_,                            \
                     "a field ends beyond descriptor_length");          \
     }                                                                  \
-    if (!Take((n), &(p))) return Step::kStall;                         \
+    if (((p) = Take(n)) == nullptr) return Step::kStall;               \
   } while (0)
 
-DescriptorDecoder::Step DescriptorDecoder::Run() {
+// Inlined into RunMachine(), its only caller: a field group finished by a
+// byte-sized Feed() resumes the next stage without a call per stage.
+[[gnu::always_inline]] inline DescriptorDecoder::Step DescriptorDecoder::Run() {
   const uint8_t* p = nullptr;
   TensorDescriptor& d = desc_;
   LayoutFields& lay = d.layout;
   switch (stage_) {
     // --- Fixed header (metadata.md § Fixed Header). ----------------------
+    // Two field groups: the magic alone, so that input that is not Hurray
+    // at all is refused after 4 bytes, then the other 16 bytes, checked in
+    // wire order.
     case Stage::kMagic:
-      if (!Take(4, &p)) return Step::kStall;
+      if ((p = Take(4)) == nullptr) return Step::kStall;
       if (std::memcmp(p, kDescriptorMagic.data(), 4) != 0) {
         return Reject(Rule::kDescHdr02, 0, "magic is not \"HRRY\"");
       }
-      stage_ = Stage::kVersion;
+      stage_ = Stage::kHeaderRest;
       return Step::kContinue;
-    case Stage::kVersion:
-      if (!Take(2, &p)) return Step::kStall;
+    case Stage::kHeaderRest:
+      if ((p = Take(kFixedHeaderSize - 4)) == nullptr) return Step::kStall;
       d.version_major = p[0];
       d.version_minor = p[1];
       if (d.version_major > kSupportedMajor) {
@@ -200,11 +219,7 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
       if (d.version_major < kSupportedMajor) {
         return Reject(Rule::kDescHdr04, 4, "version_major 0 (pre-1.0 data)");
       }
-      stage_ = Stage::kLength;
-      return Step::kContinue;
-    case Stage::kLength:
-      if (!Take(4, &p)) return Step::kStall;
-      d.descriptor_length = LoadU32(p);
+      d.descriptor_length = LoadU32(p + 2);
       if (d.descriptor_length < kFixedHeaderSize) {
         return Reject(Rule::kDescHdr05, 6, "descriptor_length is below 20");
       }
@@ -212,14 +227,10 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
         return Reject(Rule::kLimitDescBytes, 6,
                       "descriptor_length exceeds the configured limit");
       }
-      stage_ = Stage::kHeaderRest;
-      return Step::kContinue;
-    case Stage::kHeaderRest:
-      if (!Take(10, &p)) return Step::kStall;
-      d.flags = LoadU32(p);
-      d.type_tag = p[4];
-      d.layout_tag = p[5];
-      d.rank = LoadU32(p + 6);
+      d.flags = LoadU32(p + 6);
+      d.type_tag = p[10];
+      d.layout_tag = p[11];
+      d.rank = LoadU32(p + 12);
       if (d.flags & flag::kReservedMask) {
         return Reject(Rule::kDescHdr07, 10, "a reserved flag bit is set");
       }
@@ -236,19 +247,34 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
       index_ = 0;
       stage_ = d.rank > 0 ? Stage::kShape : Stage::kByteOffset;
       return Step::kContinue;
-    case Stage::kShape:
-      HURRAY_TAKE(8, p);
-      d.shape[index_] = LoadU64(p);
-      while (++index_ < d.rank && TakeInBounds(8, &p)) {
-        d.shape[index_] = LoadU64(p);
+    case Stage::kShape: {
+      const uint32_t k = ArrayGroup(d.rank - index_, 8);
+      if (k == 0) {
+        return Reject(Rule::kDescHdr06, pos_,
+                      "a field ends beyond descriptor_length");
       }
+      if ((p = Take(8 * k)) == nullptr) return Step::kStall;
+      for (uint32_t i = 0; i < k; ++i) d.shape[index_ + i] = LoadU64(p + 8 * i);
+      index_ += k;
       if (index_ == d.rank) stage_ = Stage::kByteOffset;
       return Step::kContinue;
-    case Stage::kByteOffset:
-      HURRAY_TAKE(8, p);
+    }
+    case Stage::kByteOffset: {
+      // Row- and column-major layouts have no fields of their own, so the
+      // buffer count follows byte_offset: one group with it when it lies
+      // inside descriptor_length (else its own stage rejects it).
+      const bool plain = (d.layout_tag == layout_tag::kRowMajor ||
+                          d.layout_tag == layout_tag::kColumnMajor) &&
+                         static_cast<uint64_t>(pos_) + 9 <= d.descriptor_length;
+      HURRAY_TAKE(plain ? 9 : 8, p);
       d.byte_offset = LoadU64(p);
-      d.offsets.layout = pos_;
-      return StartLayout();
+      if (!plain) {
+        d.offsets.layout = pos_;
+        return StartLayout();
+      }
+      d.offsets.layout = pos_ - 1;
+      return BeginBufferTable(p[8]);
+    }
 
     // --- Layout-specific fields (metadata.md, layouts/*.md). --------------
     case Stage::kStrides:
@@ -374,31 +400,36 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
     // --- Buffer table (metadata.md § Buffer Table). ----------------------
     case Stage::kBufferCount:
       HURRAY_TAKE(1, p);
-      d.offsets.buffer_table = pos_ - 1;
-      d.buffer_count = p[0];
-      index_ = 0;
-      if (d.buffer_count == 0) return AfterBufferTable();
-      stage_ = Stage::kHandle;
-      return Step::kContinue;
-    case Stage::kHandle:
-      HURRAY_TAKE(kBufferHandleSize, p);
-      do {
-        BufferHandle& h = d.buffers[index_];
+      return BeginBufferTable(p[0]);
+    case Stage::kHandle: {
+      const uint32_t k = ArrayGroup(d.buffer_count - index_, kBufferHandleSize);
+      if (k == 0) {
+        return Reject(Rule::kDescHdr06, pos_,
+                      "a field ends beyond descriptor_length");
+      }
+      if ((p = Take(kBufferHandleSize * k)) == nullptr) return Step::kStall;
+      for (const uint8_t* end = p + kBufferHandleSize * k; p != end;
+           p += kBufferHandleSize) {
+        BufferHandle& h = d.buffers[index_++];
         h.byte_size = LoadU64(p);
         h.alignment = LoadU32(p + 8);
         h.device_tag = p[12];
         h.sync_mode = p[13];
         h.memory_class = p[14];
         h.reserved = p[15];
-      } while (++index_ < d.buffer_count &&
-               TakeInBounds(kBufferHandleSize, &p));
+      }
       if (index_ == d.buffer_count) return AfterBufferTable();
       return Step::kContinue;
+    }
 
     // --- Quantization section (metadata.md, quantization.md). ------------
     case Stage::kQuantLength: {
-      HURRAY_TAKE(4, p);
-      const uint32_t at = pos_ - 4;
+      // The length and the 4-byte header are one group when both lie inside
+      // descriptor_length (otherwise the length alone is, and is refused).
+      const uint32_t n =
+          static_cast<uint64_t>(pos_) + 8 <= d.descriptor_length ? 8 : 4;
+      HURRAY_TAKE(n, p);
+      const uint32_t at = pos_ - n;
       d.offsets.quantization = at;
       const uint32_t length = LoadU32(p);
       if (length < kQuantizationHeaderSize) {
@@ -408,43 +439,27 @@ DescriptorDecoder::Step DescriptorDecoder::Run() {
         return Reject(Rule::kLimitQntBytes, at,
                       "quantization_length exceeds the configured limit");
       }
-      if (static_cast<uint64_t>(pos_) + length > d.descriptor_length) {
+      if (static_cast<uint64_t>(at) + 4 + length > d.descriptor_length) {
         return Reject(Rule::kDescHdr06, at,
                       "the quantization section ends beyond descriptor_length");
       }
       quant_length_ = length;
+      if (n == 8) return QuantizationHeader(p + 4);
+      // (Not reached: with fewer than 8 bytes left the checks above refuse.
+      // Kept so that the header is never read beyond the group taken.)
       stage_ = Stage::kQuantHeader;
       return Step::kContinue;
     }
-    case Stage::kQuantHeader: {
+    case Stage::kQuantHeader:
       HURRAY_TAKE(kQuantizationHeaderSize, p);
-      QuantizationDescriptor& q = d.quantization;
-      q.scheme_tag = p[0];
-      q.scheme_version = p[1];
-      q.flags = wire::LoadU16(p + 2);
-      if (!q.interpreted()) {
-        // Unassigned, private or future-version scheme: not read, skipped by
-        // its length (quantization.md § Descriptor Header).
-        q.extra_length = quant_length_ - kQuantizationHeaderSize;
-        return BeginSkip(q.extra_length, Stage::kAfterQuantization);
-      }
-      if (quant_length_ < SchemeFixedSize(q.scheme_tag)) {
-        return Reject(Rule::kQntHdr02, d.offsets.quantization,
-                      "quantization_length is below the scheme's size");
-      }
-      std::memcpy(quant_header_, p, kQuantizationHeaderSize);
-      stage_ = Stage::kQuantPayload;
-      return Step::kContinue;
-    }
+      return QuantizationHeader(p);
     case Stage::kQuantPayload: {
       QuantizationDescriptor& q = d.quantization;
       const uint32_t fixed = SchemeFixedSize(q.scheme_tag);
       HURRAY_TAKE(fixed - kQuantizationHeaderSize, p);
-      uint8_t whole[24];
-      std::memcpy(whole, quant_header_, kQuantizationHeaderSize);
-      std::memcpy(whole + kQuantizationHeaderSize, p,
+      std::memcpy(quant_fixed_ + kQuantizationHeaderSize, p,
                   fixed - kQuantizationHeaderSize);
-      ParseQuantizationFields(whole, quant_length_, &q);
+      ParseQuantizationFields(quant_fixed_, quant_length_, &q);
       if (q.extra_length == 0) return AfterSection(flag::kHasQuantization);
       return BeginSkip(q.extra_length, Stage::kAfterQuantization);
     }
@@ -611,6 +626,36 @@ DescriptorDecoder::Step DescriptorDecoder::AfterTiledLevel() {
   return Step::kContinue;
 }
 
+DescriptorDecoder::Step DescriptorDecoder::BeginBufferTable(uint8_t count) {
+  desc_.offsets.buffer_table = pos_ - 1;
+  desc_.buffer_count = count;
+  index_ = 0;
+  if (count == 0) return AfterBufferTable();
+  stage_ = Stage::kHandle;
+  return Step::kContinue;
+}
+
+DescriptorDecoder::Step DescriptorDecoder::QuantizationHeader(
+    const uint8_t* p) {
+  QuantizationDescriptor& q = desc_.quantization;
+  q.scheme_tag = p[0];
+  q.scheme_version = p[1];
+  q.flags = wire::LoadU16(p + 2);
+  if (!q.interpreted()) {
+    // Unassigned, private or future-version scheme: not read, skipped by
+    // its length (quantization.md § Descriptor Header).
+    q.extra_length = quant_length_ - kQuantizationHeaderSize;
+    return BeginSkip(q.extra_length, Stage::kAfterQuantization);
+  }
+  if (quant_length_ < SchemeFixedSize(q.scheme_tag)) {
+    return Reject(Rule::kQntHdr02, desc_.offsets.quantization,
+                  "quantization_length is below the scheme's size");
+  }
+  std::memcpy(quant_fixed_, p, kQuantizationHeaderSize);
+  stage_ = Stage::kQuantPayload;
+  return Step::kContinue;
+}
+
 DescriptorDecoder::Step DescriptorDecoder::AfterBufferTable() {
   index_ = 0;
   if (desc_.has(flag::kHasQuantization)) {
@@ -653,6 +698,8 @@ DescriptorDecoder::Step DescriptorDecoder::AfterSection(uint32_t done_flag) {
 DescriptorDecoder::Step DescriptorDecoder::Complete() {
   // The fast validator answers "accepted" or "not sure" for the common
   // shapes (parser/fast_path.h); the general validator decides the rest.
+  // (want_ and staged_ are 0 here: RunMachine() cleared want_, nothing
+  // stalled since, and the last group was taken whole.)
   if (options_.validate &&
       !(options_.fast_path && FastAccepts(desc_, options_))) {
     const Rejection r = ValidateDescriptor(desc_, options_);

@@ -4,9 +4,16 @@
 // Feed() takes bytes in chunks of any size, from 1 byte to a whole file, and
 // returns how many it consumed and whether the descriptor needs more bytes,
 // is done, or was rejected. It resumes exactly where it stopped. Fields are
-// parsed straight out of the caller's chunk when a whole field group is
-// present; a group that straddles two chunks is gathered in a small fixed
-// staging area (at most 72 bytes). Opaque parts (extension-layout data,
+// read and checked by field group: the magic; the other 16 bytes of the
+// fixed header; runs of shape entries or buffer handles (up to 72 bytes);
+// byte_offset with the buffer count when the layout has no fields between;
+// quantization_length with the 4-byte scheme header; each layout or section
+// block. A group is parsed straight out of the caller's chunk when it is all
+// there; one that straddles two chunks is gathered in a small fixed staging
+// area (at most 72 bytes). A field is checked once its whole group is in, so
+// input cut short inside a group is DESC-HDR-01 even when a field already
+// given is wrong (a bad version in the first 10 bytes of a 20-byte header),
+// whatever the chunking. Opaque parts (extension-layout data,
 // uninterpreted quantization payloads, trailing bytes of a newer minor
 // version) are skipped, never copied; their position is recorded.
 //
@@ -27,8 +34,8 @@
 // byte); nothing allocates, even on rejection, until status() is called.
 //
 // Modeled on Boost.Beast's basic_parser::put and Wuffs' suspendable decoders.
-// sizeof(DescriptorDecoder) = sizeof(TensorDescriptor) + 320 bytes on x86-64
-// (19 632 bytes; tests/decoder_test.cc prints both).
+// sizeof(DescriptorDecoder) = sizeof(TensorDescriptor) + 336 bytes on x86-64
+// (19 648 bytes; tests/decoder_test.cc prints both).
 #ifndef HURRAY_PARSER_DECODER_H_
 #define HURRAY_PARSER_DECODER_H_
 
@@ -70,9 +77,11 @@ class DescriptorDecoder {
     // spends most calls here.
     // (Fields are read into locals before the byte store, which may alias
     // them as far as the compiler knows.)
+    // (want_ - staged_ is 0 once the decoder is done or rejected, so the
+    // test needs no look at state_.)
     const size_t size = chunk.size();
     const uint32_t staged = staged_;
-    if (size < want_ - staged && state_ == DecodeState::kNeedMore) {
+    if (size < want_ - staged) {
       staged_ = staged + static_cast<uint32_t>(size);
       if (size == 1) {
         staging_[staged] = chunk[0];
@@ -113,37 +122,44 @@ class DescriptorDecoder {
   enum class Step : uint8_t { kContinue, kStall, kStop };
 
   FeedResult FeedSlow(absl::Span<const uint8_t> chunk);
+  // The state machine over `chunk`: Run() until it stalls or stops. Kept out
+  // of FeedSlow() so that the whole-descriptor fast path stays lean.
+  [[gnu::noinline]] FeedResult RunMachine(absl::Span<const uint8_t> chunk);
   Step Run();
   // The whole-descriptor fast path over the start of `chunk`; false (and
   // nothing consumed, desc_ reset) when the general path must decide.
   bool TryFastPath(absl::Span<const uint8_t> chunk);
   // Makes the next `n` bytes available as one contiguous run: straight from
   // the input when the whole group is there (inline), else gathered in
-  // staging_ (TakeSlow). False when the input ran out first.
-  bool Take(uint32_t n, const uint8_t** out) {
+  // staging_ (TakeSlow). Null when the input ran out first. (A returned
+  // pointer rather than an out-parameter keeps Run()'s locals in registers.)
+  const uint8_t* Take(uint32_t n) {
     if (staged_ == 0 && avail_ >= n) {
-      *out = in_;
+      const uint8_t* p = in_;
       in_ += n;
       avail_ -= n;
       pos_ += n;
-      return true;
+      return p;
     }
-    return TakeSlow(n, out);
+    return TakeSlow(n);
   }
-  bool TakeSlow(uint32_t n, const uint8_t** out);
-  // The fast path alone, for the next element of an array: only when it is
-  // wholly in the input and inside descriptor_length; otherwise the array's
-  // stage takes it on its next run, with the full checks.
-  bool TakeInBounds(uint32_t n, const uint8_t** out) {
-    if (staged_ != 0 || avail_ < n ||
-        static_cast<uint64_t>(pos_) + n > desc_.descriptor_length) {
-      return false;
-    }
-    return Take(n, out);
-  }
+  const uint8_t* TakeSlow(uint32_t n);
+  // How many of the `left` elements of `size` bytes still to read in an
+  // array (shape, buffer handles) the next field group holds: as many as the
+  // staging area holds and lie wholly inside descriptor_length. No rule looks
+  // at an element before the next is read, so taking them together changes
+  // no result, rule, offset or byte consumed, and a byte-by-byte feed stops
+  // once per group rather than once per element. 0 when the next element
+  // crosses descriptor_length (DESC-HDR-06 at pos_).
+  uint32_t ArrayGroup(uint32_t left, uint32_t size) const;
   bool Skip();
   Step Reject(Rule rule, uint64_t offset, const char* message);
   Step BeginSkip(uint32_t n, Stage next);
+  // The buffer count just read (its byte ends at pos_).
+  Step BeginBufferTable(uint8_t count);
+  // The quantization descriptor's 4-byte header at `p`, once its length
+  // passed its checks.
+  Step QuantizationHeader(const uint8_t* p);
   Step AfterBufferTable();
   Step AfterSection(uint32_t done_flag);
   Step Complete();
@@ -164,15 +180,22 @@ class DescriptorDecoder {
   uint32_t pos_ = 0;     // offset of the current field group
   uint32_t staged_ = 0;  // bytes of the current group gathered so far
   // Size of the group the state machine stalled on (it resumes by taking
-  // it), or 0; staged_ < want_ while it is set.
+  // it). want_ - staged_ is the room Feed() may fill inline: staged_ < want_
+  // while stalled, want_ == staged_ (no room) otherwise, in particular once
+  // state_ is kDone or kRejected.
   uint32_t want_ = 0;
   uint32_t index_ = 0;  // element index inside an array stage
   uint32_t skip_left_ = 0;
   Stage after_skip_;
   uint32_t quant_length_ = 0;   // quantization_length being read
   uint32_t tile_enums_at_ = 0;  // offset of the current tiled level's enums
-  uint8_t quant_header_[kQuantizationHeaderSize];
-  uint8_t staging_[kStatisticsSize];  // the largest field group: statistics
+  // The quantization descriptor's fixed part (header, then the scheme's
+  // fields), gathered across its two field groups. A member rather than a
+  // local array: Run() then needs no stack canary.
+  uint8_t quant_fixed_[kMaxSchemeFixedSize];
+  // The largest field group: statistics, or that many bytes of an array.
+  static constexpr uint32_t kStagingBytes = kStatisticsSize;
+  uint8_t staging_[kStagingBytes];
 
   TensorDescriptor desc_;
 };

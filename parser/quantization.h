@@ -63,6 +63,8 @@ inline constexpr std::array<float, 16> kNf4Lut = {
 
 // Size of header + fixed payload of an assigned scheme, 0 for others.
 uint32_t SchemeFixedSize(uint8_t scheme_tag);
+// The largest SchemeFixedSize() (per-block affine).
+inline constexpr uint32_t kMaxSchemeFixedSize = 24;
 const char* SchemeName(uint8_t scheme_tag);  // "per_tensor_affine", ...
 
 struct PerTensorAffine;

@@ -1,6 +1,7 @@
 // Chunk independence: whatever the chunking, the push decoder produces
 // exactly the one-shot result (same state, same fields, or the same rule and
 // byte offset), and consumes the same number of bytes.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,8 @@
 
 #include "gtest/gtest.h"
 #include "parser/decoder.h"
+#include "parser/element_type.h"
+#include "parser/wire.h"
 #include "tests/mutations.h"
 #include "tests/vectors.h"
 
@@ -111,6 +114,52 @@ TEST_F(ChunkingTest, EveryMutationOfEveryVector) {
   }
   // The mutations must actually exercise rejections, not only acceptances.
   EXPECT_GT(rejected, total / 2);
+}
+
+// Shape entries and buffer handles are read in runs of up to 72 bytes (one
+// field group). With descriptor_length cut anywhere inside a run longer than
+// one group, the element that crosses the end is the one reported, whatever
+// the chunking. Framing only: validation is off, as six buffers for a dense
+// tensor are not valid.
+TEST_F(ChunkingTest, ArraysLongerThanOneGroup) {
+  std::unique_ptr<TensorDescriptor> d = vectors::Dense(
+      type_tag::kFloat32, std::vector<uint64_t>(12, 1), layout_tag::kStrided);
+  std::fill(std::begin(d->layout.strides), std::end(d->layout.strides), 0);
+  d->buffer_count = 6;
+  for (uint32_t i = 1; i < 6; ++i) d->buffers[i] = d->buffers[0];
+  const std::vector<uint8_t> valid = vectors::Bytes(*d);
+  constexpr uint32_t kShapeAt = kFixedHeaderSize;  // 12 entries of 8 bytes
+  constexpr uint32_t kStridesAt = kShapeAt + 12 * 8 + 8;    // after byte_offset
+  constexpr uint32_t kHandlesAt = kStridesAt + 12 * 8 + 1;  // after the count
+  ASSERT_EQ(valid.size(), kHandlesAt + 6 * kBufferHandleSize);
+  ParseOptions options;
+  options.validate = false;
+  for (uint32_t length = kFixedHeaderSize; length <= valid.size(); ++length) {
+    std::vector<uint8_t> bytes(valid.begin(), valid.begin() + length);
+    wire::StoreU32(bytes.data() + 6, length);
+    ExpectSameAsOneShot(bytes, options, "length " + std::to_string(length));
+    const std::string where = "descriptor_length " + std::to_string(length);
+    if (length == valid.size()) {
+      EXPECT_EQ(one_->state(), DecodeState::kDone) << where;
+      continue;
+    }
+    ASSERT_EQ(one_->state(), DecodeState::kRejected) << where;
+    EXPECT_EQ(RuleId(one_->rejection().rule), "DESC-HDR-06") << where;
+    uint64_t crossing;  // offset of the field that crosses the end
+    if (length < kStridesAt - 8) {
+      crossing = kShapeAt + (length - kShapeAt) / 8 * 8;
+    } else if (length < kStridesAt) {
+      crossing = kStridesAt - 8;  // byte_offset
+    } else if (length < kHandlesAt - 1) {
+      crossing = kStridesAt + (length - kStridesAt) / 8 * 8;
+    } else if (length < kHandlesAt) {
+      crossing = kHandlesAt - 1;  // buffer_count
+    } else {
+      crossing = kHandlesAt +
+                 (length - kHandlesAt) / kBufferHandleSize * kBufferHandleSize;
+    }
+    EXPECT_EQ(one_->rejection().offset, crossing) << where;
+  }
 }
 
 // Bytes after the descriptor are never consumed: a stream continues there.

@@ -1,10 +1,12 @@
 // Decoder API behaviour: round trips, state machine, status format, sizes.
 #include "parser/decoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -84,6 +86,73 @@ TEST(DecoderTest, StateMachine) {
   dec.Reset();
   EXPECT_FALSE(dec.in_progress());
   EXPECT_EQ(dec.state(), DecodeState::kNeedMore);
+}
+
+// The fixed header is two field groups: the magic, then the other 16 bytes.
+// Input that is not Hurray is refused after 4 bytes; a bad version or length
+// is found once the header is complete, and input that ends first is
+// truncation, whatever the chunking (decoder.h).
+TEST(DecoderTest, FixedHeaderIsTwoFieldGroups) {
+  const std::vector<uint8_t> valid = vectors::Bytes(*vectors::PerTensorInt8());
+  std::vector<uint8_t> garbage = valid;
+  garbage[0] = 'X';
+  DescriptorDecoder dec;
+  FeedResult r = dec.Feed(absl::MakeConstSpan(garbage).first(4));
+  EXPECT_EQ(r.state, DecodeState::kRejected);
+  EXPECT_EQ(r.consumed, 4u);
+  EXPECT_EQ(RuleId(dec.rejection().rule), "DESC-HDR-02");
+
+  std::vector<uint8_t> newer = valid;
+  newer[4] = 2;  // version_major
+  for (size_t given : {6, 10, 19, 20}) {
+    for (size_t chunk : {size_t{1}, given}) {
+      dec.Reset();
+      for (size_t at = 0; at < given && dec.state() == DecodeState::kNeedMore;
+           at += chunk) {
+        r = dec.Feed(absl::MakeConstSpan(newer).subspan(at, chunk));
+      }
+      dec.Finish();
+      const std::string how = std::to_string(given) + " bytes in chunks of " +
+                              std::to_string(chunk);
+      if (given < kFixedHeaderSize) {
+        EXPECT_EQ(RuleId(dec.rejection().rule), "DESC-HDR-01") << how;
+        EXPECT_EQ(dec.rejection().offset, given) << how;
+      } else {
+        EXPECT_EQ(RuleId(dec.rejection().rule), "DESC-HDR-03") << how;
+        EXPECT_EQ(dec.rejection().offset, 4u) << how;
+        EXPECT_EQ(dec.consumed(), kFixedHeaderSize) << how;
+      }
+    }
+  }
+}
+
+// Rejected or done is final until Reset(), even when the input stopped in
+// the middle of a field group the decoder was gathering.
+TEST(DecoderTest, StoppedDecoderConsumesNothing) {
+  const std::vector<uint8_t> bytes = vectors::Bytes(*vectors::PerTensorInt8());
+  for (size_t given = 0; given <= bytes.size(); ++given) {
+    for (size_t chunk : {size_t{1}, size_t{3}, bytes.size()}) {
+      DescriptorDecoder dec;
+      for (size_t at = 0; at < given && dec.state() == DecodeState::kNeedMore;
+           at += chunk) {
+        (void)dec.Feed(absl::MakeConstSpan(bytes).subspan(
+            at, std::min(chunk, given - at)));
+      }
+      const DecodeState end = dec.Finish();
+      const std::string how = std::to_string(given) + " bytes in chunks of " +
+                              std::to_string(chunk);
+      EXPECT_EQ(end, given == bytes.size() ? DecodeState::kDone
+                                           : DecodeState::kRejected)
+          << how;
+      const uint64_t consumed = dec.consumed();
+      for (size_t size : {size_t{1}, size_t{2}, bytes.size()}) {
+        const FeedResult r = dec.Feed(absl::MakeConstSpan(bytes).first(size));
+        EXPECT_EQ(r.consumed, 0u) << how << ", then " << size;
+        EXPECT_EQ(r.state, end) << how << ", then " << size;
+      }
+      EXPECT_EQ(dec.consumed(), consumed) << how;
+    }
+  }
 }
 
 TEST(DecoderTest, RejectionStatusCarriesRuleAndOffset) {
@@ -168,6 +237,15 @@ TEST(QuantizationTest, Nf4TableIsBitExact) {
   }
   EXPECT_EQ(kMxfpCanonicalBlockSize, 32u);
   EXPECT_EQ(kMinBufferAlignment, 64u);
+}
+
+// The decoder gathers a scheme's fixed part in kMaxSchemeFixedSize bytes.
+TEST(QuantizationTest, MaxSchemeFixedSizeBoundsEveryScheme) {
+  uint32_t largest = 0;
+  for (int tag = 0; tag < 256; ++tag) {
+    largest = std::max(largest, SchemeFixedSize(static_cast<uint8_t>(tag)));
+  }
+  EXPECT_EQ(largest, kMaxSchemeFixedSize);
 }
 
 TEST(QuantizationTest, EncodeDecodeEveryScheme) {
