@@ -31,10 +31,10 @@
 //     descriptor_length;
 //   * when rejected: the same rule and byte offset.
 // Also checked: a chunk is consumed whole unless the descriptor ends in it;
-// after done or rejected, Feed consumes nothing and Finish() changes
-// nothing; Reset() clears the progress. Because the one-shot decoder is
-// fresh and the chunked one is reused, any state that leaks through Reset()
-// into the next descriptor's result is a difference too.
+// after done or rejected (by Feed or by Finish), Feed consumes nothing and
+// Finish() changes nothing; Reset() clears the progress. Because the one-shot
+// decoder is fresh and the chunked one is reused, any state that leaks through
+// Reset() into the next descriptor's result is a difference too.
 //
 // Every chunk is copied into a heap block of exactly its length that is
 // freed after the Feed call, so AddressSanitizer reports a read past the end
@@ -211,10 +211,16 @@ void Run(const uint8_t* data, size_t size) {
       Mismatch("rejection", base, *chunked, one_shot);
     }
 
-    // A finished decoder ignores further input until Reset().
+    // A finished decoder ignores further input until Reset(), also when
+    // the input ended in the middle of a field group it was gathering.
     const Rejection rejection = chunked->rejection();
     if (pos < chunk_end) {
       const FeedResult again = FeedCopy(*chunked, stream, pos, chunk_end - pos);
+      HURRAY_FUZZ_CHECK(again.consumed == 0 && again.state == state);
+    }
+    for (const size_t length : {size_t{1}, size_t{3}}) {
+      if (length > n) break;
+      const FeedResult again = FeedCopy(*chunked, stream, 0, length);
       HURRAY_FUZZ_CHECK(again.consumed == 0 && again.state == state);
     }
     HURRAY_FUZZ_CHECK(chunked->Finish() == state);
