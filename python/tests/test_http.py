@@ -107,6 +107,15 @@ def model(nginx):
 
 
 def _sent_since(log, lines_before):
+    # nginx logs a request once it has sent the response, which may be just
+    # after the client has read it: wait until the log stops growing.
+    deadline = time.monotonic() + 5
+    count, still_since = _lines(log), time.monotonic()
+    while time.monotonic() < deadline and time.monotonic() - still_since < 0.3:
+        time.sleep(0.05)
+        now = _lines(log)
+        if now != count:
+            count, still_since = now, time.monotonic()
     lines = log.read_text().splitlines()[lines_before:]
     return sum(int(l.split()[2]) for l in lines), [l.split()[1] for l in lines]
 
