@@ -218,7 +218,7 @@ void BM_Paired(benchmark::State& state, const Vector* v) {
   std::vector<double> one_ns, chunk_ratio, byte_ratio;
   int round = 0;
   for (auto _ : state) {
-    double t[3];
+    double t[3] = {0, 0, 0};  // all set below (quiets -Wmaybe-uninitialized)
     for (int k = 0; k < 3; ++k) {
       switch ((round + k) % 3) {
         case 0:
