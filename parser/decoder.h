@@ -13,8 +13,9 @@
 // area (at most 72 bytes). A field is checked once its whole group is in, so
 // input cut short inside a group is DESC-HDR-01 even when a field already
 // given is wrong (a bad version in the first 10 bytes of a 20-byte header),
-// whatever the chunking. Opaque parts (extension-layout data,
-// uninterpreted quantization payloads, trailing bytes of a newer minor
+// and a rejection consumes the whole group of the offending field (20 bytes
+// for a bad version), whatever the chunking. Opaque parts (extension-layout
+// data, uninterpreted quantization payloads, trailing bytes of a newer minor
 // version) are skipped, never copied; their position is recorded.
 //
 // A chunk that holds a whole descriptor of a common shape (row- or
