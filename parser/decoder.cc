@@ -103,6 +103,11 @@ uint32_t DescriptorDecoder::ArrayGroup(uint32_t left, uint32_t size) const {
   return std::min({left, kStagingBytes / size, in_bounds});
 }
 
+DescriptorDecoder::Step DescriptorDecoder::FieldBeyondLength() {
+  return Reject(Rule::kDescHdr06, pos_,
+                "a field ends beyond descriptor_length");
+}
+
 DescriptorDecoder::Step DescriptorDecoder::BeginSkip(uint32_t n, Stage next) {
   if (static_cast<uint64_t>(pos_) + n > desc_.descriptor_length) {
     return Reject(Rule::kDescHdr06, pos_,
@@ -185,8 +190,7 @@ DecodeState DescriptorDecoder::Finish() {
 #define HURRAY_TAKE(n, p)                                              \
   do {                                                                 \
     if (static_cast<uint64_t>(pos_) + (n) > desc_.descriptor_length) { \
-      return Reject(Rule::kDescHdr06, pos_,                            \
-                    "a field ends beyond descriptor_length");          \
+      return FieldBeyondLength();                                      \
     }                                                                  \
     if (((p) = Take(n)) == nullptr) return Step::kStall;               \
   } while (0)
@@ -250,8 +254,7 @@ DecodeState DescriptorDecoder::Finish() {
     case Stage::kShape: {
       const uint32_t k = ArrayGroup(d.rank - index_, 8);
       if (k == 0) {
-        return Reject(Rule::kDescHdr06, pos_,
-                      "a field ends beyond descriptor_length");
+        return FieldBeyondLength();
       }
       if ((p = Take(8 * k)) == nullptr) return Step::kStall;
       for (uint32_t i = 0; i < k; ++i) d.shape[index_ + i] = LoadU64(p + 8 * i);
@@ -404,8 +407,7 @@ DecodeState DescriptorDecoder::Finish() {
     case Stage::kHandle: {
       const uint32_t k = ArrayGroup(d.buffer_count - index_, kBufferHandleSize);
       if (k == 0) {
-        return Reject(Rule::kDescHdr06, pos_,
-                      "a field ends beyond descriptor_length");
+        return FieldBeyondLength();
       }
       if ((p = Take(kBufferHandleSize * k)) == nullptr) return Step::kStall;
       for (const uint8_t* end = p + kBufferHandleSize * k; p != end;

@@ -155,6 +155,8 @@ class DescriptorDecoder {
   uint32_t ArrayGroup(uint32_t left, uint32_t size) const;
   bool Skip();
   Step Reject(Rule rule, uint64_t offset, const char* message);
+  // DESC-HDR-06 for the field group starting at pos_.
+  Step FieldBeyondLength();
   Step BeginSkip(uint32_t n, Stage next);
   // The buffer count just read (its byte ends at pos_).
   Step BeginBufferTable(uint8_t count);
