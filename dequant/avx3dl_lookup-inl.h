@@ -201,18 +201,31 @@ HWY_INLINE void LookupSpan(const uint8_t* src, uint64_t e, size_t len, __m512 t,
 }
 
 // The table of one parameter: value(code) · scale for code = j mod 2^kBits.
+// Built in two 256-bit halves: on the Xeon host of issue 18 one 512-bit
+// multiply per call kept the core in its slower AVX-512 frequency licence
+// for the whole L2-sized run after it (per-tensor int4, 64 Ki outputs: 5.37
+// us after one 512-bit multiply, 4.96 us without; bench/RESULTS.md), and
+// everything else in these loops (loads, permutes, shifts, stores) is light.
+HWY_INLINE __m512 JoinHalves(__m256 lo, __m256 hi) {
+  return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+}
+
 struct AffineTable {
-  __m512i q;  // code value (sign-extended for signed codecs) per entry
+  __m256i q_lo, q_hi;  // code value (sign-extended when signed) per entry
   HWY_INLINE __m512 Make(float scale, int32_t zp) const {
-    const __m512i d = _mm512_sub_epi32(q, _mm512_set1_epi32(zp));
-    return _mm512_mul_ps(_mm512_cvtepi32_ps(d), _mm512_set1_ps(scale));
+    const __m256i z = _mm256_set1_epi32(zp);
+    const __m256 s = _mm256_set1_ps(scale);
+    return JoinHalves(
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(q_lo, z)), s),
+        _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(q_hi, z)), s));
   }
 };
 
 struct ValueTable {
-  __m512 v;  // value(code) per entry
+  __m256 v_lo, v_hi;  // value(code) per entry
   HWY_INLINE __m512 Make(float scale, int32_t) const {
-    return _mm512_mul_ps(v, _mm512_set1_ps(scale));
+    const __m256 s = _mm256_set1_ps(scale);
+    return JoinHalves(_mm256_mul_ps(v_lo, s), _mm256_mul_ps(v_hi, s));
   }
 };
 
@@ -547,11 +560,13 @@ HWY_INLINE AffineTable AffineTableOf(int bits, bool is_signed) {
     const int32_t c = j % mod;
     q[j] = is_signed && c >= mod / 2 ? c - mod : c;
   }
-  return AffineTable{_mm512_loadu_si512(q)};
+  return AffineTable{
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)),
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 8))};
 }
 
 HWY_INLINE ValueTable ValueTableOf(const float* values) {
-  return ValueTable{_mm512_loadu_ps(values)};
+  return ValueTable{_mm256_loadu_ps(values), _mm256_loadu_ps(values + 8)};
 }
 
 // True when the run was dequantized here.
