@@ -200,18 +200,36 @@ HWY_INLINE void LookupSpan(const uint8_t* src, uint64_t e, size_t len, __m512 t,
   }
 }
 
-// The table of one parameter: value(code) · scale for code = j mod 2^kBits.
-// Built in two 256-bit halves: on the Xeon host of issue 18 one 512-bit
-// multiply per call kept the core in its slower AVX-512 frequency licence
-// for the whole L2-sized run after it (per-tensor int4, 64 Ki outputs: 5.37
-// us after one 512-bit multiply, 4.96 us without; bench/RESULTS.md), and
-// everything else in these loops (loads, permutes, shifts, stores) is light.
+// The tables of one parameter (value(code) · scale for code = j mod
+// 2^kBits) are built in two 256-bit halves: on the Xeon host of issue 18 one
+// 512-bit multiply per call kept the core in its slower AVX-512 frequency
+// licence for the whole L2-sized run after it (per-tensor int4, 64 Ki
+// outputs: 5.37 us after one 512-bit multiply, 4.96 us without;
+// bench/RESULTS.md), and everything else in these loops (loads, permutes,
+// shifts, stores) is light.
 HWY_INLINE __m512 JoinHalves(__m256 lo, __m256 hi) {
   return _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
 }
 
+// By how the zero point is given: Scaled (none: value · scale), Shifted (a
+// float zero point that converts exactly, Run::zero_points_f: (value - zp)
+// · scale, the same float as float(q - zp) · scale) and Make (an int32 zero
+// point: float(q - zp) · scale). Per block of 32 codes, Shifted is two
+// subtractions and two multiplies where Make also converts (per_block int4,
+// 64 Ki outputs in L2: 5.18 against 5.35 us, bench/RESULTS.md).
 struct AffineTable {
   __m256i q_lo, q_hi;  // code value (sign-extended when signed) per entry
+  __m256 f_lo, f_hi;   // the same as floats (exact)
+  HWY_INLINE __m512 Scaled(float scale) const {
+    const __m256 s = _mm256_set1_ps(scale);
+    return JoinHalves(_mm256_mul_ps(f_lo, s), _mm256_mul_ps(f_hi, s));
+  }
+  HWY_INLINE __m512 Shifted(float scale, float zp) const {
+    const __m256 z = _mm256_set1_ps(zp);
+    const __m256 s = _mm256_set1_ps(scale);
+    return JoinHalves(_mm256_mul_ps(_mm256_sub_ps(f_lo, z), s),
+                      _mm256_mul_ps(_mm256_sub_ps(f_hi, z), s));
+  }
   HWY_INLINE __m512 Make(float scale, int32_t zp) const {
     const __m256i z = _mm256_set1_epi32(zp);
     const __m256 s = _mm256_set1_ps(scale);
@@ -221,12 +239,15 @@ struct AffineTable {
   }
 };
 
+// NF4 and float4_e2m1 codes (NF4 and MXFP have no zero points).
 struct ValueTable {
   __m256 v_lo, v_hi;  // value(code) per entry
-  HWY_INLINE __m512 Make(float scale, int32_t) const {
+  HWY_INLINE __m512 Scaled(float scale) const {
     const __m256 s = _mm256_set1_ps(scale);
     return JoinHalves(_mm256_mul_ps(v_lo, s), _mm256_mul_ps(v_hi, s));
   }
+  HWY_INLINE __m512 Shifted(float scale, float) const { return Scaled(scale); }
+  HWY_INLINE __m512 Make(float scale, int32_t) const { return Scaled(scale); }
 };
 
 // One element through the table (heads: a run starting inside a byte).
@@ -278,11 +299,14 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
           WholeBlocks<16>(k, blocks, param, step16);
         }
       };
-      if (zps != nullptr) {
+      if (zps == nullptr) {
+        blocks_of([&](size_t b) { return table.Scaled(scales[b]); });
+      } else if (r.zero_points_f != nullptr) {
+        const float* zpf = r.zero_points_f + pc.index;
+        blocks_of([&](size_t b) { return table.Shifted(scales[b], zpf[b]); });
+      } else {
         zps += pc.index;
         blocks_of([&](size_t b) { return table.Make(scales[b], zps[b]); });
-      } else {
-        blocks_of([&](size_t b) { return table.Make(scales[b], 0); });
       }
       out += blocks * k;
       e += blocks * k;
@@ -291,8 +315,11 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
       continue;
     }
     const size_t len = static_cast<size_t>(std::min<uint64_t>(n, pc.left));
-    const int32_t zp = pc.zero_points ? pc.zero_points[pc.index] : 0;
-    const __m512 t = table.Make(pc.scales[pc.index], zp);
+    const float scale = pc.scales[pc.index];
+    const __m512 t = pc.zero_points == nullptr ? table.Scaled(scale)
+                     : r.zero_points_f != nullptr
+                         ? table.Shifted(scale, r.zero_points_f[pc.index])
+                         : table.Make(scale, pc.zero_points[pc.index]);
     size_t head = 0;
     while (head < len && (e + head) % kPerByte != 0) {
       out[head] = TableAt(t, ReadRawCode(r.src, e + head, raw));
@@ -560,9 +587,13 @@ HWY_INLINE AffineTable AffineTableOf(int bits, bool is_signed) {
     const int32_t c = j % mod;
     q[j] = is_signed && c >= mod / 2 ? c - mod : c;
   }
-  return AffineTable{
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q)),
-      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 8))};
+  const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+  const __m256i hi =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q + 8));
+  // 256-bit converts, written out: GCC vectorized a loop of scalar casts
+  // here into one 512-bit convert per run, which put the run back in the
+  // slow licence (per_tensor int4: 5.43 us against 5.02; see JoinHalves).
+  return AffineTable{lo, hi, _mm256_cvtepi32_ps(lo), _mm256_cvtepi32_ps(hi)};
 }
 
 HWY_INLINE ValueTable ValueTableOf(const float* values) {

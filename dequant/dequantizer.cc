@@ -112,6 +112,7 @@ absl::StatusOr<Dequantizer> Dequantizer::Create(Plan plan,
   for (int32_t zp : dq.zero_points_) {
     if (!NarrowAffineSafe(p.codec, zp)) dq.wide_ = true;
   }
+  dq.zero_points_f_ = ExactFloatZeroPoints(p.codec, dq.zero_points_);
   return dq;
 }
 
@@ -274,6 +275,8 @@ absl::Status Dequantizer::EmitGroupsAt(const uint8_t* src, uint64_t groups,
       run.scales = scales_.data() + s.base;
       run.zero_points =
           zero_points_.empty() ? nullptr : zero_points_.data() + s.base;
+      run.zero_points_f =
+          zero_points_f_.empty() ? nullptr : zero_points_f_.data() + s.base;
       run.wide = wide_;
       run.stream = stream;
       run.out = *out;

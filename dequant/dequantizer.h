@@ -185,6 +185,7 @@ class Dequantizer {
   // contiguous over the inner dimensions.
   std::vector<float> scales_;
   std::vector<int32_t> zero_points_;  // empty: all zero
+  std::vector<float> zero_points_f_;  // Run::zero_points_f (or empty)
   bool wide_ = false;    // some zero point needs the 64-bit kernels
   bool stream_ = false;  // this Consume writes with non-temporal stores
 

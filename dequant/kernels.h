@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "dequant/codec.h"
 
@@ -34,6 +35,11 @@ struct Run {
   uint64_t period = UINT64_MAX;
   const float* scales = nullptr;
   const int32_t* zero_points = nullptr;
+  // The same zero points as float32 when every one converts exactly (|zp|
+  // <= 2^24; the Dequantizer gives them for 2- and 4-bit codes), else
+  // nullptr. float(q) - zp_f is then float(q - zp), rounded once the same
+  // way, and the 2- and 4-bit table kernels build their tables from it.
+  const float* zero_points_f = nullptr;
   // Some q - zero_point may leave the int32 range (32-bit storage, or zero
   // points outside the storage range in permissive mode): the kernels then
   // take the 64-bit exact path.
@@ -87,6 +93,12 @@ const char* KernelTargetName();
 // True when q - zero_point fits in int32 for every q of `codec` (the narrow
 // kernels' precondition for run.wide = false).
 bool NarrowAffineSafe(Codec codec, int64_t zero_point);
+
+// Run::zero_points_f for `codec`: the zero points as float32 when the codec
+// has 2- or 4-bit codes and every zero point converts exactly, else empty
+// (nothing to gain elsewhere).
+std::vector<float> ExactFloatZeroPoints(Codec codec,
+                                        const std::vector<int32_t>& zps);
 
 }  // namespace hurray::dequant
 

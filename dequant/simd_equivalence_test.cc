@@ -399,7 +399,8 @@ TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
 // 48 (whole blocks once the run reaches a block start), of 1000 (long spans
 // under one parameter from an unaligned start) and of 4096 (one parameter
 // for the whole run), blocked and periodic (parameter i for element i, as
-// along a per-channel row); affine runs with and without zero points; 2500
+// along a per-channel row); affine runs with and without zero points (the
+// 2- and 4-bit ones also with their exact floats, Run::zero_points_f); 2500
 // codes not streamed, streamed into an output off a line (through the L1
 // stage, several tiles) and streamed with the first block start on a line
 // (straight from the registers where the vectors land on lines: blocks and
@@ -411,9 +412,11 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
   for (uint8_t& b : src) b = static_cast<uint8_t>(rng_());
   std::vector<float> scales(1000);  // periodic: index < period
   std::vector<int32_t> zps(1000);
+  std::vector<float> zpf(1000);
   for (size_t i = 0; i < scales.size(); ++i) {
     scales[i] = 0.5f + static_cast<float>(i % 64) * 0.37f;
     zps[i] = static_cast<int32_t>(i % 7) - 3;
+    zpf[i] = static_cast<float>(zps[i]);
   }
   auto value = [](Codec c, uint32_t q) -> float {
     switch (c) {
@@ -451,8 +454,14 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
                            c == Codec::kInt8 || c == Codec::kInt16 ||
                            c == Codec::kInt32;
     const Packing pk = PackingOf(c);
-    for (bool with_zp : {true, false}) {
+    const bool table_codec = c == Codec::kInt4 || c == Codec::kUInt4 ||
+                             c == Codec::kInt2 || c == Codec::kUInt2;
+    // Zero points: 0 none, 1 int32 only, 2 int32 and their exact floats
+    // (Run::zero_points_f, which the 2- and 4-bit table kernels use).
+    for (int zp_mode : {2, 1, 0}) {
+      const bool with_zp = zp_mode != 0;
       if (!affine && with_zp) continue;
+      if (zp_mode == 2 && !table_codec) continue;
       for (const auto& [periodic, period] :
            std::vector<std::pair<bool, uint64_t>>{{false, 5},
                                                   {false, 48},
@@ -507,6 +516,7 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
                 r.wide = with_zp && c == Codec::kInt32;
                 r.scales = scales.data();
                 r.zero_points = affine && with_zp ? zps.data() : nullptr;
+                r.zero_points_f = zp_mode == 2 ? zpf.data() : nullptr;
                 r.stream = stream;
                 // An unaligned output, or (mode 2) the output placed so that
                 // the first block start is on a 64-byte line.
@@ -528,7 +538,7 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
                 const std::string what =
                     absl::StrCat(CodecName(c), " first ", first, " count ",
                                  count, " period ", period, " phase ", phase,
-                                 " zp ", with_zp, " mode ", mode);
+                                 " zp ", zp_mode, " mode ", mode);
                 for (size_t j = 0; j < got.size(); ++j) {
                   if (j < at || j >= at + count) {
                     ASSERT_EQ(got[j], kSentinel) << what << " at " << j;
@@ -565,7 +575,9 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
       }
     }
   }
-  EXPECT_EQ(runs, (6 + 10 * 2) * 7 * 2 * 8 * (8 + 2));
+  // 6 codecs without zero points, 10 affine with and without, the 4 table
+  // codecs also with float zero points.
+  EXPECT_EQ(runs, (6 + 10 * 2 + 4) * 7 * 2 * 8 * (8 + 2));
   if (!vectors_under_16_bytes) {
     EXPECT_GT(on_lines, 0);
   }
@@ -575,6 +587,50 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
 // Minifloat subnormal codes are decoded without subnormal float32
 // intermediates, so a caller running with DAZ (denormals are zero) gets the
 // same results as the reference computed without it.
+// The 2- and 4-bit table kernels subtract zero points as floats when every
+// one converts exactly (|zp| <= 2^24, kernels.h Run::zero_points_f) and as
+// int32 otherwise; both against the reference at the edge (permissive mode,
+// where per-block zero points may leave the storage range).
+TEST_P(SimdEquivalenceTest, TableZeroPointsAtFloatPrecision) {
+  constexpr int32_t kEdge = int32_t{1} << 24;
+  int checked = 0;
+  for (uint8_t type : {kInt4, kUInt4, kInt2, kUInt2}) {
+    TensorSpec spec;
+    spec.scheme = Scheme::kPerBlockAffine;
+    spec.storage_type = type;
+    spec.shape = {3, 4 * 32 + 7};
+    spec.axis = 1;
+    spec.block_size = 32;
+    spec.wild_zero_points = true;  // permissive (OptionsFor)
+    TestTensor t = MakeTensor(spec, rng_);
+    const uint64_t blocks =
+        t.buffers[t.descriptor->quantization.zero_point_buffer_index].size() /
+        4;
+    ASSERT_GT(blocks, 4u);
+    const int32_t exact[] = {kEdge, -kEdge, kEdge - 1, 1 - kEdge, 7, -3};
+    for (uint64_t b = 0; b < blocks; ++b) SetZeroPoint(&t, b, exact[b % 6]);
+    Check(spec, t, /*every_cut=*/false);  // float zero points
+    if (HasFatalFailure()) return;
+    SetZeroPoint(&t, blocks / 2, kEdge + 1);
+    Check(spec, t, /*every_cut=*/false);  // int32 zero points
+    if (HasFatalFailure()) return;
+    checked += 2;
+  }
+  EXPECT_EQ(checked, 8);
+}
+
+TEST(ExactFloatZeroPoints, OnlyTableCodecsAndOnlyWhenEveryOneIsExact) {
+  constexpr int32_t kEdge = int32_t{1} << 24;
+  EXPECT_EQ(ExactFloatZeroPoints(Codec::kInt4, {kEdge, -kEdge, 3}),
+            (std::vector<float>{16777216.0f, -16777216.0f, 3.0f}));
+  EXPECT_EQ(ExactFloatZeroPoints(Codec::kUInt2, {0, 1}),
+            (std::vector<float>{0.0f, 1.0f}));
+  EXPECT_TRUE(ExactFloatZeroPoints(Codec::kUInt4, {3, kEdge + 1}).empty());
+  EXPECT_TRUE(ExactFloatZeroPoints(Codec::kInt2, {-kEdge - 1}).empty());
+  EXPECT_TRUE(ExactFloatZeroPoints(Codec::kInt8, {1, 2}).empty());
+  EXPECT_TRUE(ExactFloatZeroPoints(Codec::kInt4, {}).empty());
+}
+
 TEST_P(SimdEquivalenceTest, MinifloatsIgnoreDenormalsAreZero) {
   for (uint8_t type :
        {kFloat8E4M3, kFloat8E5M2, kFloat4E2M1, kFloat6E2M3, kFloat6E3M2}) {

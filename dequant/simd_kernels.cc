@@ -1064,5 +1064,21 @@ bool NarrowAffineSafe(Codec codec, int64_t zero_point) {
   return lo >= INT32_MIN && hi <= INT32_MAX;
 }
 
+std::vector<float> ExactFloatZeroPoints(Codec codec,
+                                        const std::vector<int32_t>& zps) {
+  std::vector<float> out;
+  if (codec != Codec::kInt4 && codec != Codec::kUInt4 &&
+      codec != Codec::kInt2 && codec != Codec::kUInt2) {
+    return out;
+  }
+  constexpr int32_t kExact = int32_t{1} << 24;  // float32's 24-bit significand
+  for (int32_t zp : zps) {
+    if (zp > kExact || zp < -kExact) return out;
+  }
+  out.reserve(zps.size());
+  for (int32_t zp : zps) out.push_back(static_cast<float>(zp));
+  return out;
+}
+
 }  // namespace hurray::dequant
 #endif  // HWY_ONCE
