@@ -51,7 +51,9 @@
 // HURRAY_BENCH_TARGET=AVX2 (any Highway target name this CPU supports: AVX2,
 // AVX3, AVX3_DL, SSE4, ...) runs the kernels and the store bound on that
 // target instead of the best one, so one AVX-512 host measures both; each
-// row's label names the target it ran on.
+// row's label names the target its kernels ran on (on an Intel AVX-512 host,
+// AVX2 for the in-cache 8- and 16-bit and float8_e5m2 rows:
+// dequant/kernels.h KernelTargetNameFor).
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -259,7 +261,8 @@ void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type,
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
-  state.SetLabel(KernelTargetName());
+  state.SetLabel(KernelTargetNameFor(dq->plan().codec,
+                                     n * sizeof(float) >= kStreamOutputBytes));
   // Of the streamed outputs, the share that went through the kernels' L1
   // stage rather than straight from the registers (kernels.h
   // StreamedOutputs; see the comment at the top).
@@ -313,7 +316,8 @@ void BM_DequantThreads(benchmark::State& state, Scheme scheme, uint8_t type) {
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(n));
-  state.SetLabel(KernelTargetName());
+  state.SetLabel(KernelTargetNameFor(dq->plan().codec,
+                                     n * sizeof(float) >= kStreamOutputBytes));
 }
 
 // Other dense layouts (ConsumeScattered, the storage-order walk): the same
@@ -406,8 +410,8 @@ void NoteFailure(const absl::Status& s, bool complete, const char* short_of,
 
 // The rounds of a paired benchmark: each iteration times pass(p) for the P
 // passes in orders[round % R] (each over `out`), then hands the seconds,
-// indexed by pass, to record(sec). Sets the `rounds` counter and the label;
-// stops at the first failure a pass leaves in *failed.
+// indexed by pass, to record(sec). Sets the `rounds` counter; stops at the
+// first failure a pass leaves in *failed.
 template <size_t R, size_t P, class Pass, class Record>
 void PairedRounds(benchmark::State& state, const int (&orders)[R][P],
                   float* out, const std::string* failed, const Pass& pass,
@@ -432,7 +436,6 @@ void PairedRounds(benchmark::State& state, const int (&orders)[R][P],
     record(sec);
   }
   state.counters["rounds"] = static_cast<double>(round);
-  state.SetLabel(KernelTargetName());
 }
 
 // Each iteration is one round of three single-thread passes over the same
@@ -482,6 +485,8 @@ void BM_BoundsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
   state.counters["of_store"] = Median(of_store);
   state.counters["of_bound"] = Median(of_bound);
   state.counters["bound_of_store"] = Median(bound_of_store);
+  state.SetLabel(KernelTargetNameFor(dq->plan().codec,
+                                     n * sizeof(float) >= kStreamOutputBytes));
 }
 
 // Each iteration is one round of four passes over the same output, in the
@@ -525,6 +530,8 @@ void BM_ThreadsPaired(benchmark::State& state, Scheme scheme, uint8_t type) {
   state.counters["dequant_x"] = Median(dequant_x);
   state.counters["store_x"] = Median(store_x);
   state.counters["of_store_2t"] = Median(of_store);
+  state.SetLabel(KernelTargetNameFor(dq->plan().codec,
+                                     n * sizeof(float) >= kStreamOutputBytes));
 }
 
 void BM_Memcpy(benchmark::State& state) {

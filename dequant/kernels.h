@@ -90,6 +90,19 @@ StreamedOutputs StreamedOutputsOfThisThread();
 // "SSE4", "EMU128", ...).
 const char* KernelTargetName();
 
+// The target whose kernels dequantize runs of `codec` now (`stream`:
+// Run::stream): KernelTargetName(), but "AVX2" for in-cache runs of the 8-
+// and 16-bit integer codecs and float8_e5m2 on Intel CPUs whose best target
+// is AVX3 or AVX3_DL. Their 512-bit converts and multiplies lower the core's
+// clock there, and their 256-bit kernels were the faster ones into the
+// caches; streamed outputs keep the 512-bit kernels, faster there
+// (bench/RESULTS.md, issue 18).
+const char* KernelTargetNameFor(Codec codec, bool stream);
+
+// Tests: 0 (the default) takes the AVX2 kernels above on Intel CPUs only, 1
+// on any CPU, 2 never (every target's own kernels).
+void SetAvx2PreferenceForTest(int preference);
+
 // True when q - zero_point fits in int32 for every q of `codec` (the narrow
 // kernels' precondition for run.wide = false).
 bool NarrowAffineSafe(Codec codec, int64_t zero_point);

@@ -194,12 +194,18 @@ class SimdEquivalenceTest : public ::testing::TestWithParam<int64_t> {
  protected:
   void SetUp() override {
     hwy::SetSupportedTargetsForTest(GetParam());
+    // Every target's own kernels (not the AVX2 ones Intel AVX-512 hosts take
+    // for some codecs: Avx2KernelsForSomeCodecsOnAvx512 below).
+    SetAvx2PreferenceForTest(2);
     if (std::string(KernelTargetName()) != hwy::TargetName(GetParam())) {
       GTEST_SKIP() << "kernels not compiled for "
                    << hwy::TargetName(GetParam());
     }
   }
-  void TearDown() override { hwy::SetSupportedTargetsForTest(0); }
+  void TearDown() override {
+    hwy::SetSupportedTargetsForTest(0);
+    SetAvx2PreferenceForTest(0);
+  }
 
   // One-shot and chunked Dequantizer output against the reference.
   void Check(const TensorSpec& spec, const TestTensor& t, bool every_cut) {
@@ -587,6 +593,41 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
 // Minifloat subnormal codes are decoded without subnormal float32
 // intermediates, so a caller running with DAZ (denormals are zero) gets the
 // same results as the reference computed without it.
+// On AVX3 and AVX3_DL, the 8- and 16-bit integer codecs and float8_e5m2
+// can take the AVX2 kernels (on Intel CPUs by default, kernels.h
+// KernelTargetNameFor): the same values as the reference that way too, and
+// the other codecs keep the target's own kernels.
+TEST_P(SimdEquivalenceTest, Avx2KernelsForSomeCodecsOnAvx512) {
+  if (GetParam() != HWY_AVX3 && GetParam() != HWY_AVX3_DL) {
+    GTEST_SKIP() << "only AVX3 and AVX3_DL hand codecs to AVX2";
+  }
+  const std::string own = hwy::TargetName(GetParam());
+  SetAvx2PreferenceForTest(2);
+  EXPECT_EQ(KernelTargetNameFor(Codec::kInt8, false), own);
+  SetAvx2PreferenceForTest(1);
+  for (Codec c : {Codec::kInt8, Codec::kUInt8, Codec::kInt16, Codec::kUInt16,
+                  Codec::kFloat8E5M2}) {
+    EXPECT_STREQ(KernelTargetNameFor(c, false), "AVX2") << CodecName(c);
+    EXPECT_EQ(KernelTargetNameFor(c, true), own) << CodecName(c);
+  }
+  for (Codec c : {Codec::kInt4, Codec::kUInt2, Codec::kNf4, Codec::kInt32,
+                  Codec::kFloat8E4M3, Codec::kFloat6E2M3}) {
+    EXPECT_EQ(KernelTargetNameFor(c, false), own) << CodecName(c);
+  }
+  int checked = 0;
+  for (const TensorSpec& spec : AllSpecs()) {
+    const uint8_t t = spec.storage_type;
+    if (t != kInt8 && t != kUInt8 && t != kInt16 && t != kUInt16 &&
+        t != kFloat8E5M2) {
+      continue;
+    }
+    Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
+    if (HasFatalFailure()) return;
+    ++checked;
+  }
+  EXPECT_GT(checked, 20);
+}
+
 // The 2- and 4-bit table kernels subtract zero points as floats when every
 // one converts exactly (|zp| <= 2^24, kernels.h Run::zero_points_f) and as
 // int32 otherwise; both against the reference at the edge (permissive mode,

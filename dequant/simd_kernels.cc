@@ -35,11 +35,16 @@
 #define HURRAY_DEQUANT_SIMD_KERNELS_ONCE
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+
+#if HWY_ARCH_X86
+#include <cpuid.h>
+#endif
 
 #include "absl/base/config.h"
 #include "dequant/codec.h"
@@ -1034,6 +1039,8 @@ void DequantizeRunImpl(const Run& r) {
 
 const char* TargetNameImpl() { return hwy::TargetName(HWY_TARGET); }
 
+int64_t TargetImpl() { return HWY_TARGET; }
+
 // NOLINTNEXTLINE(google-readability-namespace-comments)
 }  // namespace HWY_NAMESPACE
 }  // namespace hurray::dequant
@@ -1044,13 +1051,88 @@ namespace hurray::dequant {
 
 HWY_EXPORT(DequantizeRunImpl);
 HWY_EXPORT(TargetNameImpl);
+HWY_EXPORT(TargetImpl);
+
+namespace {
+
+// SetAvx2PreferenceForTest: 0 by the CPU's vendor, 1 always, 2 never.
+std::atomic<int> avx2_preference{0};
+
+bool IsIntelCpu() {
+#if HWY_ARCH_X86
+  static const bool intel = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
+    // "GenuineIntel" in EBX, EDX, ECX.
+    return b == 0x756E6547u && d == 0x49656E69u && c == 0x6C65746Eu;
+  }();
+  return intel;
+#else
+  return false;
+#endif
+}
+
+// The codecs whose AVX3 kernels convert and multiply in 512 bits and whose
+// AVX2 kernels were faster on an Intel AVX-512 host in L2 (bench/RESULTS.md,
+// issue 18: int8 5.13 against 5.50 us, int16 5.20 against 5.94,
+// float8_e5m2 4.99 against 5.64). The 2- and 4-bit, float8_e4m3, float6
+// and 32-bit codecs stay on their AVX3_DL kernels, which were faster there.
+bool Avx2KernelsFaster(Codec codec) {
+  switch (codec) {
+    case Codec::kInt8:
+    case Codec::kUInt8:
+    case Codec::kInt16:
+    case Codec::kUInt16:
+    case Codec::kFloat8E5M2:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Intel's AVX-512 cores run at a lower clock for some time after 512-bit
+// floating-point instructions (one such multiply before an L2-sized lookup
+// run cost it 8 %, bench/RESULTS.md); AMD's do not change their clock. Only
+// for outputs that stay in the caches: streamed ones (Run::stream) were
+// faster with the 512-bit kernels and their 64-byte non-temporal stores
+// (per_tensor int8 at 64 Mi outputs: 0.78 of the store loop with the
+// AVX3_DL kernels, 0.65 with AVX2's).
+bool UseAvx2Kernels(Codec codec, bool stream) {
+#if HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX2)
+  if (stream || !Avx2KernelsFaster(codec)) return false;
+  const int preference = avx2_preference.load(std::memory_order_relaxed);
+  if (preference == 2 || (preference == 0 && !IsIntelCpu())) return false;
+  const int64_t target = HWY_DYNAMIC_DISPATCH(TargetImpl)();
+  return target == HWY_AVX3 || target == HWY_AVX3_DL;
+#else
+  (void)codec;
+  (void)stream;
+  return false;
+#endif
+}
+
+}  // namespace
 
 void DequantizeRun(const Run& run) {
+#if HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX2)
+  if (UseAvx2Kernels(run.codec, run.stream)) {
+    return N_AVX2::DequantizeRunImpl(run);
+  }
+#endif
   HWY_DYNAMIC_DISPATCH(DequantizeRunImpl)(run);
 }
 
 const char* KernelTargetName() {
   return HWY_DYNAMIC_DISPATCH(TargetNameImpl)();
+}
+
+const char* KernelTargetNameFor(Codec codec, bool stream) {
+  return UseAvx2Kernels(codec, stream) ? hwy::TargetName(HWY_AVX2)
+                                       : KernelTargetName();
+}
+
+void SetAvx2PreferenceForTest(int preference) {
+  avx2_preference.store(preference, std::memory_order_relaxed);
 }
 
 StreamedOutputs StreamedOutputsOfThisThread() {
