@@ -589,10 +589,6 @@ TEST_P(SimdEquivalenceTest, KernelRunsStartingInsideAGroup) {
   }
 }
 
-#if defined(__x86_64__)
-// Minifloat subnormal codes are decoded without subnormal float32
-// intermediates, so a caller running with DAZ (denormals are zero) gets the
-// same results as the reference computed without it.
 // On AVX3 and AVX3_DL, the 8- and 16-bit integer codecs and float8_e5m2
 // can take the AVX2 kernels (on Intel CPUs by default, kernels.h
 // KernelTargetNameFor): the same values as the reference that way too, and
@@ -672,6 +668,10 @@ TEST(ExactFloatZeroPoints, OnlyTableCodecsAndOnlyWhenEveryOneIsExact) {
   EXPECT_TRUE(ExactFloatZeroPoints(Codec::kInt4, {}).empty());
 }
 
+#if defined(__x86_64__)
+// Minifloat subnormal codes are decoded without subnormal float32
+// intermediates, so a caller running with DAZ (denormals are zero) gets the
+// same results as the reference computed without it.
 TEST_P(SimdEquivalenceTest, MinifloatsIgnoreDenormalsAreZero) {
   for (uint8_t type :
        {kFloat8E4M3, kFloat8E5M2, kFloat4E2M1, kFloat6E2M3, kFloat6E3M2}) {
