@@ -263,6 +263,11 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
   // A local copy stays in registers (the stores to `out` could alias the
   // caller's cursor, and reloading it after each block stalls).
   ParamCursor pc = cursor;
+  // Float zero points only in the default rounding mode (MXCSR RC = 0):
+  // rounding toward -inf, x - x is -0 where the reference's float(q - zp)
+  // is +0 (found by a review helper's rounding-mode differential).
+  const float* zero_points_f =
+      (_mm_getcsr() & 0x6000u) == 0 ? r.zero_points_f : nullptr;
   constexpr uint64_t kPerByte = 8 / kBits;
   const __m512i ctrl = CodeControl<kBits>();
   const Lookup64Consts<kBits> c64;
@@ -301,8 +306,8 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
       };
       if (zps == nullptr) {
         blocks_of([&](size_t b) { return table.Scaled(scales[b]); });
-      } else if (r.zero_points_f != nullptr) {
-        const float* zpf = r.zero_points_f + pc.index;
+      } else if (zero_points_f != nullptr) {
+        const float* zpf = zero_points_f + pc.index;
         blocks_of([&](size_t b) { return table.Shifted(scales[b], zpf[b]); });
       } else {
         zps += pc.index;
@@ -317,8 +322,8 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
     const size_t len = static_cast<size_t>(std::min<uint64_t>(n, pc.left));
     const float scale = pc.scales[pc.index];
     const __m512 t = pc.zero_points == nullptr ? table.Scaled(scale)
-                     : r.zero_points_f != nullptr
-                         ? table.Shifted(scale, r.zero_points_f[pc.index])
+                     : zero_points_f != nullptr
+                         ? table.Shifted(scale, zero_points_f[pc.index])
                          : table.Make(scale, pc.zero_points[pc.index]);
     size_t head = 0;
     while (head < len && (e + head) % kPerByte != 0) {

@@ -35,10 +35,11 @@ struct Run {
   uint64_t period = UINT64_MAX;
   const float* scales = nullptr;
   const int32_t* zero_points = nullptr;
-  // The same zero points as float32 when every one converts exactly (|zp|
-  // <= 2^24; the Dequantizer gives them for 2- and 4-bit codes), else
-  // nullptr. float(q) - zp_f is then float(q - zp), rounded once the same
-  // way, and the 2- and 4-bit table kernels build their tables from it.
+  // The same array as zero_points, element for element, as float32 when
+  // every one converts exactly (|zp| <= 2^24; the Dequantizer gives them for
+  // 2- and 4-bit codes), else nullptr. float(q) - zp_f is then float(q - zp)
+  // (in the default rounding mode, where the kernels use it), and the 2- and
+  // 4-bit table kernels build their tables from it.
   const float* zero_points_f = nullptr;
   // Some q - zero_point may leave the int32 range (32-bit storage, or zero
   // points outside the storage range in permissive mode): the kernels then

@@ -3,6 +3,7 @@
 // partial blocks, odd sizes, byte offsets, extreme parameters, all byte
 // values, and data cut into pieces at every offset.
 #include <algorithm>
+#include <cfenv>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -654,6 +655,32 @@ TEST_P(SimdEquivalenceTest, TableZeroPointsAtFloatPrecision) {
     checked += 2;
   }
   EXPECT_EQ(checked, 8);
+}
+
+// In the other rounding modes too: rounding toward -inf, float(q) - zp_f is
+// -0 where the reference's float(q - zp) is +0, so the table kernels take
+// the int32 form there (found by a review helper; per-block rows of 2- and
+// 4-bit codes, where q == zp is frequent).
+TEST_P(SimdEquivalenceTest, TableZeroPointsInEveryRoundingMode) {
+  struct RestoreRounding {
+    ~RestoreRounding() { std::fesetround(FE_TONEAREST); }
+  } restore;
+  int checked = 0;
+  for (int mode : {FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO}) {
+    ASSERT_EQ(std::fesetround(mode), 0);
+    for (uint8_t type : {kInt4, kUInt4, kInt2, kUInt2}) {
+      TensorSpec spec;
+      spec.scheme = Scheme::kPerBlockAffine;
+      spec.storage_type = type;
+      spec.shape = {4, 256};
+      spec.axis = 1;
+      spec.block_size = 32;
+      Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
+      if (HasFatalFailure()) return;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 12);
 }
 
 TEST(ExactFloatZeroPoints, OnlyTableCodecsAndOnlyWhenEveryOneIsExact) {

@@ -1058,8 +1058,8 @@ namespace {
 // SetAvx2PreferenceForTest: 0 by the CPU's vendor, 1 always, 2 never.
 std::atomic<int> avx2_preference{0};
 
+#if HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX2)
 bool IsIntelCpu() {
-#if HWY_ARCH_X86
   static const bool intel = [] {
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
@@ -1067,9 +1067,6 @@ bool IsIntelCpu() {
     return b == 0x756E6547u && d == 0x49656E69u && c == 0x6C65746Eu;
   }();
   return intel;
-#else
-  return false;
-#endif
 }
 
 // The codecs whose AVX3 kernels convert and multiply in 512 bits and whose
@@ -1089,6 +1086,7 @@ bool Avx2KernelsFaster(Codec codec) {
       return false;
   }
 }
+#endif  // HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX2)
 
 // Intel's AVX-512 cores run at a lower clock for some time after 512-bit
 // floating-point instructions (one such multiply before an L2-sized lookup
