@@ -158,6 +158,21 @@ std::vector<TensorSpec> AllSpecs() {
   return specs;
 }
 
+// A per-block affine tensor of `type`, blocks of 32 along rows of `row`.
+TensorSpec PerBlock32(uint8_t type, uint64_t rows, uint64_t row) {
+  TensorSpec spec;
+  spec.scheme = Scheme::kPerBlockAffine;
+  spec.storage_type = type;
+  spec.shape = {rows, row};
+  spec.axis = 1;
+  spec.block_size = 32;
+  return spec;
+}
+
+// The largest |zero point| a float32 holds exactly (kernels.h
+// Run::zero_points_f).
+constexpr int32_t kExactEdge = int32_t{1} << 24;
+
 DequantOptions OptionsFor(const TensorSpec& spec) {
   DequantOptions o;
   if (spec.wild_zero_points) o.mode = Mode::kPermissive;
@@ -630,15 +645,10 @@ TEST_P(SimdEquivalenceTest, Avx2KernelsForSomeCodecsOnAvx512) {
 // int32 otherwise; both against the reference at the edge (permissive mode,
 // where per-block zero points may leave the storage range).
 TEST_P(SimdEquivalenceTest, TableZeroPointsAtFloatPrecision) {
-  constexpr int32_t kEdge = int32_t{1} << 24;
+  constexpr int32_t kEdge = kExactEdge;
   int checked = 0;
   for (uint8_t type : {kInt4, kUInt4, kInt2, kUInt2}) {
-    TensorSpec spec;
-    spec.scheme = Scheme::kPerBlockAffine;
-    spec.storage_type = type;
-    spec.shape = {3, 4 * 32 + 7};
-    spec.axis = 1;
-    spec.block_size = 32;
+    TensorSpec spec = PerBlock32(type, 3, 4 * 32 + 7);
     spec.wild_zero_points = true;  // permissive (OptionsFor)
     TestTensor t = MakeTensor(spec, rng_);
     const uint64_t blocks =
@@ -669,12 +679,7 @@ TEST_P(SimdEquivalenceTest, TableZeroPointsInEveryRoundingMode) {
   for (int mode : {FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO}) {
     ASSERT_EQ(std::fesetround(mode), 0);
     for (uint8_t type : {kInt4, kUInt4, kInt2, kUInt2}) {
-      TensorSpec spec;
-      spec.scheme = Scheme::kPerBlockAffine;
-      spec.storage_type = type;
-      spec.shape = {4, 256};
-      spec.axis = 1;
-      spec.block_size = 32;
+      const TensorSpec spec = PerBlock32(type, 4, 256);
       Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
       if (HasFatalFailure()) return;
       ++checked;
@@ -684,7 +689,7 @@ TEST_P(SimdEquivalenceTest, TableZeroPointsInEveryRoundingMode) {
 }
 
 TEST(ExactFloatZeroPoints, OnlyTableCodecsAndOnlyWhenEveryOneIsExact) {
-  constexpr int32_t kEdge = int32_t{1} << 24;
+  constexpr int32_t kEdge = kExactEdge;
   EXPECT_EQ(ExactFloatZeroPoints(Codec::kInt4, {kEdge, -kEdge, 3}),
             (std::vector<float>{16777216.0f, -16777216.0f, 3.0f}));
   EXPECT_EQ(ExactFloatZeroPoints(Codec::kUInt2, {0, 1}),
