@@ -53,6 +53,16 @@ const BfTables& BfTablesOf() {
       r.hi[m] = static_cast<uint8_t>(bits >> 24);
       r.lo[m] = static_cast<uint8_t>(bits >> 16);
     }
+    // float6: codes 32 .. 63 are the negatives of codes 0 .. 31 (F6Decoder
+    // looks up the magnitude and copies the sign).
+    if (kCodec != Codec::kFloat8E4M3) {
+      for (int m = 0; m < 32; ++m) {
+        if (r.hi[m] > 0x7F || r.hi[m + 32] != (r.hi[m] | 0x80) ||
+            r.lo[m + 32] != r.lo[m]) {
+          r.ok = false;
+        }
+      }
+    }
     // e4m3 negative codes: the magnitude's value with the sign bit set.
     if (kCodec == Codec::kFloat8E4M3) {
       for (int m = 0; m < 128; ++m) {
@@ -366,6 +376,10 @@ struct E4M3Decoder {
     hi1 = _mm512_load_si512(t.hi + 64);
   }
 
+  static HWY_INLINE __m512 Mul(__m512 v, __m512 s) {
+    return _mm512_mul_ps(v, s);
+  }
+
   HWY_INLINE __m512 operator()(const __m128i in) const {
     const __mmask64 k2 = 0x4444444444444444ull, k3 = 0x8888888888888888ull;
     const __m512i x = _mm512_maskz_permutexvar_epi8(k2 | k3, spread,
@@ -379,42 +393,87 @@ struct E4M3Decoder {
   }
 };
 
-// float6: 16 codes (12 bytes) in `in`.
+// The product of a float and a scale as two 256-bit multiplies: a 512-bit
+// multiply would put the core in its slower AVX-512 licence (JoinHalves).
+HWY_INLINE __m512 MulIn256(__m512 v, __m512 s) {
+  return JoinHalves(
+      _mm256_mul_ps(_mm512_castps512_ps256(v), _mm512_castps512_ps256(s)),
+      _mm256_mul_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(s)));
+}
+
+// float6 under one scale: the bfloat16 magnitudes of codes 0 .. 31 (32
+// words, one register), already times the scale when that is a power of two
+// 2^k with |k| <= 120. Then every nonzero magnitude times the scale is a
+// normal float (float6 values lie in [2^-4, 28]), so the product is exact
+// and is the magnitude's exponent plus k: one 16-bit add per table instead
+// of a multiply per 16 outputs (an MXFP scale, E8M0, is always a power of
+// two; quantization/mxfp.md). Otherwise the lookup gives the magnitude and
+// the scale multiplies it (exact = false).
+struct F6Scale {
+  __m512i table;
+  __m512 scale;
+  bool exact;
+};
+
+// float6: 16 codes (12 bytes) in `in` (operator()), or 64 codes (48 bytes)
+// at a time (Decode64).
 struct F6Decoder {
   static constexpr bool kF6 = true;
   __m512i spread, ctrl, lo, hi;
-  __m512i spread64, ctrl64, w0, w1;
+  __m512i spread64, ctrl01, ctrl23, mag, biased;
+  __mmask32 nonzero;
 
   explicit F6Decoder(const BfTables& t) {
     // 64 codes (48 bytes): qword m gathers, as its bytes 2b and 2b + 1, the
     // two input bytes from 12b + 3m / 2 on (codes 16b + 2m and 16b + 2m + 1
-    // start at bit 96b + 12m); the multishift puts the code of output
-    // vector b in byte b of its lane (bits above the code are ignored).
-    uint8_t sp[64], c[64];
+    // start at bit 96b + 12m, at bit o = 12m mod 8 of the pair).
+    uint8_t sp[64];
     for (int m = 0; m < 8; ++m) {
-      const int s = 3 * m / 2, o = 4 * (m % 2);
+      const int s = 3 * m / 2;
       for (int b = 0; b < 4; ++b) {
         sp[8 * m + 2 * b] = static_cast<uint8_t>(s + 12 * b);
         sp[8 * m + 2 * b + 1] = static_cast<uint8_t>(s + 12 * b + 1);
-        c[8 * m + b] = static_cast<uint8_t>(16 * b + o);
-        c[8 * m + 4 + b] = static_cast<uint8_t>(16 * b + o + 6);
       }
     }
     spread64 = _mm512_loadu_si512(sp);
-    ctrl64 = _mm512_loadu_si512(c);
-    // The bfloat16 of each code, 32 words per register (vpermi2w reads the
-    // low 6 bits of each word index).
-    uint16_t w[64];
-    for (int i = 0; i < 64; ++i) {
+    // Multishift ctrl01 puts, in each lane, the code of output vector 0 in
+    // byte 2 and again in byte 3 from two bits lower (so that the code's
+    // sign, bit 5, is the lane's bit 31), and vector 1's code the same way
+    // in bytes 0 and 1; ctrl23 does it for vectors 2 and 3. Windows wrap
+    // around the qword; the bits they bring in beside the code are ignored
+    // (vpermw reads 5 bits of its index word) or masked off.
+    auto control = [](int v_hi, int v_lo) {
+      uint8_t c[64];
+      for (int m = 0; m < 8; ++m) {
+        const int o = 4 * (m % 2);
+        for (int lane = 0; lane < 2; ++lane) {
+          const int at = o + 6 * lane;
+          uint8_t* q = c + 8 * m + 4 * lane;
+          q[0] = static_cast<uint8_t>((16 * v_lo + at) & 63);
+          q[1] = static_cast<uint8_t>((16 * v_lo + at - 2) & 63);
+          q[2] = static_cast<uint8_t>((16 * v_hi + at) & 63);
+          q[3] = static_cast<uint8_t>((16 * v_hi + at - 2) & 63);
+        }
+      }
+      return _mm512_loadu_si512(c);
+    };
+    ctrl01 = control(0, 1);
+    ctrl23 = control(2, 3);
+    // The magnitudes' bfloat16 (codes 32 .. 63 are their negatives: the
+    // BfTables check).
+    uint16_t w[32];
+    nonzero = 0;
+    for (int i = 0; i < 32; ++i) {
       w[i] = static_cast<uint16_t>(t.hi[i] << 8 | t.lo[i]);
+      if (w[i] != 0) nonzero |= __mmask32{1} << i;
     }
-    w0 = _mm512_loadu_si512(w);
-    w1 = _mm512_loadu_si512(w + 32);
-    // Qword m gets the source bytes from 3m / 2 on (codes 2m and 2m + 1
-    // start at bit 12m), then the multishift takes each code's 8-bit window
-    // into bytes 2 and 3 of its lane, at bit 12m mod 8 of the qword for lane
-    // 2m and six bits later for lane 2m + 1 (vpermb ignores the 2 bits
-    // above the code).
+    mag = _mm512_loadu_si512(w);
+    biased = _mm512_sub_epi16(mag, _mm512_set1_epi16(127 << 7));
+    // 16 codes: qword m gets the source bytes from 3m / 2 on (codes 2m and
+    // 2m + 1 start at bit 12m), then the multishift takes each code's 8-bit
+    // window into bytes 2 and 3 of its lane, at bit 12m mod 8 of the qword
+    // for lane 2m and six bits later for lane 2m + 1 (vpermb ignores the 2
+    // bits above the code).
     alignas(64) static constexpr uint8_t kSpread[64] = {
         0, 1,  2,  3,  4,  5,  6,  7,  1,  2,  3,  4,  5,  6,  7,  8,
         3, 4,  5,  6,  7,  8,  9,  10, 4,  5,  6,  7,  8,  9,  10, 11,
@@ -437,30 +496,125 @@ struct F6Decoder {
     return _mm512_castsi512_ps(_mm512_mask_permutexvar_epi8(y, k3, y, hi));
   }
 
-  // The 64 codes (48 bytes) at p → out, outputs 0 .. 31 times sa, 32 .. 63
-  // times sb. Vector b's codes are moved to byte 2 of each lane, and one
-  // zero-masked vpermi2w writes the bfloat16 into the high word.
-  template <bool kStream>
-  HWY_INLINE void Decode64(const uint8_t* p, __m512 sa, __m512 sb,
-                           float* out) const {
+  // 16 outputs times the scale, for the 16-code steps and tails.
+  static HWY_INLINE __m512 Mul(__m512 v, __m512 s) { return MulIn256(v, s); }
+
+  // True when scale is 2^k with |k| <= 120 (F6Scale).
+  static HWY_INLINE bool Exact(float scale) {
+    uint32_t bits;
+    std::memcpy(&bits, &scale, 4);
+    const uint32_t biased_k = bits >> 23;  // k + 127 when the rest is zero
+    return (bits & 0x807FFFFFu) == 0 && biased_k - 7 <= 240;
+  }
+
+  // Exact for all of scales[0 .. n), 16 at a time: a scalar loop here took
+  // a fifth of an MXFP run's time (one scale per 32 outputs).
+  static HWY_INLINE bool AllExact(const float* scales, size_t n) {
+    const __m512i bias = _mm512_set1_epi32(7 << 23);
+    const __m512i span = _mm512_set1_epi32(240 << 23);
+    const __m512i mantissa = _mm512_set1_epi32(0x007FFFFF);
+    for (size_t i = 0; i < n; i += 16) {
+      const __mmask16 live = n - i >= 16
+                                 ? __mmask16{0xFFFF}
+                                 : static_cast<__mmask16>((1u << (n - i)) - 1);
+      const __m512i bits = _mm512_maskz_loadu_epi32(live, scales + i);
+      // Sign 0, exponent field in [7, 247], mantissa 0.
+      const __mmask16 in_range = _mm512_mask_cmple_epu32_mask(
+          live, _mm512_sub_epi32(bits, bias), span);
+      if (_mm512_mask_testn_epi32_mask(in_range, bits, mantissa) != live) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The magnitudes times *scale, an Exact one: the scale's high word is its
+  // exponent field (k + 127) · 2^7, added to `biased` (the magnitudes' words
+  // less 127 · 2^7); the zero magnitude stays zero.
+  static HWY_INLINE __m512i TableOf(const float* scale, __m512i mag,
+                                    __m512i biased, __mmask32 nonzero) {
+    uint16_t high;
+    std::memcpy(&high, reinterpret_cast<const char*>(scale) + 2, 2);
+    return _mm512_mask_add_epi16(mag, nonzero, biased,
+                                 _mm512_set1_epi16(static_cast<short>(high)));
+  }
+
+  HWY_INLINE F6Scale ScaleOf(const float& scale) const {
+    const __m512 vs = _mm512_set1_ps(scale);
+    if (!Exact(scale)) return F6Scale{mag, vs, false};
+    return F6Scale{TableOf(&scale, mag, biased, nonzero), vs, true};
+  }
+
+  // The 64 codes (48 bytes) at p → out, outputs 0 .. 31 through table ta,
+  // 32 .. 63 through tb (each the high word of a lane, the low word zeroed),
+  // the sign copied from the code; then times sa / sb when kMul. Per 32
+  // outputs: one multishift, two vpermw, one shift, two ternary operations.
+  template <bool kStream, bool kMul, bool kWhole = false>
+  static HWY_INLINE void Decode64(const uint8_t* p, __m512i spread64,
+                                  __m512i ctrl01, __m512i ctrl23, __m512i ta,
+                                  __m512i tb, __m512 sa, __m512 sb,
+                                  float* out) {
     // The masked load does not start the hardware prefetcher: from DRAM,
     // without this hint, the kernel ran at 0.4-0.5 x its traffic bound
     // (bench/RESULTS.md). Prefetches never fault past the input.
     _mm_prefetch(reinterpret_cast<const char*>(p) + 768, _MM_HINT_T0);
-    const __m512i in = _mm512_maskz_loadu_epi8(0x0000FFFFFFFFFFFFull, p);
-    const __m512i x = _mm512_multishift_epi64_epi8(
-        ctrl64, _mm512_permutexvar_epi8(spread64, in));
-    const __mmask32 high = 0xAAAAAAAAu;
-    auto value = [&](__m512i idx) {
-      return _mm512_castsi512_ps(
-          _mm512_maskz_permutex2var_epi16(high, w0, idx, w1));
+    const __m512i in = kWhole
+                           ? _mm512_loadu_si512(p)
+                           : _mm512_maskz_loadu_epi8(0x0000FFFFFFFFFFFFull, p);
+    const __m512i w = _mm512_permutexvar_epi8(spread64, in);
+    const __m512i x01 = _mm512_multishift_epi64_epi8(ctrl01, w);
+    const __m512i x23 = _mm512_multishift_epi64_epi8(ctrl23, w);
+    const __m512i sign = _mm512_set1_epi32(INT32_MIN);
+    auto value = [&](__m512i x, __m512i t, __m512 s) {
+      const __m512i m = _mm512_maskz_permutexvar_epi16(0xAAAAAAAAu, x, t);
+      const __m512 v =
+          _mm512_castsi512_ps(_mm512_ternarylogic_epi32(m, x, sign, 0xF8));
+      if constexpr (kMul) return MulIn256(v, s);
+      return v;
     };
-    StoreOut<kStream>(out, _mm512_mul_ps(value(_mm512_slli_epi32(x, 16)), sa));
-    StoreOut<kStream>(out + 16,
-                      _mm512_mul_ps(value(_mm512_slli_epi32(x, 8)), sa));
-    StoreOut<kStream>(out + 32, _mm512_mul_ps(value(x), sb));
-    StoreOut<kStream>(out + 48,
-                      _mm512_mul_ps(value(_mm512_srli_epi32(x, 8)), sb));
+    StoreOut<kStream>(out, value(x01, ta, sa));
+    StoreOut<kStream>(out + 16, value(_mm512_slli_epi32(x01, 16), ta, sa));
+    StoreOut<kStream>(out + 32, value(x23, tb, sb));
+    StoreOut<kStream>(out + 48, value(_mm512_slli_epi32(x23, 16), tb, sb));
+  }
+
+  template <bool kStream>
+  HWY_INLINE void Decode64(const uint8_t* p, const F6Scale& a, const F6Scale& b,
+                           float* out) const {
+    if (a.exact && b.exact) {
+      Decode64<kStream, false>(p, spread64, ctrl01, ctrl23, a.table, b.table,
+                               a.scale, b.scale, out);
+    } else {
+      // Both through the magnitudes (a.table may be already scaled).
+      Decode64<kStream, true>(p, spread64, ctrl01, ctrl23, mag, mag, a.scale,
+                              b.scale, out);
+    }
+  }
+
+  // `pairs` pairs of 32-code blocks from p, block i under scales[i], every
+  // scale Exact (the MXFP layout). The constants are copied to locals so
+  // that they stay in registers across the stores.
+  template <bool kStream>
+  HWY_INLINE void ExactPairs(const uint8_t* p, const float* scales,
+                             size_t pairs, bool more_follow, float* out) const {
+    const __m512i sp = spread64, c01 = ctrl01, c23 = ctrl23, m = mag,
+                  bm = biased;
+    const __mmask32 nz = nonzero;
+    const __m512 unused = _mm512_setzero_ps();
+    size_t i = 0;
+    // 64 bytes from p + 48i stay inside the run while 16 more bytes follow
+    // pair i (another pair, or `more_follow`: another block of the run).
+    const size_t whole = more_follow ? pairs : pairs - 1;
+    for (; i < whole; ++i) {
+      Decode64<kStream, false, true>(
+          p + 48 * i, sp, c01, c23, TableOf(scales + 2 * i, m, bm, nz),
+          TableOf(scales + 2 * i + 1, m, bm, nz), unused, unused, out + 64 * i);
+    }
+    for (; i < pairs; ++i) {
+      Decode64<kStream, false>(
+          p + 48 * i, sp, c01, c23, TableOf(scales + 2 * i, m, bm, nz),
+          TableOf(scales + 2 * i + 1, m, bm, nz), unused, unused, out + 64 * i);
+    }
   }
 };
 
@@ -475,15 +629,16 @@ HWY_INLINE void MinifloatSpan(const uint8_t* src, uint64_t e, size_t len,
   constexpr size_t kStepBytes = kF6 ? 12 : 16;
   size_t i = 0;
   if constexpr (kF6) {
+    const F6Scale s = dec.ScaleOf(scale);
     for (; i + 64 <= len; i += 64, p += 48) {
-      dec.template Decode64<kStream>(p, vs, vs, out + i);
+      dec.template Decode64<kStream>(p, s, s, out + i);
     }
   }
   for (; i + 16 <= len; i += 16, p += kStepBytes) {
     const __m128i in =
         kF6 ? _mm_maskz_loadu_epi8(0x0FFF, p)
             : _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    StoreOut<kStream>(out + i, _mm512_mul_ps(dec(in), vs));
+    StoreOut<kStream>(out + i, Decoder::Mul(dec(in), vs));
   }
   if (i < len) {
     const size_t rem = len - i;
@@ -491,7 +646,7 @@ HWY_INLINE void MinifloatSpan(const uint8_t* src, uint64_t e, size_t len,
     const __m128i in =
         _mm_maskz_loadu_epi8(static_cast<__mmask16>(ByteMask(bytes)), p);
     _mm512_mask_storeu_ps(out + i, static_cast<__mmask16>((1u << rem) - 1),
-                          _mm512_mul_ps(dec(in), vs));
+                          Decoder::Mul(dec(in), vs));
   }
 }
 
@@ -515,15 +670,27 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
       const size_t blocks = n / k;
       const uint8_t* p = r.src + (kF6 ? e / 4 * 3 : e);
       const float* scales = pc.scales + pc.index;
-      auto scale_of = [&](size_t b) { return _mm512_set1_ps(scales[b]); };
       bool done = false;
       if constexpr (kF6) {
+        auto scale_of = [&](size_t b) { return dec.ScaleOf(scales[b]); };
         if (k == 32) {
-          // Pairs of blocks: one 64-code step, a scale per half.
+          // Pairs of blocks: one 64-code step, a scale per half; 64 blocks
+          // at a time, those whose scales are all Exact (the common case)
+          // through ExactPairs, the others pair by pair.
           size_t b = 0;
-          for (; b + 2 <= blocks; b += 2) {
-            dec.template Decode64<kStream>(p + b * 24, scale_of(b),
-                                           scale_of(b + 1), out + b * 32);
+          while (b + 2 <= blocks) {
+            const size_t pairs = std::min<size_t>(64, blocks - b) / 2;
+            if (F6Decoder::AllExact(scales + b, 2 * pairs)) {
+              dec.template ExactPairs<kStream>(p + b * 24, scales + b, pairs,
+                                               b + 2 * pairs < blocks,
+                                               out + b * 32);
+            } else {
+              for (size_t i = b; i < b + 2 * pairs; i += 2) {
+                dec.template Decode64<kStream>(p + i * 24, scale_of(i),
+                                               scale_of(i + 1), out + i * 32);
+              }
+            }
+            b += 2 * pairs;
           }
           if (b < blocks) {
             MinifloatSpan<kStream>(r.src, e + b * 32, 32, scales[b], dec,
@@ -531,8 +698,8 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
           }
           done = true;
         } else if (k % 64 == 0) {
-          WholeBlocks<64>(k, blocks, scale_of, [&](size_t i, __m512 vs) {
-            dec.template Decode64<kStream>(p + i / 4 * 3, vs, vs, out + i);
+          WholeBlocks<64>(k, blocks, scale_of, [&](size_t i, const F6Scale& s) {
+            dec.template Decode64<kStream>(p + i / 4 * 3, s, s, out + i);
           });
           done = true;
         }
@@ -545,7 +712,7 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
                   kF6 ? _mm_maskz_loadu_epi8(0x0FFF, p + i / 4 * 3)
                       : _mm_loadu_si128(
                             reinterpret_cast<const __m128i*>(p + i));
-              StoreOut<kStream>(out + i, _mm512_mul_ps(dec(in), vs));
+              StoreOut<kStream>(out + i, Decoder::Mul(dec(in), vs));
             });
       }
       out += blocks * k;

@@ -688,6 +688,37 @@ TEST_P(SimdEquivalenceTest, TableZeroPointsInEveryRoundingMode) {
   EXPECT_EQ(checked, 12);
 }
 
+// float6 under an MXFP scale 2^k with |k| <= 120 looks up magnitudes already
+// times the scale (their exponent plus k, an exact product); the other
+// scales multiply. Scales at both edges, then one block past each edge
+// (k = -121: e3m2's smallest magnitude times it is subnormal; k = 127: its
+// largest overflows), in runs long enough for several chunks of blocks.
+TEST_P(SimdEquivalenceTest, Float6ScalesAtTheExponentEdges) {
+  int checked = 0;
+  for (uint8_t type : {kFloat6E2M3, kFloat6E3M2}) {
+    TensorSpec spec;
+    spec.scheme = Scheme::kMxfp;
+    spec.storage_type = type;
+    spec.shape = {2, 140 * 32};
+    spec.axis = 1;
+    spec.block_size = 32;
+    TestTensor t = MakeTensor(spec, rng_);
+    constexpr uint64_t kBlocks = 2 * 140;
+    const uint8_t exact[] = {127 - 120, 127 + 120, 127, 120, 127 - 119, 200};
+    for (uint64_t b = 0; b < kBlocks; ++b) SetScaleByte(&t, b, exact[b % 6]);
+    Check(spec, t, /*every_cut=*/false);
+    if (HasFatalFailure()) return;
+    for (const uint8_t e8m0 : {127 - 121, 127 + 121, 1, 254}) {
+      SetScaleByte(&t, 70, e8m0);
+      SetScaleByte(&t, 141, e8m0);
+      Check(spec, t, /*every_cut=*/false);
+      if (HasFatalFailure()) return;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 8);
+}
+
 TEST(ExactFloatZeroPoints, OnlyTableCodecsAndOnlyWhenEveryOneIsExact) {
   constexpr int32_t kEdge = kExactEdge;
   EXPECT_EQ(ExactFloatZeroPoints(Codec::kInt4, {kEdge, -kEdge, 3}),
