@@ -10,9 +10,17 @@
 //    reference (float(q - zp) · scale, or value · scale), and every group of
 //    16 outputs is one broadcast load, one multishift (the code's bits in
 //    the low byte of its lane) and one vpermps.
-//  - float8_e4m3 and the float6 codes are exact bfloat16 values: the two
-//    high bytes of the float32 come from byte tables built from the scalar
-//    decoders (vpermb / vpermi2b), then one product by the scale.
+//  - float8_e4m3 and the float6 codes are exact bfloat16 values, and an
+//    MXFP scale is a power of two 2^k: under a scale whose k keeps every
+//    product normal, value · scale is the bfloat16 with k added to its
+//    exponent, an integer add. float6: 32 magnitudes' words plus k per
+//    block, one vpermw per 16 outputs, the sign copied; e4m3: the code's
+//    bits shifted into the exponent and mantissa fields plus (bias + k),
+//    zero, subnormal and NaN codes from a 32-word table (F6Decoder,
+//    E4M3Decoder::Words32). No floating-point operation: on the Xeon of
+//    issue 18 a 512-bit one slows the core (JoinHalves). Other scales, and
+//    heads and tails: byte tables built from the scalar decoders (vpermb /
+//    vpermi2b), then a product by the scale in 256 bits.
 // Heads and tails: masked loads (never a byte past the run's groups) and
 // masked stores; an unaligned first code goes through the scalar forms.
 
@@ -357,10 +365,71 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
 // loaded once per run into registers (byte tables could alias the output,
 // so the compiler would reload them after every store).
 
-// float8_e4m3: 16 codes in `in`.
+// The product of a float and a scale as two 256-bit multiplies: a 512-bit
+// multiply would put the core in its slower AVX-512 licence (JoinHalves).
+HWY_INLINE __m512 MulIn256(__m512 v, __m512 s) {
+  return JoinHalves(
+      _mm256_mul_ps(_mm512_castps512_ps256(v), _mm512_castps512_ps256(s)),
+      _mm256_mul_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(s)));
+}
+
+// True when scale is 2^k with |k| <= kMaxK: sign 0, mantissa 0, exponent
+// field k + 127.
+template <int kMaxK>
+HWY_INLINE bool PowerOfTwoWithin(float scale) {
+  uint32_t bits;
+  std::memcpy(&bits, &scale, 4);
+  return (bits & 0x807FFFFFu) == 0 &&
+         (bits >> 23) - (127 - kMaxK) <= 2u * kMaxK;
+}
+
+// PowerOfTwoWithin for all of scales[0 .. n), 16 at a time: a scalar loop
+// here took a fifth of an MXFP float6 run's time (one scale per 32 outputs).
+template <int kMaxK>
+HWY_INLINE bool AllPowersOfTwoWithin(const float* scales, size_t n) {
+  const __m512i bias = _mm512_set1_epi32((127 - kMaxK) << 23);
+  const __m512i span = _mm512_set1_epi32((2 * kMaxK) << 23);
+  const __m512i mantissa = _mm512_set1_epi32(0x007FFFFF);
+  for (size_t i = 0; i < n; i += 16) {
+    const __mmask16 live = n - i >= 16
+                               ? __mmask16{0xFFFF}
+                               : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512i bits = _mm512_maskz_loadu_epi32(live, scales + i);
+    const __mmask16 in_range =
+        _mm512_mask_cmple_epu32_mask(live, _mm512_sub_epi32(bits, bias), span);
+    if (_mm512_mask_testn_epi32_mask(in_range, bits, mantissa) != live) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The high word of a power-of-two scale 2^k, (k + 127) · 2^7, in every word:
+// added to a bfloat16 it adds k to the exponent.
+HWY_INLINE __m512i ScaleExponentWords(const float* scale) {
+  uint16_t high;
+  std::memcpy(&high, reinterpret_cast<const char*>(scale) + 2, 2);
+  return _mm512_set1_epi16(static_cast<short>(high));
+}
+
+// bfloat16 words times *scale (PowerOfTwoWithin a range that keeps them
+// normal): `biased` is `words` less 127 · 2^7, and the words outside
+// `nonzero` (zeros) stay as they are.
+HWY_INLINE __m512i ScaledWords(const float* scale, __m512i words,
+                               __m512i biased, __mmask32 nonzero) {
+  return _mm512_mask_add_epi16(words, nonzero, biased,
+                               ScaleExponentWords(scale));
+}
+
+// float8_e4m3: 16 codes in `in` (operator()), or 64 codes at a time under
+// power-of-two scales (WordPairs).
 struct E4M3Decoder {
   static constexpr bool kF6 = false;
+  // Scales 2^k with |k| <= kMaxK keep every finite nonzero e4m3 value times
+  // them normal (magnitudes lie in [2^-9, 448]).
+  static constexpr int kMaxK = 116;
   __m512i spread, lo0, lo1, hi0, hi1;
+  __m512i word_spread0, word_spread1, subnormals, subnormals_biased;
 
   explicit E4M3Decoder(const BfTables& t) {
     // Code i to bytes 2 and 3 of lane i, bytes 0 and 1 zero.
@@ -374,11 +443,92 @@ struct E4M3Decoder {
     lo1 = _mm512_load_si512(t.lo + 64);
     hi0 = _mm512_load_si512(t.hi);
     hi1 = _mm512_load_si512(t.hi + 64);
+    // 32 codes to 32 words, the code in both bytes, ordered so that the
+    // word unpacks (within 128-bit lanes) give codes 0 .. 15 and 16 .. 31:
+    // word 8j + i holds code 4j + i, word 8j + 4 + i code 16 + 4j + i.
+    alignas(64) uint8_t ws[2][64];
+    for (int w = 0; w < 32; ++w) {
+      const int j = w / 8, i = w % 8;
+      const int code = i < 4 ? 4 * j + i : 16 + 4 * j + i - 4;
+      for (int half = 0; half < 2; ++half) {
+        ws[half][2 * w] = ws[half][2 * w + 1] =
+            static_cast<uint8_t>(code + 32 * half);
+      }
+    }
+    word_spread0 = _mm512_loadu_si512(ws[0]);
+    word_spread1 = _mm512_loadu_si512(ws[1]);
+    // The bfloat16 of the subnormal magnitudes m = 1 .. 7 and of NaN (m =
+    // 0x7F, index 31), zero elsewhere; NaN times any scale is itself.
+    alignas(64) uint16_t sub[32] = {};
+    for (int m = 1; m < 8; ++m) {
+      sub[m] = static_cast<uint16_t>(t.hi[m] << 8 | t.lo[m]);
+    }
+    sub[31] = static_cast<uint16_t>(t.hi[0x7F] << 8 | t.lo[0x7F]);  // NaN
+    subnormals = _mm512_loadu_si512(sub);
+    subnormals_biased =
+        _mm512_sub_epi16(subnormals, _mm512_set1_epi16(127 << 7));
   }
 
-  static HWY_INLINE __m512 Mul(__m512 v, __m512 s) {
-    return _mm512_mul_ps(v, s);
+  // 32 codes of `in` (word_spread picks which) under the scale *scale,
+  // 2^k with |k| <= kMaxK, as 32 bfloat16 words: with the code c in both
+  // bytes of a word, c >> 4 (arithmetic, masked) is the sign and the
+  // magnitude shifted to the bfloat16 exponent and mantissa fields, so a
+  // normal code's value times 2^k is that plus (120 + k) · 2^7 (e4m3's
+  // exponent bias is 7); zero, subnormal (exponent field 0) and NaN codes
+  // take their value from a 32-word table instead (vpermw, index c's low
+  // five bits). No floating-point operation (JoinHalves).
+  template <bool kStream>
+  static HWY_INLINE void Words32(__m512i in, __m512i word_spread,
+                                 __m512i subnormals, __m512i biased,
+                                 const float* scale, float* out) {
+    const __m512i exponent = ScaleExponentWords(scale);  // (k + 127) · 2^7
+    const __m512i w = _mm512_permutexvar_epi8(word_spread, in);
+    const __m512i normal = _mm512_add_epi16(
+        _mm512_and_si512(_mm512_srai_epi16(w, 4), _mm512_set1_epi16(-0x7810)),
+        _mm512_sub_epi16(exponent, _mm512_set1_epi16(7 << 7)));
+    // Table codes: exponent field 0 or NaN, that is (m + 1) mod 128 <= 8
+    // for the magnitude m (NaN's index is 31, the subnormals' 0 .. 7).
+    const __mmask32 from_table = _mm512_cmple_epu16_mask(
+        _mm512_and_si512(_mm512_add_epi16(w, _mm512_set1_epi16(0x0100)),
+                         _mm512_set1_epi16(0x7F00)),
+        _mm512_set1_epi16(0x0800));
+    const __m512i table =
+        _mm512_mask_add_epi16(subnormals, 0xFE, biased, exponent);
+    const __m512i v =
+        _mm512_mask_permutexvar_epi16(normal, from_table, w, table);
+    // The sign (bit 15 of w) for the table's words.
+    const __m512i bf = _mm512_ternarylogic_epi32(
+        v, w, _mm512_set1_epi16(static_cast<short>(0x8000)), 0xF8);
+    const __m512i zero = _mm512_setzero_si512();
+    StoreOut<kStream>(out,
+                      _mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, bf)));
+    StoreOut<kStream>(out + 16,
+                      _mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, bf)));
   }
+
+  // `blocks` 32-code blocks from p, block i under scales[i], each
+  // PowerOfTwoWithin<kMaxK>; two per 64-byte load.
+  template <bool kStream>
+  HWY_INLINE void WordBlocks(const uint8_t* p, const float* scales,
+                             size_t blocks, float* out) const {
+    const __m512i s0 = word_spread0, s1 = word_spread1, sub = subnormals,
+                  biased = subnormals_biased;
+    size_t b = 0;
+    for (; b + 2 <= blocks; b += 2) {
+      const __m512i in = _mm512_loadu_si512(p + 32 * b);
+      Words32<kStream>(in, s0, sub, biased, scales + b, out + 32 * b);
+      Words32<kStream>(in, s1, sub, biased, scales + b + 1, out + 32 * b + 32);
+    }
+    if (b < blocks) {
+      const __m512i in = _mm512_castsi256_si512(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * b)));
+      Words32<kStream>(in, s0, sub, biased, scales + b, out + 32 * b);
+    }
+  }
+
+  // 16 outputs times the scale (heads, tails, other scales): in 256 bits,
+  // not to leave the main path's light licence (JoinHalves).
+  static HWY_INLINE __m512 Mul(__m512 v, __m512 s) { return MulIn256(v, s); }
 
   HWY_INLINE __m512 operator()(const __m128i in) const {
     const __mmask64 k2 = 0x4444444444444444ull, k3 = 0x8888888888888888ull;
@@ -392,14 +542,6 @@ struct E4M3Decoder {
         _mm512_ternarylogic_epi32(z, x, _mm512_set1_epi32(INT32_MIN), 0xF8));
   }
 };
-
-// The product of a float and a scale as two 256-bit multiplies: a 512-bit
-// multiply would put the core in its slower AVX-512 licence (JoinHalves).
-HWY_INLINE __m512 MulIn256(__m512 v, __m512 s) {
-  return JoinHalves(
-      _mm256_mul_ps(_mm512_castps512_ps256(v), _mm512_castps512_ps256(s)),
-      _mm256_mul_ps(_mm512_extractf32x8_ps(v, 1), _mm512_castps512_ps256(s)));
-}
 
 // float6 under one scale: the bfloat16 magnitudes of codes 0 .. 31 (32
 // words, one register), already times the scale when that is a power of two
@@ -419,6 +561,9 @@ struct F6Scale {
 // at a time (Decode64).
 struct F6Decoder {
   static constexpr bool kF6 = true;
+  // Scales 2^k with |k| <= kF6MaxK keep every nonzero float6 value times
+  // them normal (float6 magnitudes lie in [2^-4, 28]).
+  static constexpr int kF6MaxK = 120;
   __m512i spread, ctrl, lo, hi;
   __m512i spread64, ctrl01, ctrl23, mag, biased;
   __mmask32 nonzero;
@@ -499,50 +644,10 @@ struct F6Decoder {
   // 16 outputs times the scale, for the 16-code steps and tails.
   static HWY_INLINE __m512 Mul(__m512 v, __m512 s) { return MulIn256(v, s); }
 
-  // True when scale is 2^k with |k| <= 120 (F6Scale).
-  static HWY_INLINE bool Exact(float scale) {
-    uint32_t bits;
-    std::memcpy(&bits, &scale, 4);
-    const uint32_t biased_k = bits >> 23;  // k + 127 when the rest is zero
-    return (bits & 0x807FFFFFu) == 0 && biased_k - 7 <= 240;
-  }
-
-  // Exact for all of scales[0 .. n), 16 at a time: a scalar loop here took
-  // a fifth of an MXFP run's time (one scale per 32 outputs).
-  static HWY_INLINE bool AllExact(const float* scales, size_t n) {
-    const __m512i bias = _mm512_set1_epi32(7 << 23);
-    const __m512i span = _mm512_set1_epi32(240 << 23);
-    const __m512i mantissa = _mm512_set1_epi32(0x007FFFFF);
-    for (size_t i = 0; i < n; i += 16) {
-      const __mmask16 live = n - i >= 16
-                                 ? __mmask16{0xFFFF}
-                                 : static_cast<__mmask16>((1u << (n - i)) - 1);
-      const __m512i bits = _mm512_maskz_loadu_epi32(live, scales + i);
-      // Sign 0, exponent field in [7, 247], mantissa 0.
-      const __mmask16 in_range = _mm512_mask_cmple_epu32_mask(
-          live, _mm512_sub_epi32(bits, bias), span);
-      if (_mm512_mask_testn_epi32_mask(in_range, bits, mantissa) != live) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // The magnitudes times *scale, an Exact one: the scale's high word is its
-  // exponent field (k + 127) · 2^7, added to `biased` (the magnitudes' words
-  // less 127 · 2^7); the zero magnitude stays zero.
-  static HWY_INLINE __m512i TableOf(const float* scale, __m512i mag,
-                                    __m512i biased, __mmask32 nonzero) {
-    uint16_t high;
-    std::memcpy(&high, reinterpret_cast<const char*>(scale) + 2, 2);
-    return _mm512_mask_add_epi16(mag, nonzero, biased,
-                                 _mm512_set1_epi16(static_cast<short>(high)));
-  }
-
   HWY_INLINE F6Scale ScaleOf(const float& scale) const {
     const __m512 vs = _mm512_set1_ps(scale);
-    if (!Exact(scale)) return F6Scale{mag, vs, false};
-    return F6Scale{TableOf(&scale, mag, biased, nonzero), vs, true};
+    if (!PowerOfTwoWithin<kF6MaxK>(scale)) return F6Scale{mag, vs, false};
+    return F6Scale{ScaledWords(&scale, mag, biased, nonzero), vs, true};
   }
 
   // The 64 codes (48 bytes) at p → out, outputs 0 .. 31 through table ta,
@@ -606,14 +711,16 @@ struct F6Decoder {
     // pair i (another pair, or `more_follow`: another block of the run).
     const size_t whole = more_follow ? pairs : pairs - 1;
     for (; i < whole; ++i) {
-      Decode64<kStream, false, true>(
-          p + 48 * i, sp, c01, c23, TableOf(scales + 2 * i, m, bm, nz),
-          TableOf(scales + 2 * i + 1, m, bm, nz), unused, unused, out + 64 * i);
+      Decode64<kStream, false, true>(p + 48 * i, sp, c01, c23,
+                                     ScaledWords(scales + 2 * i, m, bm, nz),
+                                     ScaledWords(scales + 2 * i + 1, m, bm, nz),
+                                     unused, unused, out + 64 * i);
     }
     for (; i < pairs; ++i) {
-      Decode64<kStream, false>(
-          p + 48 * i, sp, c01, c23, TableOf(scales + 2 * i, m, bm, nz),
-          TableOf(scales + 2 * i + 1, m, bm, nz), unused, unused, out + 64 * i);
+      Decode64<kStream, false>(p + 48 * i, sp, c01, c23,
+                               ScaledWords(scales + 2 * i, m, bm, nz),
+                               ScaledWords(scales + 2 * i + 1, m, bm, nz),
+                               unused, unused, out + 64 * i);
     }
   }
 };
@@ -680,7 +787,8 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
           size_t b = 0;
           while (b + 2 <= blocks) {
             const size_t pairs = std::min<size_t>(64, blocks - b) / 2;
-            if (F6Decoder::AllExact(scales + b, 2 * pairs)) {
+            if (AllPowersOfTwoWithin<F6Decoder::kF6MaxK>(scales + b,
+                                                         2 * pairs)) {
               dec.template ExactPairs<kStream>(p + b * 24, scales + b, pairs,
                                                b + 2 * pairs < blocks,
                                                out + b * 32);
@@ -701,6 +809,30 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
           WholeBlocks<64>(k, blocks, scale_of, [&](size_t i, const F6Scale& s) {
             dec.template Decode64<kStream>(p + i / 4 * 3, s, s, out + i);
           });
+          done = true;
+        }
+      }
+      if constexpr (!kF6) {
+        if (k == 32) {
+          // 64 blocks at a time: WordBlocks when their scales are all
+          // powers of two in range (MXFP's are, but for the extremes), else
+          // 16 codes at a time.
+          for (size_t b = 0; b < blocks;) {
+            const size_t count = std::min<size_t>(64, blocks - b);
+            if (AllPowersOfTwoWithin<E4M3Decoder::kMaxK>(scales + b, count)) {
+              dec.template WordBlocks<kStream>(p + b * 32, scales + b, count,
+                                               out + b * 32);
+            } else {
+              for (size_t i = b * 32; i < (b + count) * 32; i += 16) {
+                const __m128i in =
+                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+                StoreOut<kStream>(
+                    out + i,
+                    Decoder::Mul(dec(in), _mm512_set1_ps(scales[i / 32])));
+              }
+            }
+            b += count;
+          }
           done = true;
         }
       }

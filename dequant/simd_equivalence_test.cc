@@ -688,35 +688,41 @@ TEST_P(SimdEquivalenceTest, TableZeroPointsInEveryRoundingMode) {
   EXPECT_EQ(checked, 12);
 }
 
-// float6 under an MXFP scale 2^k with |k| <= 120 looks up magnitudes already
-// times the scale (their exponent plus k, an exact product); the other
+// float6 and float8_e4m3 under an MXFP scale 2^k with |k| <= 120 (float6)
+// or 116 (e4m3) take the scale in the exponent of their bfloat16 values (an
+// exact product: every finite nonzero value times it is normal); the other
 // scales multiply. Scales at both edges, then one block past each edge
-// (k = -121: e3m2's smallest magnitude times it is subnormal; k = 127: its
-// largest overflows), in runs long enough for several chunks of blocks.
-TEST_P(SimdEquivalenceTest, Float6ScalesAtTheExponentEdges) {
+// (k = -121 or -117: the smallest magnitude times it is subnormal; k = 127:
+// the largest overflows), in runs long enough for several chunks of blocks;
+// e4m3's random codes include NaN, zero and subnormal codes.
+TEST_P(SimdEquivalenceTest, MinifloatScalesAtTheExponentEdges) {
   int checked = 0;
-  for (uint8_t type : {kFloat6E2M3, kFloat6E3M2}) {
+  for (const auto [type, max_k] : {std::pair<uint8_t, int>{kFloat6E2M3, 120},
+                                   {kFloat6E3M2, 120},
+                                   {kFloat8E4M3, 116}}) {
     TensorSpec spec;
     spec.scheme = Scheme::kMxfp;
     spec.storage_type = type;
-    spec.shape = {2, 140 * 32};
+    spec.shape = {2, 141 * 32};
     spec.axis = 1;
     spec.block_size = 32;
     TestTensor t = MakeTensor(spec, rng_);
-    constexpr uint64_t kBlocks = 2 * 140;
-    const uint8_t exact[] = {127 - 120, 127 + 120, 127, 120, 127 - 119, 200};
-    for (uint64_t b = 0; b < kBlocks; ++b) SetScaleByte(&t, b, exact[b % 6]);
+    constexpr uint64_t kBlocks = 2 * 141;
+    const int exact[] = {-max_k, max_k, 0, -7, 1 - max_k, 73};
+    for (uint64_t b = 0; b < kBlocks; ++b) {
+      SetScaleByte(&t, b, static_cast<uint8_t>(127 + exact[b % 6]));
+    }
     Check(spec, t, /*every_cut=*/false);
     if (HasFatalFailure()) return;
-    for (const uint8_t e8m0 : {127 - 121, 127 + 121, 1, 254}) {
-      SetScaleByte(&t, 70, e8m0);
-      SetScaleByte(&t, 141, e8m0);
+    for (const int k : {-max_k - 1, max_k + 1, -126, 127}) {
+      SetScaleByte(&t, 70, static_cast<uint8_t>(127 + k));
+      SetScaleByte(&t, 141, static_cast<uint8_t>(127 + k));
       Check(spec, t, /*every_cut=*/false);
       if (HasFatalFailure()) return;
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 8);
+  EXPECT_EQ(checked, 12);
 }
 
 TEST(ExactFloatZeroPoints, OnlyTableCodecsAndOnlyWhenEveryOneIsExact) {
