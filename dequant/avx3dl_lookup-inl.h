@@ -437,8 +437,8 @@ HWY_INLINE __m512i ScaledWords(const float* scale, __m512i words,
                                ScaleExponentWords(scale));
 }
 
-// float8_e4m3: 16 codes in `in` (operator()), or 64 codes at a time under
-// power-of-two scales (WordPairs).
+// float8_e4m3: 16 codes in `in` (operator()), or blocks of 32 codes under
+// power-of-two scales (WordBlocks).
 struct E4M3Decoder {
   static constexpr bool kF6 = false;
   // Scales 2^k with |k| <= kMaxK keep every finite nonzero e4m3 value times
@@ -561,12 +561,11 @@ struct E4M3Decoder {
 
 // float6 under one scale: the bfloat16 magnitudes of codes 0 .. 31 (32
 // words, one register), already times the scale when that is a power of two
-// 2^k with |k| <= 120. Then every nonzero magnitude times the scale is a
-// normal float (float6 values lie in [2^-4, 28]), so the product is exact
-// and is the magnitude's exponent plus k: one 16-bit add per table instead
-// of a multiply per 16 outputs (an MXFP scale, E8M0, is always a power of
-// two; quantization/mxfp.md). Otherwise the lookup gives the magnitude and
-// the scale multiplies it (exact = false).
+// 2^k with |k| <= F6Decoder::kF6MaxK: the product is exact and is the
+// magnitude's exponent plus k, one 16-bit add per table instead of a
+// multiply per 16 outputs (an MXFP scale, E8M0, is always a power of two;
+// quantization/mxfp.md). Otherwise the lookup gives the magnitude and the
+// scale multiplies it (exact = false).
 struct F6Scale {
   __m512i table;
   __m512 scale;
