@@ -690,31 +690,48 @@ TEST_P(SimdEquivalenceTest, TableZeroPointsInEveryRoundingMode) {
 
 // float6 and float8_e4m3 under an MXFP scale 2^k with |k| <= 120 (float6)
 // or 116 (e4m3) take the scale in the exponent of their bfloat16 values (an
-// exact product: every finite nonzero value times it is normal); the other
-// scales multiply. Scales at both edges, then one block past each edge
-// (k = -121 or -117: the smallest magnitude times it is subnormal; k = 127:
-// the largest overflows), in runs long enough for several chunks of blocks;
-// e4m3's random codes include NaN, zero and subnormal codes.
+// exact product while every finite nonzero value times 2^k is normal); the
+// other scales multiply. Scales at both edges of that range, then two
+// blocks holding the smallest and the largest magnitude under k just past
+// it, and under the first k where the smallest times 2^k is subnormal or
+// the largest overflows (e2m3: 2^-3 and 7.5, k = -124 and 126; e3m2: 2^-4
+// and 28, -123 and 124; e4m3: 2^-9 and 448, -118 and 120), so that a range
+// wider than the safe one fails here (found by a review helper: -121 and
+// -117 did not). Three rows of 141 blocks: several chunks of 64 and odd
+// counts; the data buffer exactly sized, for ASan; e4m3's random codes
+// include NaN, zero and subnormal codes.
 TEST_P(SimdEquivalenceTest, MinifloatScalesAtTheExponentEdges) {
+  struct Edge {
+    uint8_t type;
+    int max_k, subnormal_k, overflow_k;
+    uint32_t smallest, largest;  // magnitude codes
+  };
   int checked = 0;
-  for (const auto [type, max_k] : {std::pair<uint8_t, int>{kFloat6E2M3, 120},
-                                   {kFloat6E3M2, 120},
-                                   {kFloat8E4M3, 116}}) {
+  for (const Edge& edge : {Edge{kFloat6E2M3, 120, -124, 126, 0x01, 0x1F},
+                           Edge{kFloat6E3M2, 120, -123, 124, 0x01, 0x1F},
+                           Edge{kFloat8E4M3, 116, -118, 120, 0x01, 0x7E}}) {
     TensorSpec spec;
     spec.scheme = Scheme::kMxfp;
-    spec.storage_type = type;
-    spec.shape = {2, 141 * 32};
+    spec.storage_type = edge.type;
+    spec.shape = {3, 141 * 32};
     spec.axis = 1;
     spec.block_size = 32;
     TestTensor t = MakeTensor(spec, rng_);
-    constexpr uint64_t kBlocks = 2 * 141;
+    t.buffers[0].shrink_to_fit();
+    constexpr uint64_t kBlocks = 3 * 141;
+    const int max_k = edge.max_k;
     const int exact[] = {-max_k, max_k, 0, -7, 1 - max_k, 73};
     for (uint64_t b = 0; b < kBlocks; ++b) {
       SetScaleByte(&t, b, static_cast<uint8_t>(127 + exact[b % 6]));
     }
     Check(spec, t, /*every_cut=*/false);
     if (HasFatalFailure()) return;
-    for (const int k : {-max_k - 1, max_k + 1, -126, 127}) {
+    for (const uint64_t b : {70, 141}) {
+      SetCode(&t, 32 * b, edge.smallest);
+      SetCode(&t, 32 * b + 1, edge.largest);
+    }
+    for (const int k : {-max_k - 1, max_k + 1, edge.subnormal_k,
+                        edge.overflow_k, -126, 127}) {
       SetScaleByte(&t, 70, static_cast<uint8_t>(127 + k));
       SetScaleByte(&t, 141, static_cast<uint8_t>(127 + k));
       Check(spec, t, /*every_cut=*/false);
@@ -722,7 +739,7 @@ TEST_P(SimdEquivalenceTest, MinifloatScalesAtTheExponentEdges) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 12);
+  EXPECT_EQ(checked, 18);
 }
 
 TEST(ExactFloatZeroPoints, OnlyTableCodecsAndOnlyWhenEveryOneIsExact) {
