@@ -712,8 +712,8 @@ struct F6Decoder {
   }
 
   // `pairs` pairs of 32-code blocks from p, block i under scales[i], every
-  // scale Exact (the MXFP layout). The constants are copied to locals so
-  // that they stay in registers across the stores.
+  // scale PowerOfTwoWithin<kF6MaxK> (the MXFP layout). The constants are copied
+  // to locals so that they stay in registers across the stores.
   template <bool kStream>
   HWY_INLINE void ExactPairs(const uint8_t* p, const float* scales,
                              size_t pairs, bool more_follow, float* out) const {
@@ -797,8 +797,9 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
         auto scale_of = [&](size_t b) { return dec.ScaleOf(scales[b]); };
         if (k == 32) {
           // Pairs of blocks: one 64-code step, a scale per half; 64 blocks
-          // at a time, those whose scales are all Exact (the common case)
-          // through ExactPairs, the others pair by pair.
+          // at a time, those whose scales are all powers of two in range
+          // (MXFP's, but for the extremes) through ExactPairs, the others
+          // pair by pair.
           size_t b = 0;
           while (b + 2 <= blocks) {
             const size_t pairs = std::min<size_t>(64, blocks - b) / 2;
