@@ -792,6 +792,20 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
       const size_t blocks = n / k;
       const uint8_t* p = r.src + (kF6 ? e / 4 * 3 : e);
       const float* scales = pc.scales + pc.index;
+      // Blocks b0 .. b0 + count - 1, 16 codes at a time through the byte
+      // tables, times the scale.
+      auto blocks16 = [&](size_t b0, size_t count) {
+        WholeBlocks<16>(
+            k, count, [&](size_t b) { return _mm512_set1_ps(scales[b0 + b]); },
+            [&](size_t i, __m512 vs) {
+              i += b0 * k;
+              const __m128i in =
+                  kF6 ? _mm_maskz_loadu_epi8(0x0FFF, p + i / 4 * 3)
+                      : _mm_loadu_si128(
+                            reinterpret_cast<const __m128i*>(p + i));
+              StoreOut<kStream>(out + i, Decoder::Mul(dec(in), vs));
+            });
+      };
       bool done = false;
       if constexpr (kF6) {
         auto scale_of = [&](size_t b) { return dec.ScaleOf(scales[b]); };
@@ -839,30 +853,14 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
               dec.template WordBlocks<kStream>(p + b * 32, scales + b, count,
                                                out + b * 32);
             } else {
-              for (size_t i = b * 32; i < (b + count) * 32; i += 16) {
-                const __m128i in =
-                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-                StoreOut<kStream>(
-                    out + i,
-                    Decoder::Mul(dec(in), _mm512_set1_ps(scales[i / 32])));
-              }
+              blocks16(b, count);
             }
             b += count;
           }
           done = true;
         }
       }
-      if (!done) {
-        WholeBlocks<16>(
-            k, blocks, [&](size_t b) { return _mm512_set1_ps(scales[b]); },
-            [&](size_t i, __m512 vs) {
-              const __m128i in =
-                  kF6 ? _mm_maskz_loadu_epi8(0x0FFF, p + i / 4 * 3)
-                      : _mm_loadu_si128(
-                            reinterpret_cast<const __m128i*>(p + i));
-              StoreOut<kStream>(out + i, Decoder::Mul(dec(in), vs));
-            });
-      }
+      if (!done) blocks16(0, blocks);
       out += blocks * k;
       e += blocks * k;
       n -= blocks * k;
