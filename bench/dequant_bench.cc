@@ -16,11 +16,16 @@
 //   BM_Memcpy/<elements>        memcpy of the float32 output size
 //   BM_ConvertInt8/<elements>   a plain int8 → float32 loop, compiled with
 //                               -O3 for this CPU's best of AVX-512 / AVX2
+// (BM_Dequant and BM_StoreOnly also at 4 Ki and 8 Ki elements, outputs in
+// L1: the difference of the two times is a row's compute rate, Consume's
+// fixed cost taken out; bench/RESULTS.md),
 // and, per BM_Dequant row, its own traffic bound:
 //   BM_TrafficBound/<scheme>/<storage>/<elements>
 //       the store loop that also reads as many bytes as the row's kernel
-//       does (data, scales and zero points; bench/store_only.h
-//       ReadAndStore), converting nothing
+//       does (data, scales and zero points) and asks for its lines ahead
+//       as the kernels do (bench/store_only.h ReadAndStore), converting
+//       nothing. BM_StoreOnly itself does not ask: with PrefetchForWrite
+//       it took 4.99 us for 64 Ki outputs against 4.66-4.71 (issue 18)
 // and, at 64 Mi elements, the same rows into an output 16 bytes past a line:
 //   BM_DequantOffLine/<scheme>/<storage>/<elements>
 //       streamed outputs whose blocks do not start on lines go through the
@@ -142,6 +147,10 @@ class Output {
 
 constexpr uint64_t kRow = 4096;
 constexpr int64_t kSizes[] = {65536, 67108864};
+// Outputs that stay in L1 (BM_Dequant and BM_StoreOnly only): the time at
+// 8 Ki less the time at 4 Ki is 4 Ki outputs' worth of the kernel's own
+// work, Consume's fixed cost taken out.
+constexpr int64_t kL1Sizes[] = {4096, 8192};
 
 void PutF32(std::vector<uint8_t>* b, float f) {
   uint8_t bytes[4];
@@ -569,6 +578,9 @@ void BM_ConvertInt8(benchmark::State& state) {
 
 struct Registrar {
   Registrar() {
+    for (int64_t n : kL1Sizes) {
+      benchmark::RegisterBenchmark("BM_StoreOnly", BM_StoreOnly)->Arg(n);
+    }
     for (int64_t n : kSizes) {
       benchmark::RegisterBenchmark("BM_StoreOnly", BM_StoreOnly)->Arg(n);
       benchmark::RegisterBenchmark("BM_StoreOnlyThreads", BM_StoreOnlyThreads)
@@ -590,6 +602,7 @@ struct Registrar {
         auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Dequant, scheme,
                                                type, size_t{0});
         for (int64_t n : kSizes) b->Arg(n);
+        for (int64_t n : kL1Sizes) b->Arg(n);
         b->Unit(benchmark::kMicrosecond);
         const std::string off_line_name = std::string("BM_DequantOffLine/") +
                                           SchemeLabel(scheme) + "/" +

@@ -73,9 +73,10 @@ uint64_t ReadAndStoreLoop(const uint8_t* in, size_t in_bytes, float* out,
   const size_t V = hn::Lanes(du8);
   const auto v = hn::Set(df, 1.5f);
   auto fold = hn::Zero(du8);
-  // As a kernel reads: one whole input vector, then the output vectors it
-  // covers, n · V / in_bytes of them (kept in 1/2^20 to need no division
-  // per step; the last load is clamped inside the input).
+  // As a kernel reads and writes (PrefetchForWrite before each ordinary
+  // store): one whole input vector, then the output vectors it covers, n · V /
+  // in_bytes of them (kept in 1/2^20 to need no division per step; the last
+  // load is clamped inside the input).
   constexpr int kFrac = 20;
   const uint64_t per_load =
       ((static_cast<uint64_t>(n) * V) << kFrac) / in_bytes;
@@ -91,6 +92,7 @@ uint64_t ReadAndStoreLoop(const uint8_t* in, size_t in_bytes, float* out,
       if (kStream && dequant::StoresNonTemporal(out + i, N * sizeof(float))) {
         hn::Stream(v, df, out + i);
       } else {
+        if constexpr (!kStream) dequant::PrefetchForWrite(out + i);
         hn::StoreU(v, df, out + i);
       }
     }

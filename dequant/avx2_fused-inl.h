@@ -247,6 +247,10 @@ HWY_INLINE void StoreOut(float* out, __m256 v) {
       _mm256_stream_ps(out, v);
       return;
     }
+  } else {
+    // Cached outputs: ask for the line ahead (PrefetchForWrite). Not in
+    // streamed runs, where a non-temporal store may write that line next.
+    PrefetchForWrite(out);
   }
   _mm256_storeu_ps(out, v);
 }

@@ -120,6 +120,10 @@ HWY_INLINE void StoreOut(float* out, __m512 v) {
       _mm512_stream_ps(out, v);
       return;
     }
+  } else {
+    // Cached outputs: ask for the line ahead (PrefetchForWrite). Not in
+    // streamed runs, where a non-temporal store may write that line next.
+    PrefetchForWrite(out);
   }
   _mm512_storeu_ps(out, v);
 }
