@@ -87,8 +87,9 @@ inline constexpr size_t kWriteAheadBytes = 1024;
 // loop's, so fewer of the lines they write are on their way at once. The
 // Highway kernels of 8- to 32-bit codes do not ask: there it measured
 // -3.5 % to +3.5 % by row. A hint: it never faults and changes no memory, so
-// lines past the output are harmless; PREFETCHW is a NOP on x86 CPUs
-// without it.
+// the lines past the output it asks for (at most kWriteAheadBytes, perhaps
+// another thread's) are harmless; PREFETCHW is a NOP on x86 CPUs without
+// it.
 inline void PrefetchForWrite(const float* out) {
 #if defined(__x86_64__) || defined(__i386__)
   asm volatile("prefetchw %c1(%0)" : : "r"(out), "i"(kWriteAheadBytes));
