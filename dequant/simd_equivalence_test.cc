@@ -29,6 +29,9 @@
 #include <xmmintrin.h>
 #endif
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 namespace hurray::dequant {
 namespace {
 
@@ -740,6 +743,98 @@ TEST_P(SimdEquivalenceTest, MinifloatScalesAtTheExponentEdges) {
     }
   }
   EXPECT_EQ(checked, 18);
+}
+
+// `size` bytes that end where an inaccessible page begins: a load or a
+// store past them faults (the test dies with SIGSEGV), a prefetch does not.
+class BeforeGuardPage {
+ public:
+  explicit BeforeGuardPage(size_t size)
+      : page_(static_cast<size_t>(sysconf(_SC_PAGESIZE))),
+        span_((size + page_ - 1) / page_ * page_) {
+    void* m = mmap(nullptr, span_ + page_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return;
+    mapping_ = static_cast<uint8_t*>(m);
+    if (mprotect(mapping_ + span_, page_, PROT_NONE) != 0) return;
+    data_ = mapping_ + span_ - size;
+  }
+  ~BeforeGuardPage() {
+    if (mapping_ != nullptr) munmap(mapping_, span_ + page_);
+  }
+  BeforeGuardPage(const BeforeGuardPage&) = delete;
+  BeforeGuardPage& operator=(const BeforeGuardPage&) = delete;
+
+  uint8_t* data() const { return data_; }  // null if the mapping failed
+
+ private:
+  size_t page_;
+  size_t span_;
+  uint8_t* mapping_ = nullptr;
+  uint8_t* data_ = nullptr;
+};
+
+// The data buffer and the output each end at an inaccessible page: every
+// kernel, cached and streamed, on this target's own kernels and on the AVX2
+// ones some codecs take on Intel AVX-512 hosts, reads no byte past the data
+// and stores no float past the output, while the cached paths ask for lines
+// up to kernels.h kWriteAheadBytes past it (PrefetchForWrite), which must
+// not fault. Same values as the reference.
+TEST_P(SimdEquivalenceTest, BuffersEndingAtGuardPages) {
+  std::vector<TensorSpec> specs = AllSpecs();
+  for (uint8_t type : {kInt8, kUInt8, kInt4, kUInt2}) {
+    specs.push_back(PerBlock32(type, 3, 320));
+  }
+  for (uint8_t type :
+       {kFloat8E4M3, kFloat8E5M2, kFloat4E2M1, kFloat6E2M3, kFloat6E3M2}) {
+    TensorSpec spec;
+    spec.scheme = Scheme::kMxfp;
+    spec.storage_type = type;
+    spec.shape = {3, 320};
+    spec.axis = 1;
+    spec.block_size = 32;
+    specs.push_back(spec);
+  }
+  int checked = 0;
+  for (const TensorSpec& spec : specs) {
+    const TestTensor t = MakeTensor(spec, rng_);
+    DequantOptions options = OptionsFor(spec);
+    std::vector<float> want;
+    ASSERT_TRUE(
+        ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want, options)
+            .ok())
+        << spec.Name();
+    const BeforeGuardPage data(t.data().size());
+    const BeforeGuardPage out(want.size() * sizeof(float));
+    ASSERT_NE(data.data(), nullptr);
+    ASSERT_NE(out.data(), nullptr);
+    std::copy(t.data().begin(), t.data().end(), data.data());
+    float* const out_floats = reinterpret_cast<float*>(out.data());
+    for (const int preference : {2, 0}) {
+      SetAvx2PreferenceForTest(preference);
+      for (const StoreMode stores :
+           {StoreMode::kAuto, StoreMode::kNonTemporal}) {
+        options.stores = stores;
+        absl::StatusOr<Dequantizer> dq =
+            Dequantizer::Create(*t.descriptor, t.params(), options);
+        ASSERT_TRUE(dq.ok()) << spec.Name();
+        std::fill(out_floats, out_floats + want.size(), -1.0f);
+        size_t written = 0;
+        ASSERT_TRUE(
+            dq->Consume(absl::MakeConstSpan(data.data(), t.data().size()),
+                        absl::MakeSpan(out_floats, want.size()), &written)
+                .ok())
+            << spec.Name();
+        ASSERT_EQ(written, want.size()) << spec.Name();
+        const std::vector<float> got(out_floats, out_floats + want.size());
+        ASSERT_EQ(FirstBitDifference(want, got), -1)
+            << spec.Name() << " preference " << preference << " stores "
+            << static_cast<int>(stores);
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 4 * static_cast<int>(specs.size()));
 }
 
 TEST(ExactFloatZeroPoints, OnlyTableCodecsAndOnlyWhenEveryOneIsExact) {
