@@ -161,15 +161,25 @@ std::vector<TensorSpec> AllSpecs() {
   return specs;
 }
 
-// A per-block affine tensor of `type`, blocks of 32 along rows of `row`.
-TensorSpec PerBlock32(uint8_t type, uint64_t rows, uint64_t row) {
+// A tensor of `scheme` (per-block affine or MXFP) and `type`, blocks of 32
+// along rows of `row` (for MXFP a multiple of 32: its rows are whole blocks,
+// QNT-MX-04).
+TensorSpec Blocks32(Scheme scheme, uint8_t type, uint64_t rows, uint64_t row) {
   TensorSpec spec;
-  spec.scheme = Scheme::kPerBlockAffine;
+  spec.scheme = scheme;
   spec.storage_type = type;
   spec.shape = {rows, row};
   spec.axis = 1;
   spec.block_size = 32;
   return spec;
+}
+
+TensorSpec PerBlock32(uint8_t type, uint64_t rows, uint64_t row) {
+  return Blocks32(Scheme::kPerBlockAffine, type, rows, row);
+}
+
+TensorSpec Mxfp32(uint8_t type, uint64_t rows, uint64_t row) {
+  return Blocks32(Scheme::kMxfp, type, rows, row);
 }
 
 // The largest |zero point| a float32 holds exactly (kernels.h
@@ -787,13 +797,7 @@ TEST_P(SimdEquivalenceTest, BuffersEndingAtGuardPages) {
   }
   for (uint8_t type :
        {kFloat8E4M3, kFloat8E5M2, kFloat4E2M1, kFloat6E2M3, kFloat6E3M2}) {
-    TensorSpec spec;
-    spec.scheme = Scheme::kMxfp;
-    spec.storage_type = type;
-    spec.shape = {3, 320};
-    spec.axis = 1;
-    spec.block_size = 32;
-    specs.push_back(spec);
+    specs.push_back(Mxfp32(type, 3, 320));
   }
   int checked = 0;
   for (const TensorSpec& spec : specs) {
@@ -856,12 +860,7 @@ TEST(ExactFloatZeroPoints, OnlyTableCodecsAndOnlyWhenEveryOneIsExact) {
 TEST_P(SimdEquivalenceTest, MinifloatsIgnoreDenormalsAreZero) {
   for (uint8_t type :
        {kFloat8E4M3, kFloat8E5M2, kFloat4E2M1, kFloat6E2M3, kFloat6E3M2}) {
-    TensorSpec spec;
-    spec.scheme = Scheme::kMxfp;
-    spec.storage_type = type;
-    spec.shape = {8, 64};
-    spec.axis = 1;
-    spec.block_size = 32;
+    const TensorSpec spec = Mxfp32(type, 8, 64);
     const TestTensor t = MakeTensor(spec, rng_);
     std::vector<float> want, got;
     ASSERT_TRUE(
