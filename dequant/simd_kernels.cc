@@ -4,7 +4,7 @@
 //
 // Blocked runs of 2- and 4-bit codes (affine, NF4, float4_e2m1; not the
 // 64-bit affine path of `wide` runs), float8_e4m3 and float6 take fused
-// kernels on AVX2 and AVX3_DL, float8_e5m2 too on AVX2
+// kernels on AVX2 and AVX3_DL, 8-bit affine codes and float8_e5m2 on AVX2
 // (dequant/avx2_fused-inl.h, dequant/avx3dl_lookup-inl.h). Otherwise a run is
 // processed in two stages. Sub-byte codecs are first expanded into a tile of
 // one code per byte (signed codes sign-extended to int8), with order-preserving
