@@ -276,14 +276,14 @@ struct Avx2MinifloatOp {
 // Stores 8 floats at out: non-temporal when kStream and out is on a whole
 // vector (the non-temporal store needs it) outside the first line of a
 // page (StoresNonTemporal), else the ordinary store.
-template <bool kStream>
+template <bool kStream, bool kAsk = true>
 HWY_INLINE void StoreOut(float* out, __m256 v) {
   if constexpr (kStream) {
     if (StoresNonTemporal(out, 32)) {
       _mm256_stream_ps(out, v);
       return;
     }
-  } else {
+  } else if constexpr (kAsk) {
     // Cached outputs: ask for the line ahead (PrefetchForWrite). Not in
     // streamed runs, where a non-temporal store may write that line next.
     PrefetchForWrite(out);
@@ -291,14 +291,23 @@ HWY_INLINE void StoreOut(float* out, __m256 v) {
   _mm256_storeu_ps(out, v);
 }
 
-// The step of codes at p → out.
+// The step of codes at p → out. A step of 16 or 32 outputs asks for a line
+// ahead once per 64 bytes it stores (its even vectors): steps are
+// contiguous, so every line is still asked for, whatever the alignment.
+// Asking before every 32-byte store instead cost per_block int8 0.93 ->
+// 0.885 of the store loop in L2 and MXFP int8 0.94 -> 0.90 (alternating
+// runs; bench/RESULTS.md, issue 18).
 template <bool kStream, class Op>
 HWY_INLINE void Avx2Step(const Op& op, const uint8_t* p,
                          const typename Op::Param& a, float* out) {
   using Pk = Avx2Packing<Op::kBits>;
   const typename Op::Word w = Op::Load(p);
   for (int v = 0; v < Pk::kVectors; ++v) {
-    StoreOut<kStream>(out + 8 * v, op.Vector(w, v, a));
+    if (Pk::kVectors % 2 == 0 && v % 2 == 1) {
+      StoreOut<kStream, false>(out + 8 * v, op.Vector(w, v, a));
+    } else {
+      StoreOut<kStream>(out + 8 * v, op.Vector(w, v, a));
+    }
   }
 }
 
