@@ -291,9 +291,10 @@ HWY_INLINE void StoreOut(float* out, __m256 v) {
   _mm256_storeu_ps(out, v);
 }
 
-// The step of codes at p → out. A step of 16 or 32 outputs asks for a line
-// ahead once per 64 bytes it stores (its even vectors): steps are
-// contiguous, so every line is still asked for, whatever the alignment.
+// The step of codes at p → out. A step of two vectors (16 outputs) asks for
+// a line ahead once, before its first store: steps are contiguous, so the
+// requests stay 64 bytes apart and every line is asked for, whatever the
+// alignment. (Steps of one vector, 4-bit codes, ask before each store.)
 // Asking before every 32-byte store instead cost per_block int8 0.93 ->
 // 0.885 of the store loop in L2 and MXFP int8 0.94 -> 0.90 (alternating
 // runs; bench/RESULTS.md, issue 18).
