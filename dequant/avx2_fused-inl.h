@@ -386,18 +386,18 @@ void Avx2Fused(const Run& r, const Op& op) {
            });
 }
 
+// The affine operation of kBits-bit codes.
+template <int kBits, bool kSigned, bool kZp>
+using Avx2AffineOpFor =
+    std::conditional_t<kBits == 8, Avx2Affine8Op<kSigned, kZp>,
+                       Avx2AffineOp<kBits, kSigned, kZp>>;
+
 template <int kBits, bool kSigned>
 void Avx2FusedAffine(const Run& r) {
-  if constexpr (kBits == 8) {
-    if (r.zero_points != nullptr) {
-      Avx2Fused(r, Avx2Affine8Op<kSigned, true>());
-    } else {
-      Avx2Fused(r, Avx2Affine8Op<kSigned, false>());
-    }
-  } else if (r.zero_points != nullptr) {
-    Avx2Fused(r, Avx2AffineOp<kBits, kSigned, true>());
+  if (r.zero_points != nullptr) {
+    Avx2Fused(r, Avx2AffineOpFor<kBits, kSigned, true>());
   } else {
-    Avx2Fused(r, Avx2AffineOp<kBits, kSigned, false>());
+    Avx2Fused(r, Avx2AffineOpFor<kBits, kSigned, false>());
   }
 }
 
