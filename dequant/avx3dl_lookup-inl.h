@@ -14,10 +14,11 @@
 //    MXFP scale is a power of two 2^k: under a scale whose k keeps every
 //    product normal, value · scale is the bfloat16 with k added to its
 //    exponent, an integer add. float6: 32 magnitudes' words plus k per
-//    block, one vpermw per 16 outputs, the sign copied; e4m3: the code's
-//    bits shifted into the exponent and mantissa fields plus (bias + k),
-//    zero, subnormal and NaN codes from a 32-word table (F6Decoder,
-//    E4M3Decoder::Words32). No floating-point operation: on the Xeon of
+//    block, one vpermw per 16 outputs, the sign copied; e4m3: the two bytes
+//    of the magnitude's bfloat16 from 128-byte tables (vpermi2b, 64 codes
+//    at a time, subnormal codes included), the sign copied, k added to
+//    every word but zero's and NaN's (F6Decoder, E4M3Decoder::Words64).
+//    No floating-point operation: on the Xeon of
 //    issue 18 a 512-bit one slows the core (JoinHalves). Other scales, and
 //    heads and tails: byte tables built from the scalar decoders (vpermb /
 //    vpermi2b), then a product by the scale in 256 bits.
@@ -32,7 +33,8 @@
 struct BfTables {
   alignas(64) uint8_t hi[128];
   alignas(64) uint8_t lo[128];
-  bool ok;  // every value has zero low 16 bits (and, for e4m3, no sign)
+  bool ok;  // every value has zero low 16 bits (and, for e4m3, no sign and
+            // a clear bit 16)
 };
 
 template <Codec kCodec>
@@ -58,6 +60,8 @@ const BfTables& BfTablesOf() {
       std::memcpy(&bits, &f, 4);
       if ((bits & 0xFFFF) != 0) r.ok = false;
       if (kCodec == Codec::kFloat8E4M3 && (bits >> 31) != 0) r.ok = false;
+      // E4M3Decoder marks the magnitudes a scale changes in bit 16.
+      if (kCodec == Codec::kFloat8E4M3 && (bits & 0x10000u) != 0) r.ok = false;
       r.hi[m] = static_cast<uint8_t>(bits >> 24);
       r.lo[m] = static_cast<uint8_t>(bits >> 16);
     }
@@ -449,7 +453,7 @@ struct E4M3Decoder {
   // them normal (magnitudes lie in [2^-9, 448]).
   static constexpr int kMaxK = 116;
   __m512i spread, lo0, lo1, hi0, hi1;
-  __m512i word_spread0, word_spread1, subnormals, subnormals_biased;
+  __m512i pair_spread, marked_lo0, marked_lo1;
 
   explicit E4M3Decoder(const BfTables& t) {
     // Code i to bytes 2 and 3 of lane i, bytes 0 and 1 zero.
@@ -463,86 +467,111 @@ struct E4M3Decoder {
     lo1 = _mm512_load_si512(t.lo + 64);
     hi0 = _mm512_load_si512(t.hi);
     hi1 = _mm512_load_si512(t.hi + 64);
-    // 32 codes to 32 words, the code in both bytes, ordered so that the
-    // word unpacks (within 128-bit lanes) give codes 0 .. 15 and 16 .. 31:
-    // word 8j + i holds code 4j + i, word 8j + 4 + i code 16 + 4j + i.
-    alignas(64) uint8_t ws[2][64];
-    for (int w = 0; w < 32; ++w) {
-      const int j = w / 8, i = w % 8;
-      const int code = i < 4 ? 4 * j + i : 16 + 4 * j + i - 4;
-      for (int half = 0; half < 2; ++half) {
-        ws[half][2 * w] = ws[half][2 * w + 1] =
-            static_cast<uint8_t>(code + 32 * half);
+    // 64 codes reordered so that, once their bytes are unpacked into words
+    // (low halves of the 128-bit lanes, then high halves), word 2d + 8L of
+    // the first word vector is code 4L + d and word 2d + 1 + 8L is code
+    // 16 + 4L + d: a dword shift by 16 and a mask of the high words then
+    // give codes 0 .. 15 and 16 .. 31 in order; the second vector the same
+    // for codes 32 .. 63.
+    alignas(64) uint8_t ps[64];
+    for (int lane = 0; lane < 4; ++lane) {
+      for (int i = 0; i < 8; ++i) {
+        const int code = i % 2 == 0 ? 4 * lane + i / 2 : 16 + 4 * lane + i / 2;
+        ps[16 * lane + i] = static_cast<uint8_t>(code);
+        ps[16 * lane + 8 + i] = static_cast<uint8_t>(code + 32);
       }
     }
-    word_spread0 = _mm512_loadu_si512(ws[0]);
-    word_spread1 = _mm512_loadu_si512(ws[1]);
-    // The bfloat16 of the subnormal magnitudes m = 1 .. 7 and of NaN (m =
-    // 0x7F, index 31), zero elsewhere; NaN times any scale is itself.
-    alignas(64) uint16_t sub[32] = {};
-    for (int m = 1; m < 8; ++m) {
-      sub[m] = static_cast<uint16_t>(t.hi[m] << 8 | t.lo[m]);
+    pair_spread = _mm512_load_si512(ps);
+    // The low bytes with bit 0 (always clear: an e4m3 value has at most
+    // three significant bits after its leading one) set for the magnitudes
+    // a scale changes, all but zero and NaN (WordBlocks).
+    alignas(64) uint8_t marked[128];
+    for (int m = 0; m < 128; ++m) {
+      marked[m] = static_cast<uint8_t>(t.lo[m] | (m != 0 && m != 0x7F));
     }
-    sub[31] = static_cast<uint16_t>(t.hi[0x7F] << 8 | t.lo[0x7F]);  // NaN
-    subnormals = _mm512_loadu_si512(sub);
-    subnormals_biased =
-        _mm512_sub_epi16(subnormals, _mm512_set1_epi16(127 << 7));
+    marked_lo0 = _mm512_load_si512(marked);
+    marked_lo1 = _mm512_load_si512(marked + 64);
   }
 
-  // 32 codes of `in` (word_spread picks which) under the scale *scale,
-  // 2^k with |k| <= kMaxK, as 32 bfloat16 words: with the code c in both
-  // bytes of a word, c >> 4 (arithmetic, masked) is the sign and the
-  // magnitude shifted to the bfloat16 exponent and mantissa fields, so a
-  // normal code's value times 2^k is that plus (120 + k) · 2^7 (e4m3's
-  // exponent bias is 7); zero, subnormal (exponent field 0) and NaN codes
-  // take their value from a 32-word table instead (vpermw, index c's low
-  // five bits). No floating-point operation (JoinHalves).
-  template <bool kStream>
-  static HWY_INLINE void Words32(__m512i in, __m512i word_spread,
-                                 __m512i subnormals, __m512i biased,
-                                 const float* scale, float* out) {
-    const __m512i exponent = ScaleExponentWords(scale);  // (k + 127) · 2^7
-    const __m512i w = _mm512_permutexvar_epi8(word_spread, in);
-    const __m512i normal = _mm512_add_epi16(
-        _mm512_and_si512(_mm512_srai_epi16(w, 4), _mm512_set1_epi16(-0x7810)),
-        _mm512_sub_epi16(exponent, _mm512_set1_epi16(7 << 7)));
-    // Table codes: exponent field 0 or NaN, that is (m + 1) mod 128 <= 8
-    // for the magnitude m (NaN's index is 31, the subnormals' 0 .. 7).
-    const __mmask32 from_table = _mm512_cmple_epu16_mask(
-        _mm512_and_si512(_mm512_add_epi16(w, _mm512_set1_epi16(0x0100)),
-                         _mm512_set1_epi16(0x7F00)),
-        _mm512_set1_epi16(0x0800));
-    const __m512i table =
-        _mm512_mask_add_epi16(subnormals, 0xFE, biased, exponent);
-    const __m512i v =
-        _mm512_mask_permutexvar_epi16(normal, from_table, w, table);
-    // The sign (bit 15 of w) for the table's words.
-    const __m512i bf = _mm512_ternarylogic_epi32(
-        v, w, _mm512_set1_epi16(static_cast<short>(0x8000)), 0xF8);
-    const __m512i zero = _mm512_setzero_si512();
-    StoreOut<kStream>(out,
-                      _mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, bf)));
+  // adds[i] = the word (k_i · 2^7 − 1) twice, for scales[i] = 2^k_i
+  // (PowerOfTwoWithin<kMaxK>), i < n <= 64: the high word of the float less
+  // 127 · 2^7 + 1.
+  static HWY_INLINE void ExponentAdds(const float* scales, size_t n,
+                                      uint32_t* adds) {
+    alignas(64) static constexpr uint8_t kHighWord[64] = {
+        2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15,
+        2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15,
+        2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15,
+        2, 3, 2, 3, 6, 7, 6, 7, 10, 11, 10, 11, 14, 15, 14, 15};
+    const __m512i high_word = _mm512_load_si512(kHighWord);
+    const __m512i bias = _mm512_set1_epi16((127 << 7) + 1);
+    for (size_t i = 0; i < n; i += 16) {
+      const __mmask16 live = n - i >= 16
+                                 ? __mmask16{0xFFFF}
+                                 : static_cast<__mmask16>((1u << (n - i)) - 1);
+      const __m512i bits = _mm512_maskz_loadu_epi32(live, scales + i);
+      _mm512_mask_storeu_epi32(
+          adds + i, live,
+          _mm512_sub_epi16(_mm512_shuffle_epi8(bits, high_word), bias));
+    }
+  }
+
+  // 64 codes of `in` (32 when !kBoth) → out, codes 0 .. 31 under the scale
+  // whose ExponentAdds word is add_a, 32 .. 63 under add_b. Two byte-table
+  // lookups give each magnitude's bfloat16 (subnormal codes included: their
+  // values are normal bfloat16), the code's sign is copied into the high
+  // byte, and a word add of k · 2^7 − 1 puts k into the exponent and
+  // clears the mark of the magnitudes that a scale changes (zero and NaN,
+  // unmarked, stay as they are). No floating-point operation (JoinHalves).
+  // Per 64 outputs: one vpermb, two vpermi2b, a ternary operation, two
+  // unpacks, two tests, two adds, two shifts and two ands.
+  template <bool kStream, bool kBoth>
+  static HWY_INLINE void Words64(__m512i in, __m512i pair_spread, __m512i hi0,
+                                 __m512i hi1, __m512i lo0, __m512i lo1,
+                                 const uint32_t* add_a, const uint32_t* add_b,
+                                 float* out) {
+    const __m512i q = _mm512_permutexvar_epi8(pair_spread, in);
+    const __m512i hi = _mm512_ternarylogic_epi32(
+        _mm512_permutex2var_epi8(hi0, q, hi1), q,
+        _mm512_set1_epi8(static_cast<char>(0x80)), 0xF8);
+    const __m512i lo = _mm512_permutex2var_epi8(lo0, q, lo1);
+    const __m512i one = _mm512_set1_epi16(1);
+    const __m512i high_words = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
+    __m512i a = _mm512_unpacklo_epi8(lo, hi);
+    a = _mm512_mask_add_epi16(a, _mm512_test_epi16_mask(a, one), a,
+                              _mm512_broadcastd_epi32(_mm_loadu_si32(add_a)));
+    StoreOut<kStream>(out, _mm512_castsi512_ps(_mm512_slli_epi32(a, 16)));
     StoreOut<kStream>(out + 16,
-                      _mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, bf)));
+                      _mm512_castsi512_ps(_mm512_and_si512(a, high_words)));
+    if constexpr (kBoth) {
+      __m512i b = _mm512_unpackhi_epi8(lo, hi);
+      b = _mm512_mask_add_epi16(b, _mm512_test_epi16_mask(b, one), b,
+                                _mm512_broadcastd_epi32(_mm_loadu_si32(add_b)));
+      StoreOut<kStream>(out + 32,
+                        _mm512_castsi512_ps(_mm512_slli_epi32(b, 16)));
+      StoreOut<kStream>(out + 48,
+                        _mm512_castsi512_ps(_mm512_and_si512(b, high_words)));
+    }
   }
 
-  // `blocks` 32-code blocks from p, block i under scales[i], each
-  // PowerOfTwoWithin<kMaxK>; two per 64-byte load.
+  // `blocks` (at most 64) 32-code blocks from p, block i under scales[i],
+  // each PowerOfTwoWithin<kMaxK>; two per 64-byte load.
   template <bool kStream>
   HWY_INLINE void WordBlocks(const uint8_t* p, const float* scales,
                              size_t blocks, float* out) const {
-    const __m512i s0 = word_spread0, s1 = word_spread1, sub = subnormals,
-                  biased = subnormals_biased;
+    alignas(64) uint32_t adds[64];
+    ExponentAdds(scales, blocks, adds);
+    const __m512i sp = pair_spread, h0 = hi0, h1 = hi1, l0 = marked_lo0,
+                  l1 = marked_lo1;
     size_t b = 0;
     for (; b + 2 <= blocks; b += 2) {
-      const __m512i in = _mm512_loadu_si512(p + 32 * b);
-      Words32<kStream>(in, s0, sub, biased, scales + b, out + 32 * b);
-      Words32<kStream>(in, s1, sub, biased, scales + b + 1, out + 32 * b + 32);
+      Words64<kStream, true>(_mm512_loadu_si512(p + 32 * b), sp, h0, h1, l0, l1,
+                             adds + b, adds + b + 1, out + 32 * b);
     }
     if (b < blocks) {
-      const __m512i in = _mm512_castsi256_si512(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * b)));
-      Words32<kStream>(in, s0, sub, biased, scales + b, out + 32 * b);
+      Words64<kStream, false>(
+          _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p + 32 * b), sp, h0, h1, l0,
+          l1, adds + b, adds + b, out + 32 * b);
     }
   }
 
