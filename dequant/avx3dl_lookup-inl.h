@@ -113,23 +113,23 @@ HWY_INLINE __m512i CodeControl() {
   return _mm512_loadu_si512(c);
 }
 
-// Stores 16 floats at out: non-temporal when kStream and out is on a
-// 64-byte line other than the first of a page (streamed outputs bypass the
-// cache; a line split, a head or a page's first line takes the ordinary
-// store: StoresNonTemporal).
-template <bool kStream>
+// Stores 16 floats at out + 16 · kVector: non-temporal when kStream and
+// they are on a 64-byte line other than the first of a page (streamed
+// outputs bypass the cache; a line split, a head or a page's first line
+// takes the ordinary store: StoresNonTemporal).
+template <bool kStream, int kVector = 0>
 HWY_INLINE void StoreOut(float* out, __m512 v) {
   if constexpr (kStream) {
-    if (StoresNonTemporal(out, 64)) {
-      _mm512_stream_ps(out, v);
+    if (StoresNonTemporal(out + 16 * kVector, 64)) {
+      _mm512_stream_ps(out + 16 * kVector, v);
       return;
     }
   } else {
     // Cached outputs: ask for the line ahead (PrefetchForWrite). Not in
     // streamed runs, where a non-temporal store may write that line next.
-    PrefetchForWrite(out);
+    PrefetchForWrite<64 * kVector>(out);
   }
-  _mm512_storeu_ps(out, v);
+  _mm512_storeu_ps(out + 16 * kVector, v);
 }
 
 // The 16 codes at p (whole bytes) → t[code] into out.
@@ -192,12 +192,11 @@ HWY_INLINE void Lookup64(const uint8_t* p, __m512 ta, __m512 tb,
   const __m512i x = _mm512_multishift_epi64_epi8(
       c.ctrl, _mm512_permutexvar_epi8(c.spread, in));
   StoreOut<kStream>(out, _mm512_permutexvar_ps(x, ta));
-  StoreOut<kStream>(out + 16,
-                    _mm512_permutexvar_ps(_mm512_srli_epi32(x, 8), ta));
-  StoreOut<kStream>(out + 32,
-                    _mm512_permutexvar_ps(_mm512_srli_epi32(x, 16), tb));
-  StoreOut<kStream>(out + 48,
-                    _mm512_permutexvar_ps(_mm512_srli_epi32(x, 24), tb));
+  StoreOut<kStream, 1>(out, _mm512_permutexvar_ps(_mm512_srli_epi32(x, 8), ta));
+  StoreOut<kStream, 2>(out,
+                       _mm512_permutexvar_ps(_mm512_srli_epi32(x, 16), tb));
+  StoreOut<kStream, 3>(out,
+                       _mm512_permutexvar_ps(_mm512_srli_epi32(x, 24), tb));
 }
 
 // Codes e .. e + len - 1 (e a multiple of 8 / kBits) → t[code] into out.
@@ -541,16 +540,15 @@ struct E4M3Decoder {
     a = _mm512_mask_add_epi16(a, _mm512_test_epi16_mask(a, one), a,
                               _mm512_broadcastd_epi32(_mm_loadu_si32(add_a)));
     StoreOut<kStream>(out, _mm512_castsi512_ps(_mm512_slli_epi32(a, 16)));
-    StoreOut<kStream>(out + 16,
-                      _mm512_castsi512_ps(_mm512_and_si512(a, high_words)));
+    StoreOut<kStream, 1>(out,
+                         _mm512_castsi512_ps(_mm512_and_si512(a, high_words)));
     if constexpr (kBoth) {
       __m512i b = _mm512_unpackhi_epi8(lo, hi);
       b = _mm512_mask_add_epi16(b, _mm512_test_epi16_mask(b, one), b,
                                 _mm512_broadcastd_epi32(_mm_loadu_si32(add_b)));
-      StoreOut<kStream>(out + 32,
-                        _mm512_castsi512_ps(_mm512_slli_epi32(b, 16)));
-      StoreOut<kStream>(out + 48,
-                        _mm512_castsi512_ps(_mm512_and_si512(b, high_words)));
+      StoreOut<kStream, 2>(out, _mm512_castsi512_ps(_mm512_slli_epi32(b, 16)));
+      StoreOut<kStream, 3>(
+          out, _mm512_castsi512_ps(_mm512_and_si512(b, high_words)));
     }
   }
 
@@ -726,9 +724,9 @@ struct F6Decoder {
       return v;
     };
     StoreOut<kStream>(out, value(x01, ta, sa));
-    StoreOut<kStream>(out + 16, value(_mm512_slli_epi32(x01, 16), ta, sa));
-    StoreOut<kStream>(out + 32, value(x23, tb, sb));
-    StoreOut<kStream>(out + 48, value(_mm512_slli_epi32(x23, 16), tb, sb));
+    StoreOut<kStream, 1>(out, value(_mm512_slli_epi32(x01, 16), ta, sa));
+    StoreOut<kStream, 2>(out, value(x23, tb, sb));
+    StoreOut<kStream, 3>(out, value(_mm512_slli_epi32(x23, 16), tb, sb));
   }
 
   template <bool kStream>

@@ -91,13 +91,19 @@ inline constexpr size_t kWriteAheadBytes = 1024;
 // the lines past the output it asks for (at most kWriteAheadBytes, perhaps
 // another thread's) are harmless; PREFETCHW is a NOP on x86 CPUs without
 // it.
+// kOffsetBytes: for a store at out + kOffsetBytes, so that the address is
+// one register plus a displacement (no instruction to form out + offset).
+template <int kOffsetBytes = 0>
 inline void PrefetchForWrite(const float* out) {
 #if defined(__x86_64__) || defined(__i386__)
-  asm volatile("prefetchw %c1(%0)" : : "r"(out), "i"(kWriteAheadBytes));
+  asm volatile("prefetchw %c1(%0)"
+               :
+               : "r"(out), "i"(kWriteAheadBytes + kOffsetBytes));
 #else
-  __builtin_prefetch(reinterpret_cast<const void*>(
-                         reinterpret_cast<uintptr_t>(out) + kWriteAheadBytes),
-                     1, 3);
+  __builtin_prefetch(
+      reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(out) +
+                                    kWriteAheadBytes + kOffsetBytes),
+      1, 3);
 #endif
 }
 
