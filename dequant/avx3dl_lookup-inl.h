@@ -562,6 +562,14 @@ struct E4M3Decoder {
     const __m512i sp = pair_spread, h0 = hi0, h1 = hi1, l0 = marked_lo0,
                   l1 = marked_lo1;
     size_t b = 0;
+    // Codes from a buffer on a 64-byte line (buffer-protocol.md §
+    // Alignment) that start half a line in, as after a chunk that ended
+    // mid-line: one block first, so that no 64-byte load splits two lines.
+    if ((reinterpret_cast<uintptr_t>(p) & 63) == 32 && blocks > 2) {
+      Words64<kStream, false>(_mm512_maskz_loadu_epi8(0xFFFFFFFFull, p), sp, h0,
+                              h1, l0, l1, adds, adds, out);
+      b = 1;
+    }
     for (; b + 2 <= blocks; b += 2) {
       Words64<kStream, true>(_mm512_loadu_si512(p + 32 * b), sp, h0, h1, l0, l1,
                              adds + b, adds + b + 1, out + 32 * b);

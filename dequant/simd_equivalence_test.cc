@@ -841,6 +841,67 @@ TEST_P(SimdEquivalenceTest, BuffersEndingAtGuardPages) {
   EXPECT_EQ(checked, 4 * static_cast<int>(specs.size()));
 }
 
+// The data buffer at 0, 16, 32 and 48 bytes past a 64-byte line, whole and
+// cut after an odd number of 32-code blocks (the second part then starts
+// half a line in), MXFP scales in the exponent range: the float8_e4m3 loop
+// steps one block first when its codes start half a line in
+// (E4M3Decoder::WordBlocks); every placement gives the reference's values,
+// cached and streamed.
+TEST_P(SimdEquivalenceTest, DataAtEveryPlacementInALine) {
+  std::vector<TensorSpec> specs;
+  for (uint8_t type : {kFloat8E4M3, kFloat6E2M3, kFloat4E2M1, kInt8}) {
+    specs.push_back(Mxfp32(type, 3, 1024));
+  }
+  int checked = 0;
+  for (const TensorSpec& spec : specs) {
+    TestTensor t = MakeTensor(spec, rng_);
+    // Scales 2^-5 .. 2^5: float8_e4m3 takes them in the exponent
+    // (WordBlocks), where random E8M0 bytes would send most chunks of 64
+    // blocks to the multiplying path.
+    for (uint64_t b = 0; b < 3 * 1024 / 32; ++b) {
+      SetScaleByte(&t, b, static_cast<uint8_t>(122 + b % 11));
+    }
+    DequantOptions options = OptionsFor(spec);
+    std::vector<float> want;
+    ASSERT_TRUE(
+        ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want, options)
+            .ok())
+        << spec.Name();
+    const size_t size = t.data().size();
+    std::vector<uint8_t> storage(size + 128);
+    const uintptr_t base = reinterpret_cast<uintptr_t>(storage.data());
+    for (const size_t offset : {0, 16, 32, 48}) {
+      uint8_t* data = storage.data() + (64 - base % 64) % 64 + offset;
+      std::copy(t.data().begin(), t.data().end(), data);
+      for (const size_t cut : {size, size_t{32 * 7}}) {
+        for (const StoreMode stores :
+             {StoreMode::kAuto, StoreMode::kNonTemporal}) {
+          options.stores = stores;
+          absl::StatusOr<Dequantizer> dq =
+              Dequantizer::Create(*t.descriptor, t.params(), options);
+          ASSERT_TRUE(dq.ok()) << spec.Name();
+          std::vector<float> got(want.size(), -1.0f);
+          size_t written = 0, more = 0;
+          ASSERT_TRUE(dq->Consume(absl::MakeConstSpan(data, cut),
+                                  absl::MakeSpan(got), &written)
+                          .ok());
+          if (cut < size) {
+            ASSERT_TRUE(dq->Consume(absl::MakeConstSpan(data + cut, size - cut),
+                                    absl::MakeSpan(got).subspan(written), &more)
+                            .ok());
+          }
+          ASSERT_EQ(written + more, want.size()) << spec.Name();
+          ASSERT_EQ(FirstBitDifference(want, got), -1)
+              << spec.Name() << " offset " << offset << " cut " << cut
+              << " stores " << static_cast<int>(stores);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 16 * static_cast<int>(specs.size()));
+}
+
 TEST(ExactFloatZeroPoints, OnlyTableCodecsAndOnlyWhenEveryOneIsExact) {
   constexpr int32_t kEdge = kExactEdge;
   EXPECT_EQ(ExactFloatZeroPoints(Codec::kInt4, {kEdge, -kEdge, 3}),
