@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cfenv>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -755,6 +756,17 @@ TEST_P(SimdEquivalenceTest, MinifloatScalesAtTheExponentEdges) {
   EXPECT_EQ(checked, 18);
 }
 
+// The reference's outputs for `t` under `options`; none if it refused.
+std::optional<std::vector<float>> ReferenceOutputs(
+    const TestTensor& t, const DequantOptions& options) {
+  std::vector<float> want;
+  if (!ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want, options)
+           .ok()) {
+    return std::nullopt;
+  }
+  return want;
+}
+
 // `size` bytes that end where an inaccessible page begins: a load or a
 // store past them faults (the test dies with SIGSEGV), a prefetch does not.
 class BeforeGuardPage {
@@ -803,11 +815,10 @@ TEST_P(SimdEquivalenceTest, BuffersEndingAtGuardPages) {
   for (const TensorSpec& spec : specs) {
     const TestTensor t = MakeTensor(spec, rng_);
     DequantOptions options = OptionsFor(spec);
-    std::vector<float> want;
-    ASSERT_TRUE(
-        ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want, options)
-            .ok())
-        << spec.Name();
+    const std::optional<std::vector<float>> reference =
+        ReferenceOutputs(t, options);
+    ASSERT_TRUE(reference.has_value()) << spec.Name();
+    const std::vector<float>& want = *reference;
     const BeforeGuardPage data(t.data().size());
     const BeforeGuardPage out(want.size() * sizeof(float));
     ASSERT_NE(data.data(), nullptr);
@@ -862,11 +873,10 @@ TEST_P(SimdEquivalenceTest, DataAtEveryPlacementInALine) {
       SetScaleByte(&t, b, static_cast<uint8_t>(122 + b % 11));
     }
     DequantOptions options = OptionsFor(spec);
-    std::vector<float> want;
-    ASSERT_TRUE(
-        ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want, options)
-            .ok())
-        << spec.Name();
+    const std::optional<std::vector<float>> reference =
+        ReferenceOutputs(t, options);
+    ASSERT_TRUE(reference.has_value()) << spec.Name();
+    const std::vector<float>& want = *reference;
     const size_t size = t.data().size();
     std::vector<uint8_t> storage(size + 128);
     const uintptr_t base = reinterpret_cast<uintptr_t>(storage.data());
