@@ -472,7 +472,7 @@ struct E4M3Decoder {
     // 16 + 4L + d: a dword shift by 16 and a mask of the high words then
     // give codes 0 .. 15 and 16 .. 31 in order; the second vector the same
     // for codes 32 .. 63.
-    alignas(64) uint8_t ps[64];
+    uint8_t ps[64];
     for (int lane = 0; lane < 4; ++lane) {
       for (int i = 0; i < 8; ++i) {
         const int code = i % 2 == 0 ? 4 * lane + i / 2 : 16 + 4 * lane + i / 2;
@@ -480,16 +480,16 @@ struct E4M3Decoder {
         ps[16 * lane + 8 + i] = static_cast<uint8_t>(code + 32);
       }
     }
-    pair_spread = _mm512_load_si512(ps);
+    pair_spread = _mm512_loadu_si512(ps);
     // The low bytes with bit 0 (always clear: an e4m3 value has at most
     // three significant bits after its leading one) set for the magnitudes
     // a scale changes, all but zero and NaN (WordBlocks).
-    alignas(64) uint8_t marked[128];
+    uint8_t marked[128];
     for (int m = 0; m < 128; ++m) {
       marked[m] = static_cast<uint8_t>(t.lo[m] | (m != 0 && m != 0x7F));
     }
-    marked_lo0 = _mm512_load_si512(marked);
-    marked_lo1 = _mm512_load_si512(marked + 64);
+    marked_lo0 = _mm512_loadu_si512(marked);
+    marked_lo1 = _mm512_loadu_si512(marked + 64);
   }
 
   // adds[i] = the word (k_i · 2^7 − 1) twice, for scales[i] = 2^k_i
