@@ -21,6 +21,8 @@ packages=(
   clang-14
   libclang-rt-14-dev
   pkg-config
+  # tools/install_test.sh: a CMake project consuming the installed package.
+  cmake
   # libhurray.so (capi/) links with lld: it honours the version script.
   lld
   # The Python module (python/) and its tests.

@@ -125,6 +125,13 @@ if [[ "${fuzz_seconds}" != 0 ]]; then
   done
 fi
 
+# The install as consumers outside Bazel see it: tools/install.sh into a
+# temporary prefix, a pkg-config and a CMake project built against it (its
+# -c opt build is the one the demo below reuses).
+echo "== install: tools/install_test.sh"
+bash tools/install_test.sh 2>&1 | tee -a "${log}"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+
 # The README's first command, run as a newcomer runs it: it must never break
 # unseen (it builds -c opt, packs, serves, ingests and loads with numpy).
 echo "== demo: bash tools/demo.sh"
