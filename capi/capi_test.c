@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "hurray.h"
-#include "hurray_version.h" /* VERSION, generated (//:version) */
+#include "hurray_version.h" /* generated from version.bzl (//:version) */
 
 static int failures = 0;
 

@@ -45,7 +45,7 @@ extern "C" {
 /* (major << 16) | (minor << 8) | patch of the loaded library, to compare
  * with the header it was compiled against. */
 HURRAY_API uint32_t hurray_version(void);
-/* The release of the library (the VERSION file: "0.9.0"), not the interface
+/* The release of the library (version.bzl: "0.9.0"), not the interface
  * version above: hurray --version and Python's hurray.__version__ say the
  * same. */
 HURRAY_API const char* hurray_version_string(void);

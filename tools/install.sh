@@ -25,7 +25,7 @@ bash tools/install_deps.sh
 bazel build -c opt //tools:hurray //capi:libhurray.so.1.0.0 >/dev/null 2>&1 ||
   bazel build -c opt //tools:hurray //capi:libhurray.so.1.0.0
 bin="$(bazel info -c opt bazel-bin 2>/dev/null)"
-version="$(tr -d ' \n' <VERSION)"
+version="$(sed -n 's/^HURRAY_VERSION = "\(.*\)"$/\1/p' version.bzl)"
 # The library's file name and SONAME follow the C interface (hurray.h).
 api() { sed -n "s/^#define HURRAY_API_VERSION_$1 \([0-9]*\)$/\1/p" capi/hurray.h; }
 so_major="$(api MAJOR)"

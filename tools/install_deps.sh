@@ -30,6 +30,8 @@ packages=(
   python3-dev
   python3-numpy
   python3-pytest
+  # //python:wheel_test installs the wheel into a fresh venv (ensurepip).
+  python3-venv
   # HTTPS sources (issue 15): OpenSSL for Boost.Asio's TLS; nginx and the
   # openssl tool for the loopback tests (a throw-away certificate).
   libssl-dev

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root="$(pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT
-version="$(tr -d ' \n' <VERSION)"
+version="$(sed -n 's/^HURRAY_VERSION = "\(.*\)"$/\1/p' version.bzl)"
 sample="${work}/sample.hrry"
 status=0
 report() {  # report NAME RC
