@@ -2,14 +2,15 @@
 # Usage: fuzz/run_smoke.sh TARGET SECONDS
 #
 # CI smoke run of one fuzz target (e.g. descriptor_decode_fuzz): builds it
-# with --config=fuzz (clang 14, libFuzzer, ASan + UBSan), fuzzes a temporary
+# with fuzz/oss-fuzz/build.sh (clang 14, libFuzzer, ASan + UBSan), fuzzes a temporary
 # copy of corpus/TARGET/ for SECONDS with the target's dictionary, and exits
 # non-zero if the run crashed (crash, sanitizer report, failed property,
 # timeout, out of memory) or could not start. The committed corpus is never
 # written. Crash inputs are kept in fuzz/findings/TARGET/ (git-ignored).
 # FUZZ_CORPUS=DIR starts from DIR instead of corpus/TARGET/.
 # FUZZ_PACKAGE=PKG builds //PKG:TARGET (default fuzz; e.g. capi).
-# FUZZ_BIN_DIR=DIR takes DIR/PKG/TARGET instead of building it.
+# FUZZ_OUT=DIR takes DIR/TARGET and DIR/TARGET.dict (the $OUT of an earlier
+# fuzz/oss-fuzz/build.sh) instead of building it.
 # FUZZ_SEED=N (default 1) fixes libFuzzer's seed, so a CI run repeats the
 # same mutations and a red smoke reproduces; 0 draws a new seed (campaigns,
 # fuzz/campaign.sh, are where new inputs are searched for).
@@ -29,30 +30,26 @@ if [[ ! -d "${corpus}" ]]; then
   exit 2
 fi
 
-# The dictionary: fuzz/<target>.dict, fuzz/<thing>.dict (target without
-# _fuzz) or fuzz/<first word>.dict (descriptor_*_fuzz -> descriptor.dict).
-dict_args=()
-for d in "${pkg}/${target}.dict" "fuzz/${target}.dict" "fuzz/${target%_fuzz}.dict" \
-  "fuzz/${target%%_*}.dict"; do
-  if [[ -f "${d}" ]]; then
-    dict_args=("-dict=${d}")
-    break
-  fi
-done
-
-# FUZZ_BIN_DIR: the bazel-bin of an earlier `bazel build --config=fuzz`
-# of this target (tools/test.sh builds every target once, then runs the
-# smokes side by side without the Bazel server's lock between them).
-if [[ -n "${FUZZ_BIN_DIR:-}" ]]; then
-  bin="${FUZZ_BIN_DIR}/${pkg}/${target}"
-  [[ -x "${bin}" ]] || { echo "run_smoke: no ${bin}" >&2; exit 1; }
-else
-  bazel build --config=fuzz "//${pkg}:${target}" || exit 1
-  bin="$(bazel info --config=fuzz bazel-bin)/${pkg}/${target}"
+# The fuzzer and its dictionary as fuzz/oss-fuzz/build.sh lays them out:
+# FUZZ_OUT is its $OUT (tools/test.sh builds every target once, then runs
+# the smokes side by side); without it, this target is built into a
+# temporary one, in the environment of fuzz/oss-fuzz/local_env.sh.
+out="${FUZZ_OUT:-}"
+own_out=""
+if [[ -z "${out}" ]]; then
+  out="$(mktemp -d)"
+  own_out="${out}"
+  trap 'rm -rf "${own_out}"' EXIT
+  (source fuzz/oss-fuzz/local_env.sh && OUT="${out}" \
+    bash fuzz/oss-fuzz/build.sh "//${pkg}:${target}") || exit 1
 fi
+bin="${out}/${target}"
+[[ -x "${bin}" ]] || { echo "run_smoke: no ${bin}" >&2; exit 1; }
+dict_args=()
+[[ -f "${out}/${target}.dict" ]] && dict_args=("-dict=${out}/${target}.dict")
 
 work="$(mktemp -d)"
-trap 'rm -rf "${work}"' EXIT
+trap 'rm -rf "${work}" ${own_out:+"${own_out}"}' EXIT
 mkdir -p "${work}/corpus" "${work}/artifacts"
 cp -R "${corpus}/." "${work}/corpus/"
 

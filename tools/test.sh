@@ -64,20 +64,35 @@ if [[ "${fuzz_seconds}" != 0 ]]; then
     'attr(tags, "fuzz_target", //fuzz:all + //capi:all)' 2>/dev/null)"; then
     mapfile -t targets <<<"${listed}"
   fi
-  # Every target in one build (its compiles and links run in parallel), then
-  # the smokes side by side, one per core: each is one process.
-  echo "== fuzz build: ${#targets[@]} targets (--config=fuzz)"
-  fuzz_bin=""
+  # Every target in one build (its compiles and links run in parallel) by
+  # the OSS-Fuzz build script, in OSS-Fuzz's environment as emulated here
+  # (fuzz/oss-fuzz/local_env.sh): one fuzz build path for CI and OSS-Fuzz.
+  # Then the smokes side by side, one per core: each is one process.
+  echo "== fuzz build: ${#targets[@]} targets (fuzz/oss-fuzz/build.sh)"
+  fuzz_out=""
   if [[ ${#targets[@]} -lt 2 || -z "${targets[0]}" ]]; then
     echo "//fuzz:query FAILED (no fuzz targets found)" | tee -a "${log}"
     targets=()
-  elif bazel build --config=fuzz "${targets[@]}"; then
-    fuzz_bin="$(bazel info --config=fuzz bazel-bin)"
+  elif fuzz_out="$(mktemp -d)" && (source fuzz/oss-fuzz/local_env.sh &&
+    OUT="${fuzz_out}" bash fuzz/oss-fuzz/build.sh "${targets[@]}"); then
+    :
   else
-    echo "//fuzz:build FAILED (--config=fuzz)" | tee -a "${log}"
+    echo "//fuzz:build FAILED (fuzz/oss-fuzz/build.sh)" | tee -a "${log}"
+    fuzz_out=""
+  fi
+  # The layout OSS-Fuzz expects: each fuzzer, and its seeds zipped.
+  if [[ -n "${fuzz_out}" ]]; then
+    layout=PASSED
+    for target in "${targets[@]}"; do
+      name="${target##*:}"
+      [[ -x "${fuzz_out}/${name}" ]] || layout=FAILED
+      [[ ! -d "corpus/${name}" || -s "${fuzz_out}/${name}_seed_corpus.zip" ]] ||
+        layout=FAILED
+    done
+    echo "//fuzz/oss-fuzz:layout ${layout}" | tee -a "${log}"
   fi
   smoke_logs="$(mktemp -d)"
-  trap 'rm -f "${log}"; rm -rf "${smoke_logs}"' EXIT
+  trap 'rm -f "${log}"; rm -rf "${smoke_logs}" ${fuzz_out:+"${fuzz_out}"}' EXIT
   # Ctrl-C or TERM stops the smokes too: a script's background jobs ignore
   # SIGINT, and timeout(1) gives each fuzzer a process group of its own, so
   # each job's whole process tree is stopped here, children first.
@@ -86,13 +101,13 @@ if [[ "${fuzz_seconds}" != 0 ]]; then
   parallel="${FUZZ_JOBS:-$(nproc)}"
   [[ "${parallel}" =~ ^[1-9][0-9]*$ ]] || parallel="$(nproc)"
   for target in "${targets[@]}"; do
-    [[ -n "${fuzz_bin}" ]] || break
+    [[ -n "${fuzz_out}" ]] || break
     name="${target##*:}"
     pkg="${target%%:*}"
     pkg="${pkg#//}"
     while (($(jobs -rp | wc -l) >= parallel)); do wait -n; done
     (
-      FUZZ_BIN_DIR="${fuzz_bin}" FUZZ_PACKAGE="${pkg}" \
+      FUZZ_OUT="${fuzz_out}" FUZZ_PACKAGE="${pkg}" \
         bash fuzz/run_smoke.sh "${name}" "${fuzz_seconds}" \
         >"${smoke_logs}/${name}.log" 2>&1
       echo $? >"${smoke_logs}/${name}.rc"
