@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "stream/container/byte_sink.h"
+#include "stream/container/file_format.h"
 #include "stream/convert/byte_source.h"
 #include "stream/convert/gguf.h"
 #include "stream/convert/quantizer.h"
@@ -34,6 +35,14 @@ struct ConvertOptions {
   std::vector<std::pair<std::string, std::string>> kv;
   SafetensorsLimits safetensors;
   GgufLimits gguf;
+  // The reader the output is for (by default `hurray ingest`'s): nothing
+  // it would refuse is written. Its descriptor rules check every tensor;
+  // its max_metadata_bytes bounds the output's KV section, index and
+  // trailer (and the GGUF metadata read), its limits.max_buffer_bytes
+  // every buffer: past them the input is refused before a byte is written
+  // (LIMIT-BUFFER-BYTES, output_limits.h), and the metadata held in memory
+  // stays within them.
+  stream::FileOptions reader;
   // Source bytes read at a time (rounded down to whole blocks).
   size_t chunk_bytes = size_t{512} << 10;
   // GGUF Q8_0 / Q4_0 / MXFP4: the scales of a tensor, kept in memory while
