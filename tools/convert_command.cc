@@ -121,6 +121,18 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
   out << "wrote " << TerminalSafe(parsed->output) << " (" << report->format
       << ", " << report->tensors.size() << " tensors, " << report->kv_entries
       << " KV entries, " << report->bytes_written << " bytes)\n";
+  // Many small tensors: each buffer starts on a 4096-byte boundary, as the
+  // format requires (file-format.md, data_buffer_alignment), so the file
+  // can be much larger than its source. Said when it passes 10 %.
+  if (report->padding_bytes * 10 > report->bytes_written) {
+    out << absl::StrFormat(
+        "note: %d of the %d bytes (%.1f %%) are zero padding: the .hrry "
+        "format starts every data buffer on a 4096-byte boundary "
+        "(data_buffer_alignment, file-format.md)\n",
+        report->padding_bytes, report->bytes_written,
+        100.0 * static_cast<double>(report->padding_bytes) /
+            static_cast<double>(report->bytes_written));
+  }
   return kExitOk;
 }
 

@@ -645,19 +645,27 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
   // Every descriptor, name and buffer is checked against the reader before
   // a byte is written, and the whole tail (KV section, index, trailer).
   auto d = std::make_unique<TensorDescriptor>();
+  const uint64_t kv_bytes = kv.empty() ? 0 : kv.encoded_size();
+  uint64_t index_bytes = kIndexHeaderBytes;
+  // Every byte of the output but its zero padding (report.padding_bytes).
+  uint64_t payload = stream::kFileHeaderSize + kv_bytes + stream::kTrailerSize;
   {
     DescriptorDecoder decoder{options.reader.parse};
-    const uint64_t kv_bytes = kv.empty() ? 0 : kv.encoded_size();
-    uint64_t index_bytes = kIndexHeaderBytes;
     for (const Plan& p : plans) {
       if (p.kind == Kind::kQuantize) {
         s = Quantizer(p.spec, p.shape, nullptr, 0).Describe(d.get());
       } else {
         s = Describe(p, d.get());
       }
-      if (s.ok()) s = stream::EncodeChecked(*d, {}, &decoder).status();
+      absl::StatusOr<std::vector<uint8_t>> encoded;
+      if (s.ok()) {
+        encoded = stream::EncodeChecked(*d, {}, &decoder);
+        s = encoded.status();
+      }
       if (!s.ok()) return ForTensor(p.name, s);
+      payload += encoded->size();
       for (uint32_t i = 0; i < d->buffer_count; ++i) {
+        payload += d->buffers[i].byte_size;
         if (d->buffers[i].byte_size > options.reader.limits.max_buffer_bytes) {
           const std::string m =
               absl::StrCat("tensor '", ShortName(p.name), "': buffer ", i,
@@ -738,6 +746,9 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
   s = writer.Finish(sink);
   if (!s.ok()) return s;
   report.bytes_written = writer.bytes_written();
+  payload += index_bytes;
+  report.padding_bytes =
+      report.bytes_written > payload ? report.bytes_written - payload : 0;
   return report;
 }
 

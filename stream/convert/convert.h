@@ -76,6 +76,9 @@ struct ConvertReport {
   std::vector<ConvertedTensor> tensors;  // in output order
   uint64_t kv_entries = 0;
   uint64_t bytes_written = 0;
+  // Zero padding among them, mostly the alignment of every data buffer to
+  // data_buffer_alignment (4096: file-format.md requires at least that).
+  uint64_t padding_bytes = 0;
 };
 
 enum class SourceFormat { kUnknown, kSafetensors, kGguf };
