@@ -354,17 +354,19 @@ class TensorStreamer {
   const Plan* spooled_for_ = nullptr;
 };
 
-absl::StatusOr<std::vector<Plan>> PlanSafetensors(const SafetensorsFile& f) {
+// The tensors' names and shapes move into the plans.
+absl::StatusOr<std::vector<Plan>> PlanSafetensors(SafetensorsFile& f) {
   std::vector<Plan> plans;
-  for (const SafetensorsTensor& t : f.tensors) {
+  plans.reserve(f.tensors.size());
+  for (SafetensorsTensor& t : f.tensors) {
     Plan p;
-    p.name = t.name;
+    p.name = std::move(t.name);
     p.type_tag = t.type_tag;
     p.kind = t.type_tag == type_tag::kBool         ? Kind::kBool
              : t.type_tag == type_tag::kFloat8E8M0 ? Kind::kE8M0
                                                    : Kind::kCopy;
     p.source_type = t.dtype;
-    p.shape = t.shape;
+    p.shape = std::move(t.shape);
     p.elements = t.elements;
     p.begin = t.begin;
     p.source_bytes = t.end - t.begin;
@@ -378,11 +380,12 @@ absl::StatusOr<std::vector<Plan>> PlanSafetensors(const SafetensorsFile& f) {
   return plans;
 }
 
-absl::StatusOr<std::vector<Plan>> PlanGguf(const GgufFile& f) {
+absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
   std::vector<Plan> plans;
-  for (const GgufTensor& t : f.tensors) {
+  plans.reserve(f.tensors.size());
+  for (GgufTensor& t : f.tensors) {
     Plan p;
-    p.name = t.name;
+    p.name = std::move(t.name);
     p.source_type = FindGgmlType(t.type)->name;
     p.shape.assign(t.ne.rbegin(), t.ne.rend());
     p.elements = t.elements;
@@ -441,7 +444,7 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(const GgufFile& f) {
         break;
       default:
         return absl::UnimplementedError(absl::StrCat(
-            "tensor '", t.name, "': ggml type ", p.source_type,
+            "tensor '", p.name, "': ggml type ", p.source_type,
             " has no exact Hurray form and cannot be re-quantized yet "
             "(lossless: F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, MXFP4; "
             "--requantize: Q4_1, Q5_0, Q5_1, Q8_1)"));
@@ -738,7 +741,12 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
                    : "";
     c.shape = p.shape;
     c.note = p.note;
-    report.tensors.push_back(std::move(c));
+    ++report.tensor_count;
+    if (options.on_tensor) {
+      options.on_tensor(c);
+    } else {
+      report.tensors.push_back(std::move(c));
+    }
   }
   report.kv_entries = kv.count();
   // The builder's entries go to the writer's KV section.

@@ -16,6 +16,7 @@
 #define HURRAY_STREAM_CONVERT_CONVERT_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +31,17 @@
 #include "stream/convert/safetensors.h"
 
 namespace hurray::convert {
+
+struct ConvertedTensor {
+  std::string name;
+  std::string source_type;  // "F32", "Q8_0", ...
+  std::string hurray_type;  // "float32", "int4", ...
+  std::string scheme;       // "" or "per_block_affine", "mxfp"
+  std::vector<uint64_t> shape;
+  bool quantized = false;  // by --quantize / --requantize
+  double max_abs_error = 0, rms_error = 0;
+  std::string note;  // why --quantize kept it ("1-D", "--skip", ...)
+};
 
 struct ConvertOptions {
   std::vector<std::pair<std::string, std::string>> kv;
@@ -58,22 +70,17 @@ struct ConvertOptions {
   // GGUF Q4_1, Q5_0, Q5_1 and Q8_1 tensors, which have no exact Hurray form,
   // are dequantized with ggml's formula and quantized with this scheme.
   std::optional<QuantizeSpec> requantize;
-};
-
-struct ConvertedTensor {
-  std::string name;
-  std::string source_type;  // "F32", "Q8_0", ...
-  std::string hurray_type;  // "float32", "int4", ...
-  std::string scheme;       // "" or "per_block_affine", "mxfp"
-  std::vector<uint64_t> shape;
-  bool quantized = false;  // by --quantize / --requantize
-  double max_abs_error = 0, rms_error = 0;
-  std::string note;  // why --quantize kept it ("1-D", "--skip", ...)
+  // Called with each tensor once it is written; when set, the report does
+  // not keep them (ConvertReport::tensors stays empty), so memory does not
+  // grow with a report line per tensor.
+  std::function<void(const ConvertedTensor&)> on_tensor;
 };
 
 struct ConvertReport {
-  std::string format;                    // "safetensors" or "gguf"
-  std::vector<ConvertedTensor> tensors;  // in output order
+  std::string format;  // "safetensors" or "gguf"
+  // In output order; empty when ConvertOptions::on_tensor took them.
+  std::vector<ConvertedTensor> tensors;
+  uint64_t tensor_count = 0;
   uint64_t kv_entries = 0;
   uint64_t bytes_written = 0;
   // Zero padding among them, mostly the alignment of every data buffer to

@@ -144,6 +144,28 @@ TEST(ConvertLimits, BufferAboveTheReadersLimitIsRefusedBeforeWriting) {
   EXPECT_TRUE(ConvertBytes(st, options, &written).ok());
 }
 
+// With on_tensor the report keeps no line per tensor (memory), and each
+// tensor is given once, in output order.
+TEST(ConvertLimits, OnTensorTakesEachTensorInsteadOfTheReport) {
+  std::vector<testing::StTensor> tensors;
+  for (int i = 0; i < 5; ++i) {
+    tensors.push_back({absl::StrCat("t", i), "U8", {1}, {uint8_t(i)}});
+  }
+  const std::vector<uint8_t> st = testing::BuildSafetensors(tensors);
+  MemorySource src(st);
+  ConvertOptions options;
+  std::vector<std::string> seen;
+  options.on_tensor = [&seen](const ConvertedTensor& t) {
+    seen.push_back(t.name);
+  };
+  absl::StatusOr<ConvertReport> r = Convert(
+      src, options, [](absl::Span<const uint8_t>) { return absl::OkStatus(); });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->tensors.empty());
+  EXPECT_EQ(r->tensor_count, 5u);
+  EXPECT_EQ(seen, (std::vector<std::string>{"t0", "t1", "t2", "t3", "t4"}));
+}
+
 // A tokenizer-like array of many strings passes through whole.
 TEST(ConvertLimits, StringArraysKeepEveryString) {
   std::vector<std::string> tokens;
