@@ -83,5 +83,25 @@ TEST_F(ConvertCommandTest, PaddingShareIsTheFilesOwn) {
   EXPECT_THAT(text, HasSubstr("of the " + std::to_string(size) + " bytes"));
 }
 
+// Issue 46 item 4: 520 GGUF keys of 64 KiB (34 MB, past the 32 MiB metadata
+// budget; the old converter wrote them and ingest refused the file) are
+// refused with exit 1 and the rule id, and no output is left.
+TEST_F(ConvertCommandTest, MetadataPastTheBudgetExitsOneWithTheRule) {
+  convert::testing::GgufBuilder b;
+  for (int i = 0; i < 520; ++i) {
+    b.KvU32(std::to_string(i) + std::string(65000, 'k'), i);
+  }
+  const std::vector<uint8_t> file = b.Build();
+  const fs::path in = dir_ / "keys.gguf";
+  std::ofstream(in, std::ios::binary)
+      .write(reinterpret_cast<const char*>(file.data()), file.size());
+  const fs::path out = dir_ / "keys.hrry";
+  out_.str(""), err_.str("");
+  const std::vector<std::string> args = {in.string(), "-o", out.string()};
+  EXPECT_EQ(RunConvert(args, out_, err_), kExitRejected) << out_.str();
+  EXPECT_THAT(err_.str(), HasSubstr("LIMIT-BUFFER-BYTES at byte "));
+  EXPECT_FALSE(fs::exists(out));
+}
+
 }  // namespace
 }  // namespace hurray::tools
