@@ -18,6 +18,7 @@
 #include "absl/types/span.h"
 #include "dequant/dequantizer.h"
 #include "dequant/params.h"
+#include "hurray_version.h"
 #include "parser/decoder.h"
 #include "parser/descriptor.h"
 #include "parser/element_type.h"
@@ -269,7 +270,7 @@ uint32_t hurray_version(void) {
          HURRAY_API_VERSION_PATCH;
 }
 
-const char* hurray_version_string(void) { return "1.0.0"; }
+const char* hurray_version_string(void) { return HURRAY_VERSION_STRING; }
 
 void hurray_format_version(uint32_t* major, uint32_t* minor) {
   if (major != nullptr) *major = hurray::kSupportedMajor;

@@ -50,7 +50,10 @@ extern "C" {
 /* (major << 16) | (minor << 8) | patch of the loaded library, to compare
  * with the header it was compiled against. */
 HURRAY_API uint32_t hurray_version(void);
-HURRAY_API const char* hurray_version_string(void); /* "1.0.0" */
+/* The release of the library (version.bzl: "0.9.0"), not the interface
+ * version above: hurray --version and Python's hurray.__version__ say the
+ * same. */
+HURRAY_API const char* hurray_version_string(void);
 /* The Hurray format version this reader supports (1.0). */
 HURRAY_API void hurray_format_version(uint32_t* major, uint32_t* minor);
 

@@ -62,7 +62,7 @@ for cmd in inspect validate; do
 
   # A usage error shows the command's own usage, not the whole manual.
   expect_contains "${err}" "Usage: hurray ${cmd} " "${cmd} without files"
-  expect_contains "${err}" "'hurray help' lists every command" \
+  expect_contains "${err}" "'hurray ${cmd} --help' shows its options" \
     "${cmd} without files"
   [[ $(printf '%s\n' "${err}" | wc -l) -le 20 ]] ||
     fail "${cmd} without files: the usage error is $(printf '%s\n' "${err}" | wc -l) lines"
@@ -76,6 +76,41 @@ for cmd in inspect validate; do
   expect_rc 0 "${cmd} --help"
   expect_contains "${out}" "Usage: hurray" "${cmd} --help"
 done
+
+# `hurray COMMAND --help` (and `hurray help COMMAND`) is that command's page
+# alone: its own usage, no other command's.
+for cmd in inspect validate dequant pack convert serve ingest; do
+  for form in "${cmd} --help" "${cmd} -h" "help ${cmd}"; do
+    # shellcheck disable=SC2086
+    run ${form}
+    expect_rc 0 "${form}"
+    expect_contains "${out}" "Usage: hurray ${cmd} " "${form}"
+    expect_eq "${err}" "" "${form} stderr"
+    for other in inspect validate dequant pack convert serve ingest; do
+      [[ "${other}" == "${cmd}" ]] && continue
+      if printf '%s\n' "${out}" | grep -q "hurray ${other} "; then
+        fail "${form}: the page shows '${other}' too"
+      fi
+    done
+    [[ $(printf '%s\n' "${out}" | wc -l) -le 90 ]] ||
+      fail "${form}: $(printf '%s\n' "${out}" | wc -l) lines"
+  done
+done
+run help frobnicate
+expect_rc 2 "help frobnicate"
+expect_contains "${err}" "unknown command 'frobnicate'" "help frobnicate"
+# The overview names every command and says how to get a page.
+run --help
+for cmd in inspect validate dequant pack convert serve ingest; do
+  expect_contains "${out}" "  ${cmd} " "--help lists ${cmd}"
+done
+expect_contains "${out}" "hurray <command> --help" "--help names the pages"
+# A hostile command name is escaped, never echoed raw.
+run $'frob\e]0;x\a'
+expect_rc 2 "escaped unknown command"
+if printf '%s' "${err}" | grep -q $'\e'; then
+  fail "unknown command: a raw ESC reached the terminal"
+fi
 
 run validate --json valid/dense_f32_3x4.bin
 expect_rc 2 "validate --json"

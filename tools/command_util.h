@@ -1,4 +1,4 @@
-// What the hurray subcommands share: exit codes, the usage text, argument
+// What the hurray subcommands share: exit codes, usage errors, argument
 // parsing and reading an input file.
 #ifndef HURRAY_TOOLS_COMMAND_UTIL_H_
 #define HURRAY_TOOLS_COMMAND_UTIL_H_
@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "parser/options.h"
+#include "tools/usage.h"
 
 namespace hurray::tools {
 
@@ -23,11 +24,6 @@ inline constexpr int kExitError = 2;     // usage or I/O error
 
 // Input files are small descriptor files; larger ones are refused.
 inline constexpr size_t kMaxInputFileBytes = size_t{64} << 20;  // 64 MiB
-
-// Writes the usage text of the hurray tool.
-void PrintUsage(std::ostream& os);
-// The usage of one command (its entry of PrintUsage), for usage errors.
-void PrintCommandUsage(absl::string_view command, std::ostream& os);
 
 struct CommandArgs {
   bool help = false;  // --help / -h: print usage, exit 0

@@ -63,7 +63,7 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
                std::ostream& err) {
   for (const std::string& a : args) {
     if (a == "-h" || a == "--help") {
-      PrintUsage(out);
+      PrintCommandHelp("convert", out);
       return kExitOk;
     }
   }

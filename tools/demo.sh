@@ -4,7 +4,9 @@
 #   1. write a sample .hrry model quantized with all five schemes;
 #   2. serve it on loopback with `hurray serve`;
 #   3. ingest it over the network protocol with `hurray ingest`, validating
-#      and dequantizing every tensor as it arrives, and print the summary.
+#      and dequantizing every tensor as it arrives, and print the summary;
+#   4. load every output with numpy: shape, dtype and a checksum.
+# tools/test.sh runs it last (//tools:demo), so this can never break unseen.
 # Idempotent; everything it writes goes to a temporary directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,5 +49,16 @@ echo
 echo "== hurray ingest tcp://127.0.0.1:${port} --dequant OUT: validate + dequantize as bytes arrive"
 "${hurray}" ingest "tcp://127.0.0.1:${port}" --dequant "${work}/out"
 echo
-echo "== the dequantized tensors (little-endian float32, logical row-major)"
-(cd "${work}/out" && ls -l -- *.f32 | awk '{print "  " $5 " bytes  " $9}')
+echo "== what a user gets: each output loaded with numpy (shape, dtype, sum)"
+/usr/bin/python3 - "${work}/out" <<'PY'
+import pathlib, sys, numpy
+outs = sorted(pathlib.Path(sys.argv[1]).glob("*.npy"))
+if not outs:
+    sys.exit("demo: no .npy output was written")
+for path in outs:
+    x = numpy.load(path)
+    if not numpy.isfinite(x).all():
+        sys.exit(f"demo: {path.name} holds non-finite values")
+    print(f"  {path.name:<34} {str(x.shape):<12} {str(x.dtype):<8} "
+          f"sum {float(x.astype(numpy.float64).sum()):.9g}")
+PY

@@ -438,7 +438,7 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
     return UsageError("dequant", parsed.status().message(), err);
   }
   if (parsed->help) {
-    PrintUsage(out);
+    PrintCommandHelp("dequant", out);
     return kExitOk;
   }
   if (!output.has_value() || parsed->files.size() != 1) {

@@ -6,11 +6,13 @@
 //   hurray ingest SOURCE [--dequant OUT_DIR] [--resume STATE] [--json] ...
 //   hurray convert SRC -o OUT.hrry [--kv KEY=VALUE]...
 //   hurray serve FILE.hrry [--port P] [--bind ADDR]
-//   hurray help | --help | -h
+//   hurray help [COMMAND] | --help | -h
+//   hurray COMMAND --help
+//   hurray --version
 //
 // This file only dispatches: each subcommand lives in its own file
-// (tools/<name>_command.{h,cc}). See tools/command_util.cc for the usage
-// text and the exit codes.
+// (tools/<name>_command.{h,cc}). tools/usage.cc holds the help texts and
+// tools/command_util.h the exit codes.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -19,10 +21,12 @@
 #include "tools/command_util.h"
 #include "tools/convert_command.h"
 #include "tools/dequant_command.h"
+#include "tools/display_text.h"
 #include "tools/ingest_command.h"
 #include "tools/inspect_command.h"
 #include "tools/pack_command.h"
 #include "tools/serve_command.h"
+#include "tools/usage.h"
 #include "tools/validate_command.h"
 
 int main(int argc, char** argv) {
@@ -40,7 +44,22 @@ int main(int argc, char** argv) {
       absl::MakeConstSpan(args).subspan(1);
 
   if (command == "help" || command == "--help" || command == "-h") {
+    // `hurray help COMMAND` is that command's page.
+    if (rest.size() == 1 &&
+        hurray::tools::PrintCommandHelp(rest[0], std::cout)) {
+      return kExitOk;
+    }
+    if (!rest.empty()) {
+      std::cerr << "hurray help: unknown command '"
+                << hurray::tools::TerminalSafe(rest[0]) << "'\n\n";
+      PrintUsage(std::cerr);
+      return kExitError;
+    }
     PrintUsage(std::cout);
+    return kExitOk;
+  }
+  if (command == "--version" || command == "version") {
+    hurray::tools::PrintVersion(std::cout);
     return kExitOk;
   }
   int exit_code;
@@ -59,7 +78,8 @@ int main(int argc, char** argv) {
   } else if (command == "serve") {
     exit_code = hurray::tools::RunServe(rest, std::cout, std::cerr);
   } else {
-    std::cerr << "hurray: unknown command '" << command << "'\n\n";
+    std::cerr << "hurray: unknown command '"
+              << hurray::tools::TerminalSafe(command) << "'\n\n";
     PrintUsage(std::cerr);
     return kExitError;
   }

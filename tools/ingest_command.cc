@@ -702,7 +702,7 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   absl::StatusOr<IngestArgs> parsed = ParseArgs(args, &help);
   if (!parsed.ok()) return UsageError("ingest", parsed.status().message(), err);
   if (help) {
-    PrintUsage(out);
+    PrintCommandHelp("ingest", out);
     return kExitOk;
   }
   const IngestArgs& a = *parsed;

@@ -281,7 +281,7 @@ int RunInspect(absl::Span<const std::string> args, std::ostream& out,
     return UsageError("inspect", parsed.status().message(), err);
   }
   if (parsed->help) {
-    PrintUsage(out);
+    PrintCommandHelp("inspect", out);
     return kExitOk;
   }
 

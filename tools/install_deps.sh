@@ -21,6 +21,8 @@ packages=(
   clang-14
   libclang-rt-14-dev
   pkg-config
+  # tools/install_test.sh: a CMake project consuming the installed package.
+  cmake
   # libhurray.so (capi/) links with lld: it honours the version script.
   lld
   # The Python module (python/) and its tests.
@@ -28,6 +30,8 @@ packages=(
   python3-dev
   python3-numpy
   python3-pytest
+  # //python:wheel_test installs the wheel into a fresh venv (ensurepip).
+  python3-venv
   # HTTPS sources (issue 15): OpenSSL for Boost.Asio's TLS; nginx and the
   # openssl tool for the loopback tests (a throw-away certificate).
   libssl-dev

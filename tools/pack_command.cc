@@ -150,7 +150,7 @@ int RunPack(absl::Span<const std::string> args, std::ostream& out,
             std::ostream& err) {
   for (const std::string& a : args) {
     if (a == "-h" || a == "--help") {
-      PrintUsage(out);
+      PrintCommandHelp("pack", out);
       return kExitOk;
     }
   }

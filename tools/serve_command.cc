@@ -14,21 +14,6 @@
 namespace hurray::tools {
 namespace {
 
-constexpr char kUsage[] =
-    "usage: hurray serve FILE.hrry [--port P] [--bind ADDR] [--permissive]\n"
-    "                    [--idle-timeout SECONDS] [--max-message-size BYTES]\n"
-    "                    [--hello-timeout SECONDS] [--message-timeout "
-    "SECONDS]\n"
-    "                    [--max-connections N] [--max-connections-per-peer N]\n"
-    "  Serves the file's tensors over the Hurray network protocol.\n"
-    "  Defaults: --bind 127.0.0.1 --port 7420 (0 picks a free port)\n"
-    "  --idle-timeout 30 --max-message-size 1048576 --hello-timeout 5\n"
-    "  --message-timeout 5 (a client message must arrive whole that long\n"
-    "  after its first byte) --max-connections: the descriptor limit less a\n"
-    "  reserve --max-connections-per-peer 256. When full, a new connection\n"
-    "  displaces one still waiting for input, else gets ERROR and is closed.\n"
-    "  Prints 'listening on ADDR:PORT' once ready; SIGINT/SIGTERM stop it.\n";
-
 // Seconds (fractions allowed) 0.001..86400 as milliseconds.
 bool ParseSeconds(const std::string& text, uint32_t* ms) {
   double seconds = 0;
@@ -56,7 +41,7 @@ int RunServe(absl::Span<const std::string> args, std::ostream& out,
     const std::string& a = args[i];
     uint32_t n = 0;
     if (a == "-h" || a == "--help") {
-      out << kUsage;
+      PrintCommandHelp("serve", out);
       return kExitOk;
     } else if (a == "--permissive") {
       file_options.parse.mode = Mode::kPermissive;

@@ -19,7 +19,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 "${fetch}" gen "${work}/t.hrry"
 
 # Usage and a file that is not .hrry.
-"${hurray}" serve --help | grep -q "usage: hurray serve" || fail "help"
+"${hurray}" serve --help | grep -q "Usage: hurray serve" || fail "help"
 set +e
 "${hurray}" serve 2>/dev/null; [[ $? -eq 2 ]] || fail "no file: exit 2"
 "${hurray}" serve "${work}/t.hrry" --port 70000 2>/dev/null

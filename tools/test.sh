@@ -4,7 +4,7 @@
 # under AddressSanitizer + UndefinedBehaviorSanitizer (one build; the corpus
 # replays are left to the next step, .bazelrc), and a short libFuzzer smoke
 # run of every fuzz target (clang ASan + UBSan) that first runs every seed
-# of its committed corpus.
+# of its committed corpus; last, the README's first command (tools/demo.sh).
 # Idempotent.
 #
 # FUZZ_SECONDS (default 20) sets the smoke run per target; 0 skips it, and
@@ -123,6 +123,23 @@ if [[ "${fuzz_seconds}" != 0 ]]; then
       done
     fi
   done
+fi
+
+# The install as consumers outside Bazel see it: tools/install.sh into a
+# temporary prefix, a pkg-config and a CMake project built against it (its
+# -c opt build is the one the demo below reuses).
+echo "== install: tools/install_test.sh"
+bash tools/install_test.sh 2>&1 | tee -a "${log}"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+
+# The README's first command, run as a newcomer runs it: it must never break
+# unseen (it builds -c opt, packs, serves, ingests and loads with numpy).
+echo "== demo: bash tools/demo.sh"
+if bash tools/demo.sh; then
+  echo "//tools:demo PASSED" | tee -a "${log}"
+else
+  echo "//tools:demo FAILED" | tee -a "${log}"
+  status=1
 fi
 
 # One closing line for every test target run above (Bazel prints one

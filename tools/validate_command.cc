@@ -24,7 +24,7 @@ int RunValidate(absl::Span<const std::string> args, std::ostream& out,
     return UsageError("validate", parsed.status().message(), err);
   }
   if (parsed->help) {
-    PrintUsage(out);
+    PrintCommandHelp("validate", out);
     return kExitOk;
   }
 

@@ -33,7 +33,7 @@ from ._creation import (arange, asarray, empty, empty_like,  # noqa: E402
                         ones_like, zeros, zeros_like)
 from ._tensor import Descriptor, Tensor, from_numpy  # noqa: E402
 
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402  (generated from version.bzl)
 Dtype = dtype
 
 # Module-level element types: the Tier 1 ones (hurray.float32, hurray.int8,
