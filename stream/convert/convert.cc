@@ -748,6 +748,8 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       report.tensors.push_back(std::move(c));
     }
   }
+  // The plans are done with: freed before the writer encodes its index.
+  std::vector<Plan>().swap(plans);
   report.kv_entries = kv.count();
   // The builder's entries go to the writer's KV section.
   writer.kv() = std::move(kv);
