@@ -372,7 +372,15 @@ void FuzzStream(const Header& h, absl::Span<const uint8_t> stream) {
                       st == HURRAY_CANCELLED);
     pos += c.size;
   }
-  if (st == HURRAY_NEED_MORE) st = hurray_stream_finish(s);
+  const bool finished = st == HURRAY_NEED_MORE;
+  if (finished) st = hurray_stream_finish(s);
+  if (st != HURRAY_CANCELLED) {
+    // Call order (hurray.h): a rejection is final, and after finish the
+    // stream takes nothing more.
+    const uint8_t byte = 0;
+    HURRAY_FUZZ_CHECK(hurray_stream_feed(s, &byte, 1) ==
+                      (finished ? HURRAY_BAD_STATE : HURRAY_REJECTED));
+  }
   if (st == HURRAY_CANCELLED) {
     HURRAY_FUZZ_CHECK(ev.cancel && ev.events == ev.cancel_at + 1);
     HURRAY_FUZZ_CHECK(hurray_stream_feed(s, nullptr, 0) == HURRAY_CANCELLED);

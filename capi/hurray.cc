@@ -4,6 +4,7 @@
 // anything else HURRAY_INTERNAL.
 #include "capi/hurray.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -34,12 +35,19 @@
 struct hurray_decoder {
   explicit hurray_decoder(const hurray::ParseOptions& o) : decoder(o) {}
   hurray::DescriptorDecoder decoder;
-  bool finished_empty = false;  // Finish() with nothing fed: HURRAY_END
+  // Finish() with nothing fed: HURRAY_END, and the input has ended (feed
+  // returns BAD_STATE until reset).
+  bool finished_empty = false;
 };
 
+// Shared by the file handle and its tensors: hurray_file_close drops the
+// handle's reference, each tensor holds one, the last one deletes it (a
+// tensor freed after its file's close still reads a mapped file). Atomic:
+// the file and its tensors are distinct handles, usable from two threads.
 struct hurray_file {
   std::unique_ptr<hurray::stream::HrryFile> file;
   hurray::ParseOptions parse;
+  mutable std::atomic<uint64_t> refs{1};
 };
 
 struct hurray_tensor {
@@ -234,6 +242,7 @@ struct hurray_stream {
   hurray::stream::StreamReader reader;
   bool in_call = false;       // a callback re-entering its own reader
   bool free_pending = false;  // freed by a callback: deleted after the call
+  bool finished = false;      // hurray_stream_finish was called
 };
 
 namespace {
@@ -412,13 +421,24 @@ hurray_decoder* hurray_decoder_new(uint32_t flags) {
 
 void hurray_decoder_free(hurray_decoder* decoder) { delete decoder; }
 
+namespace {
+
+// Drops one reference of a file (its handle's or a tensor's).
+void Unref(const hurray_file* file) {
+  if (file->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete file;
+}
+
+}  // namespace
+
 hurray_status hurray_decoder_feed(hurray_decoder* decoder, const uint8_t* data,
                                   size_t size, size_t* consumed) {
   if (consumed != nullptr) *consumed = 0;
   if (decoder == nullptr || (data == nullptr && size != 0)) {
     return HURRAY_INVALID_ARGUMENT;
   }
-  decoder->finished_empty = false;
+  // finish said the input ended: more of it is the caller's mistake, not
+  // bytes to drop or to take as the next descriptor.
+  if (decoder->finished_empty) return HURRAY_BAD_STATE;
   const hurray::FeedResult r = decoder->decoder.Feed({data, size});
   if (consumed != nullptr) *consumed = r.consumed;
   return FromDecodeState(r.state);
@@ -534,7 +554,9 @@ hurray_status hurray_file_open_memory(const uint8_t* data, size_t size,
   });
 }
 
-void hurray_file_close(hurray_file* file) { delete file; }
+void hurray_file_close(hurray_file* file) {
+  if (file != nullptr) Unref(file);
+}
 
 size_t hurray_file_tensor_count(const hurray_file* file) {
   return file != nullptr ? file->file->index().size() : 0;
@@ -571,13 +593,19 @@ hurray_status hurray_file_lookup(const hurray_file* file, const char* name,
     if (!s.ok()) return SetStatus(error, s);
     t->file = file;
     t->entry = entry;
+    file->refs.fetch_add(1, std::memory_order_relaxed);
     *tensor = t.release();
     ClearError(error, HURRAY_OK);
     return HURRAY_OK;
   });
 }
 
-void hurray_tensor_free(hurray_tensor* tensor) { delete tensor; }
+void hurray_tensor_free(hurray_tensor* tensor) {
+  if (tensor == nullptr) return;
+  const hurray_file* file = tensor->file;
+  delete tensor;
+  Unref(file);
+}
 
 const hurray_descriptor* hurray_tensor_descriptor(const hurray_tensor* tensor) {
   return tensor != nullptr ? Wrap(&tensor->descriptor) : nullptr;
@@ -761,6 +789,9 @@ hurray_status hurray_stream_feed(hurray_stream* stream, const uint8_t* data,
   }
   if (stream->in_call) return HURRAY_BAD_STATE;
   if (stream->sink.cancelled()) return HURRAY_CANCELLED;
+  // After the end of the input the reader would take nothing and say done:
+  // the bytes would be dropped without a word.
+  if (stream->finished) return HURRAY_BAD_STATE;
   const hurray_status result = Guarded(nullptr, [&]() -> hurray_status {
     const InCall busy(stream);
     const hurray::stream::StreamState s = stream->reader.Feed({data, size});
@@ -773,6 +804,7 @@ hurray_status hurray_stream_finish(hurray_stream* stream) {
   if (stream == nullptr) return HURRAY_INVALID_ARGUMENT;
   if (stream->in_call) return HURRAY_BAD_STATE;
   if (stream->sink.cancelled()) return HURRAY_CANCELLED;
+  stream->finished = true;
   const hurray_status result = Guarded(nullptr, [&]() -> hurray_status {
     const InCall busy(stream);
     const hurray::stream::StreamState s = stream->reader.Finish();

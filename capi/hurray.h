@@ -17,6 +17,11 @@
  *     data-level rules found while dequantizing count elements, blocks or
  *     parameter entries instead (hurray_error.offset_unit).
  *   - A handle is not thread-safe; distinct handles are independent.
+ *   - Call order: a call the handle's state does not allow returns
+ *     HURRAY_BAD_STATE and does nothing (never OK with the bytes dropped):
+ *     feeding a decoder after its finish returned END (until reset), feeding
+ *     a stream after hurray_stream_finish, a callback feeding or finishing
+ *     its own stream. Each handle's states are listed with its functions.
  */
 #ifndef HURRAY_CAPI_HURRAY_H_
 #define HURRAY_CAPI_HURRAY_H_
@@ -63,7 +68,7 @@ enum {
   HURRAY_INVALID_ARGUMENT = 4, /* NULL handle or pointer, bad index */
   HURRAY_BUFFER_TOO_SMALL = 5, /* the caller's buffer is short */
   HURRAY_NOT_FOUND = 6,        /* no tensor of that name */
-  HURRAY_BAD_STATE = 7,        /* e.g. fields asked before a descriptor */
+  HURRAY_BAD_STATE = 7,        /* a call out of order: feed after finish */
   HURRAY_UNSUPPORTED = 8,      /* e.g. dequantizing a sparse layout */
   HURRAY_IO_ERROR = 9,         /* a file could not be opened or mapped */
   HURRAY_NO_MEMORY = 10,       /* an allocation failed */
@@ -166,7 +171,12 @@ HURRAY_API hurray_status hurray_descriptor_quantization(
 /* ---- Incremental descriptor decoder -------------------------------------- */
 
 /* Decodes one descriptor at a time from chunks of any size. The handle
- * (about 20 KiB) is allocated once by _new; feeding never allocates. */
+ * (about 20 KiB) is allocated once by _new; feeding never allocates.
+ * States (hurray_decoder_state): NEED_MORE (fresh or part way) -> feed ->
+ * OK or REJECTED, final until reset (feed consumes nothing and returns the
+ * state again, finish returns it); NEED_MORE -> finish -> END when no byte
+ * of a descriptor was fed (then feed returns BAD_STATE, consuming nothing,
+ * until reset), REJECTED (DESC-HDR-01) otherwise. reset -> fresh. */
 typedef struct hurray_decoder hurray_decoder;
 
 /* NULL when out of memory. flags: HURRAY_PERMISSIVE, HURRAY_NO_VALIDATE. */
@@ -181,7 +191,8 @@ HURRAY_API hurray_status hurray_decoder_feed(hurray_decoder* decoder,
                                              const uint8_t* data, size_t size,
                                              size_t* consumed);
 /* End of input: a descriptor in progress is rejected (DESC-HDR-01). Returns
- * OK (one was done), REJECTED, or END when no byte of one was fed. */
+ * OK (one was done), REJECTED, or END when no byte of one was fed; after
+ * END the decoder takes no more bytes until hurray_decoder_reset. */
 HURRAY_API hurray_status hurray_decoder_finish(hurray_decoder* decoder);
 /* Ready for the next descriptor; keeps the flags. */
 HURRAY_API void hurray_decoder_reset(hurray_decoder* decoder);
@@ -205,8 +216,10 @@ HURRAY_API hurray_status hurray_decoder_error(const hurray_decoder* decoder,
 /* ---- .hrry files (random access over mmap) ------------------------------ */
 
 typedef struct hurray_file hurray_file;
-/* One tensor of an open file: its descriptor and views of its buffers. It
- * must be freed before its file is closed. */
+/* One tensor of an open file: its descriptor and views of its buffers. A
+ * tensor keeps its file's mapping alive: hurray_file_close before
+ * hurray_tensor_free is allowed (the file handle is then gone, its
+ * tensors still read, and the last hurray_tensor_free releases the file). */
 typedef struct hurray_tensor hurray_tensor;
 
 /* Maps and validates the whole file (header, trailer, index, KV, every
@@ -218,7 +231,8 @@ HURRAY_API hurray_status hurray_file_open(const char* path, uint32_t flags,
                                           hurray_file** file,
                                           hurray_error* error);
 /* The same over a .hrry image in memory (no copy): the caller keeps
- * data[0..size) alive and unchanged until hurray_file_close. */
+ * data[0..size) alive and unchanged until hurray_file_close and the
+ * hurray_tensor_free of its last tensor. */
 HURRAY_API hurray_status hurray_file_open_memory(const uint8_t* data,
                                                  size_t size, uint32_t flags,
                                                  hurray_file** file,
@@ -305,11 +319,17 @@ typedef struct hurray_stream hurray_stream;
 HURRAY_API hurray_stream* hurray_stream_new(
     const hurray_stream_callbacks* callbacks, uint32_t flags);
 HURRAY_API void hurray_stream_free(hurray_stream* stream);
-/* Consumes all of data[0..size). NEED_MORE (go on), REJECTED, CANCELLED. */
+/* States: feeding -> (feed) NEED_MORE | REJECTED (final: later feeds
+ * consume nothing and return REJECTED) | CANCELLED (final) -> (finish)
+ * ended. Consumes all of data[0..size). NEED_MORE (go on), REJECTED,
+ * CANCELLED; BAD_STATE (nothing consumed) after hurray_stream_finish or
+ * from a callback of this stream. */
 HURRAY_API hurray_status hurray_stream_feed(hurray_stream* stream,
                                             const uint8_t* data, size_t size);
 /* End of input: OK when the stream ended between tensors, else REJECTED
- * (DESC-HDR-01 inside a descriptor, STREAM-EOF-BUFFER inside a buffer). */
+ * (DESC-HDR-01 inside a descriptor, STREAM-EOF-BUFFER inside a buffer).
+ * Called again, returns the same result; the stream then takes no more
+ * bytes (hurray_stream_feed returns BAD_STATE). */
 HURRAY_API hurray_status hurray_stream_finish(hurray_stream* stream);
 /* The rejection (absolute stream offset); returns the state. */
 HURRAY_API hurray_status hurray_stream_error(const hurray_stream* stream,

@@ -1,6 +1,6 @@
 // Shared by safetensors_fuzz and gguf_fuzz: converts an input with given
 // options into memory and checks that a success opens with the strict
-// .hrry reader.
+// .hrry readers: a converter never writes what our reader refuses.
 #ifndef HURRAY_FUZZ_CONVERT_FUZZ_UTIL_H_
 #define HURRAY_FUZZ_CONVERT_FUZZ_UTIL_H_
 
@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "stream/container/hrry_file.h"
 #include "stream/container/hrry_mmap.h"
 #include "stream/convert/byte_source.h"
 #include "stream/convert/convert.h"
@@ -16,7 +17,9 @@
 namespace hurray::fuzz {
 
 // nullptr when the conversion refused the input; aborts when it succeeded
-// but the output does not open.
+// but the output does not open, or when the forward reader `hurray ingest`
+// runs (strict, with the limits the conversion was given: options.reader)
+// refuses it.
 inline std::unique_ptr<stream::HrryFile> ConvertAndOpen(
     const convert::ByteSource& src, const convert::ConvertOptions& options) {
   std::vector<uint8_t> out;
@@ -26,10 +29,25 @@ inline std::unique_ptr<stream::HrryFile> ConvertAndOpen(
         return absl::OkStatus();
       });
   if (!report.ok()) return nullptr;
+  stream::FileOptions strict = options.reader;
+  strict.parse.mode = Mode::kStrict;
+  if (!stream::ReadHrry(out, strict, nullptr).ok()) std::abort();
   absl::StatusOr<std::unique_ptr<stream::HrryFile>> file =
-      stream::HrryFile::CopyOf(out);
+      stream::HrryFile::CopyOf(out, strict);
   if (!file.ok()) std::abort();
   return *std::move(file);
+}
+
+// Reader limits for a conversion, picked by `selector`: the defaults, or a
+// metadata limit of 64 bytes to 16 KiB and a buffer limit of 16 bytes to
+// 4 KiB, so that refusals at the limits and successes just under them both
+// happen.
+inline void PickReaderLimits(size_t selector,
+                             convert::ConvertOptions* options) {
+  if (selector % 4 < 2) return;
+  options->reader.max_metadata_bytes = 64 + (selector * 40503u) % 16321;
+  options->reader.limits.max_buffer_bytes =
+      16 + (selector * 2654435761u) % 4081;
 }
 
 // --quantize (and --requantize) with a scheme picked by `selector`.

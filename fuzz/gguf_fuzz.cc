@@ -3,8 +3,11 @@
 // The input is the whole file. Properties (any violation aborts):
 //   * ReadGgufHeader and Convert never crash, never read past the input
 //     (MemorySource checks every range), and refuse with a status.
-//   * A conversion that succeeds writes a .hrry file the strict reader
-//     opens, holding every tensor of the header, and each quantized tensor
+//   * A conversion that succeeds writes a .hrry file both strict readers
+//     take (the forward one `hurray ingest` runs, with the reader limits
+//     the conversion was given: the defaults, or small metadata and buffer
+//     limits picked by the input's length), holding every tensor of the
+//     header, and each quantized tensor
 //     (Q8_0, Q4_0, MXFP4) dequantizes with the scalar reference; one with
 //     --quantize and --requantize (schemes picked by the input's length)
 //     opens too.
@@ -36,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Both ways to the scales of a quantized tensor: kept from the codes
   // pass, or read again.
   if (size % 2 == 1) options.scale_spool_bytes = 0;
+  fuzz::PickReaderLimits(size / 2, &options);
   std::unique_ptr<stream::HrryFile> file = fuzz::ConvertAndOpen(src, options);
   auto d = std::make_unique<TensorDescriptor>();
   for (const convert::GgufTensor& t : header->tensors) {

@@ -3,9 +3,12 @@
 // The input is the whole file. Properties (any violation aborts):
 //   * ReadSafetensorsHeader and Convert never crash, never read past the
 //     input (MemorySource checks every range), and refuse with a status.
-//   * A conversion that succeeds writes a .hrry file the strict reader
-//     opens, holding every tensor of the header; so does one with
-//     --quantize (a scheme picked by the input's length).
+//   * A conversion that succeeds writes a .hrry file both strict readers
+//     take (the forward one `hurray ingest` runs, with the reader limits
+//     the conversion was given: the defaults, or small metadata and buffer
+//     limits picked by the input's length), holding every tensor of the
+//     header; so does one with --quantize (a scheme picked by the input's
+//     length).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -26,6 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   convert::ConvertOptions options;
   options.safetensors = limits;
   options.chunk_bytes = 4096;
+  fuzz::PickReaderLimits(size, &options);
   std::unique_ptr<stream::HrryFile> file = fuzz::ConvertAndOpen(src, options);
   if (file != nullptr) {
     for (const convert::SafetensorsTensor& t : header->tensors) {

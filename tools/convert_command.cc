@@ -89,21 +89,10 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     write_failed = write_failed || !s.ok();
     return s;
   };
-  absl::StatusOr<convert::ConvertReport> report =
-      convert::Convert(**source, parsed->options, sink);
-  absl::Status s = report.status();
-  if (s.ok()) s = (*file)->Commit();
-  if (!s.ok()) {
-    // Names in messages come from the input: escaped.
-    err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
-        << TerminalSafe(s.message()) << "\n";
-    const bool io = write_failed || absl::IsDataLoss(s) ||
-                    absl::IsNotFound(s) || absl::IsPermissionDenied(s);
-    return io || report.ok() ? kExitError : kExitRejected;
-  }
   // tensor, shape, source type -> Hurray type and scheme, and for
-  // quantized tensors the max abs and RMS error against the source values.
-  for (const convert::ConvertedTensor& t : report->tensors) {
+  // quantized tensors the max abs and RMS error against the source values:
+  // a line per tensor as it is written (none kept in memory).
+  parsed->options.on_tensor = [&out](const convert::ConvertedTensor& t) {
     out << PadRight(TerminalSafe(t.name, 48), 48) << "  "
         << PadRight(absl::StrCat("[", absl::StrJoin(t.shape, ", "), "]"), 16)
         << "  "
@@ -117,10 +106,34 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
       out << "  (" << t.note << ")";
     }
     out << "\n";
+  };
+  absl::StatusOr<convert::ConvertReport> report =
+      convert::Convert(**source, parsed->options, sink);
+  absl::Status s = report.status();
+  if (s.ok()) s = (*file)->Commit();
+  if (!s.ok()) {
+    // Names in messages come from the input: escaped.
+    err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
+        << TerminalSafe(s.message()) << "\n";
+    const bool io = write_failed || absl::IsDataLoss(s) ||
+                    absl::IsNotFound(s) || absl::IsPermissionDenied(s);
+    return io || report.ok() ? kExitError : kExitRejected;
   }
   out << "wrote " << TerminalSafe(parsed->output) << " (" << report->format
-      << ", " << report->tensors.size() << " tensors, " << report->kv_entries
+      << ", " << report->tensor_count << " tensors, " << report->kv_entries
       << " KV entries, " << report->bytes_written << " bytes)\n";
+  // Many small tensors: each buffer starts on a 4096-byte boundary, as the
+  // format requires (file-format.md, data_buffer_alignment), so the file
+  // can be much larger than its source. Said when it passes 10 %.
+  if (report->padding_bytes * 10 > report->bytes_written) {
+    out << absl::StrFormat(
+        "note: %d of the %d bytes (%.1f %%) are zero padding: the .hrry "
+        "format starts every data buffer on a 4096-byte boundary "
+        "(data_buffer_alignment, file-format.md)\n",
+        report->padding_bytes, report->bytes_written,
+        100.0 * static_cast<double>(report->padding_bytes) /
+            static_cast<double>(report->bytes_written));
+  }
   return kExitOk;
 }
 

@@ -41,6 +41,8 @@ class KvBuilder {
 
   uint32_t count() const { return count_; }
   bool empty() const { return count_ == 0; }
+  // Bytes Build() returns: what the section will take in a file.
+  uint64_t encoded_size() const { return 4 + uint64_t{entries_.size()}; }
   // kv_count then the entries, in the order they were added.
   std::vector<uint8_t> Build() const;
 

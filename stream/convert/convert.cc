@@ -18,6 +18,7 @@
 #include "stream/container/stream_writer.h"
 #include "stream/container/utf8.h"
 #include "stream/convert/ggml_blocks.h"
+#include "stream/convert/output_limits.h"
 
 namespace hurray::convert {
 namespace {
@@ -353,17 +354,19 @@ class TensorStreamer {
   const Plan* spooled_for_ = nullptr;
 };
 
-absl::StatusOr<std::vector<Plan>> PlanSafetensors(const SafetensorsFile& f) {
+// The tensors' names and shapes move into the plans.
+absl::StatusOr<std::vector<Plan>> PlanSafetensors(SafetensorsFile& f) {
   std::vector<Plan> plans;
-  for (const SafetensorsTensor& t : f.tensors) {
+  plans.reserve(f.tensors.size());
+  for (SafetensorsTensor& t : f.tensors) {
     Plan p;
-    p.name = t.name;
+    p.name = std::move(t.name);
     p.type_tag = t.type_tag;
     p.kind = t.type_tag == type_tag::kBool         ? Kind::kBool
              : t.type_tag == type_tag::kFloat8E8M0 ? Kind::kE8M0
                                                    : Kind::kCopy;
     p.source_type = t.dtype;
-    p.shape = t.shape;
+    p.shape = std::move(t.shape);
     p.elements = t.elements;
     p.begin = t.begin;
     p.source_bytes = t.end - t.begin;
@@ -377,11 +380,12 @@ absl::StatusOr<std::vector<Plan>> PlanSafetensors(const SafetensorsFile& f) {
   return plans;
 }
 
-absl::StatusOr<std::vector<Plan>> PlanGguf(const GgufFile& f) {
+absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
   std::vector<Plan> plans;
-  for (const GgufTensor& t : f.tensors) {
+  plans.reserve(f.tensors.size());
+  for (GgufTensor& t : f.tensors) {
     Plan p;
-    p.name = t.name;
+    p.name = std::move(t.name);
     p.source_type = FindGgmlType(t.type)->name;
     p.shape.assign(t.ne.rbegin(), t.ne.rend());
     p.elements = t.elements;
@@ -440,7 +444,7 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(const GgufFile& f) {
         break;
       default:
         return absl::UnimplementedError(absl::StrCat(
-            "tensor '", t.name, "': ggml type ", p.source_type,
+            "tensor '", p.name, "': ggml type ", p.source_type,
             " has no exact Hurray form and cannot be re-quantized yet "
             "(lossless: F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, MXFP4; "
             "--requantize: Q4_1, Q5_0, Q5_1, Q8_1)"));
@@ -482,21 +486,24 @@ absl::Status AddGgufKv(const GgufKv& kv, stream::KvBuilder* out) {
     }
     case gguf_type::kString: {
       bool utf8 = true;
-      for (const std::string& s : kv.strings)
-        utf8 = utf8 && stream::IsValidUtf8(s);
-      auto bytes = [](const std::string& s) {
+      const size_t n = kv.string_count();
+      for (size_t i = 0; i < n; ++i)
+        utf8 = utf8 && stream::IsValidUtf8(kv.string(i));
+      auto bytes = [](absl::string_view s) {
         return absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(s.data()),
                                    s.size());
       };
       if (!kv.is_array)
-        return utf8 ? out->AddString(k, kv.strings[0])
-                    : out->AddBytes(k, bytes(kv.strings[0]));
+        return utf8 ? out->AddString(k, kv.string(0))
+                    : out->AddBytes(k, bytes(kv.string(0)));
       if (utf8) {
-        std::vector<absl::string_view> v(kv.strings.begin(), kv.strings.end());
+        std::vector<absl::string_view> v(n);
+        for (size_t i = 0; i < n; ++i) v[i] = kv.string(i);
         return out->AddStringArray(k, v);
       }
       std::vector<absl::Span<const uint8_t>> v;
-      for (const std::string& s : kv.strings) v.push_back(bytes(s));
+      v.reserve(n);
+      for (size_t i = 0; i < n; ++i) v.push_back(bytes(kv.string(i)));
       return out->AddBytesArray(k, v);
     }
     default:
@@ -562,8 +569,9 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
                                       const ConvertOptions& options,
                                       stream::ByteSink sink) {
   ConvertReport report;
+  const uint64_t max_metadata = options.reader.max_metadata_bytes;
   std::vector<Plan> plans;
-  absl::flat_hash_set<std::string> user_keys;
+  absl::flat_hash_set<std::string> user_keys, replaced;
   for (const auto& [k, v] : options.kv) user_keys.insert(k);
   stream::KvBuilder kv;
   absl::Status s;
@@ -578,27 +586,47 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       plans = *std::move(p);
       for (const auto& [k, v] : f->metadata) {
         if (user_keys.contains(k)) continue;
+        const std::string what =
+            absl::StrCat("__metadata__ '", ShortName(k), "'");
         s = kv.AddString(k, v);
         if (!s.ok())
-          return absl::Status(
-              s.code(), absl::StrCat("__metadata__ '", k, "': ", s.message()));
+          return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
+        // At the JSON header (byte 8): the entry's own place is not kept.
+        s = CheckTail(TailBytes(kv.encoded_size(), kIndexHeaderBytes),
+                      max_metadata, 8, what);
+        if (!s.ok()) return s;
       }
       break;
     }
     case SourceFormat::kGguf: {
       report.format = "gguf";
-      absl::StatusOr<GgufFile> f = ReadGgufHeader(source, options.gguf);
+      GgufLimits limits = options.gguf;
+      limits.max_metadata_bytes =
+          std::min(limits.max_metadata_bytes, max_metadata);
+      // Each pair goes to the KV section as it is read: the pairs are never
+      // all held twice.
+      absl::StatusOr<GgufFile> f =
+          ReadGgufHeader(source, limits, [&](GgufKv& e) -> absl::Status {
+            const std::string what =
+                absl::StrCat("GGUF key '", ShortName(e.key), "'");
+            // Duplicates: KvBuilder refuses those it is given; a key --kv
+            // replaces is checked here.
+            if (user_keys.contains(e.key)) {
+              if (replaced.insert(e.key).second) return absl::OkStatus();
+              return absl::InvalidArgumentError(absl::StrCat(
+                  "GGUF: ", what, " at byte ", e.offset, ": duplicate key"));
+            }
+            absl::Status added = AddGgufKv(e, &kv);
+            if (!added.ok())
+              return absl::Status(added.code(),
+                                  absl::StrCat(what, ": ", added.message()));
+            return CheckTail(TailBytes(kv.encoded_size(), kIndexHeaderBytes),
+                             max_metadata, e.offset, what);
+          });
       if (!f.ok()) return f.status();
       absl::StatusOr<std::vector<Plan>> p = PlanGguf(*f);
       if (!p.ok()) return p.status();
       plans = *std::move(p);
-      for (const GgufKv& e : f->kv) {
-        if (user_keys.contains(e.key)) continue;
-        s = AddGgufKv(e, &kv);
-        if (!s.ok())
-          return absl::Status(
-              s.code(), absl::StrCat("GGUF key '", e.key, "': ", s.message()));
-      }
       break;
     }
     default:
@@ -607,28 +635,66 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
           "(magic \"GGUF\")");
   }
   for (const auto& [k, v] : options.kv) {
+    const std::string what = absl::StrCat("--kv '", ShortName(k), "'");
     s = kv.AddString(k, v);
     if (!s.ok())
-      return absl::Status(s.code(),
-                          absl::StrCat("--kv '", k, "': ", s.message()));
+      return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
+    s = CheckTail(TailBytes(kv.encoded_size(), kIndexHeaderBytes), max_metadata,
+                  0, what);
+    if (!s.ok()) return s;
   }
   s = ChooseQuantized(options, &plans);
   if (!s.ok()) return s;
-  // Every descriptor is checked before a byte is written.
+  // Every descriptor, name and buffer is checked against the reader before
+  // a byte is written, and the whole tail (KV section, index, trailer).
   auto d = std::make_unique<TensorDescriptor>();
+  const uint64_t kv_bytes = kv.empty() ? 0 : kv.encoded_size();
+  uint64_t index_bytes = kIndexHeaderBytes;
+  // Every byte of the output but its zero padding (report.padding_bytes).
+  uint64_t payload = stream::kFileHeaderSize + kv_bytes + stream::kTrailerSize;
   {
-    DescriptorDecoder decoder{ParseOptions()};
+    DescriptorDecoder decoder{options.reader.parse};
     for (const Plan& p : plans) {
       if (p.kind == Kind::kQuantize) {
         s = Quantizer(p.spec, p.shape, nullptr, 0).Describe(d.get());
       } else {
         s = Describe(p, d.get());
       }
-      if (s.ok()) s = stream::EncodeChecked(*d, {}, &decoder).status();
+      absl::StatusOr<std::vector<uint8_t>> encoded;
+      if (s.ok()) {
+        encoded = stream::EncodeChecked(*d, {}, &decoder);
+        s = encoded.status();
+      }
       if (!s.ok()) return ForTensor(p.name, s);
+      payload += encoded->size();
+      for (uint32_t i = 0; i < d->buffer_count; ++i) {
+        payload += d->buffers[i].byte_size;
+        if (d->buffers[i].byte_size > options.reader.limits.max_buffer_bytes) {
+          const std::string m =
+              absl::StrCat("tensor '", ShortName(p.name), "': buffer ", i,
+                           " would hold ", d->buffers[i].byte_size,
+                           " bytes, above the .hrry reader's "
+                           "limit of ",
+                           options.reader.limits.max_buffer_bytes);
+          return ToStatus(
+              Rejection{Rule::kLimitBufferBytes, p.begin, m.c_str()});
+        }
+      }
+      // file-format.md § Index Encoding (the writer would refuse it after
+      // the tensors before it are written).
+      if (p.name.empty() || p.name.size() > 0xFFFF ||
+          !stream::IsValidUtf8(p.name))
+        return ForTensor(ShortName(p.name),
+                         absl::InvalidArgumentError(
+                             "tensor names hold 1 to 65535 bytes of UTF-8"));
+      index_bytes += IndexEntryBytes(p.name.size());
+      s = CheckTail(TailBytes(kv_bytes, index_bytes), max_metadata, p.begin,
+                    absl::StrCat("tensor '", ShortName(p.name), "'"));
+      if (!s.ok()) return s;
     }
   }
   stream::HrryWriterOptions wo;
+  wo.parse = options.reader.parse;
   wo.sorted_index = true;
   wo.with_kv = !kv.empty();
   wo.tensor_count_hint = plans.size();
@@ -675,14 +741,24 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
                    : "";
     c.shape = p.shape;
     c.note = p.note;
-    report.tensors.push_back(std::move(c));
+    ++report.tensor_count;
+    if (options.on_tensor) {
+      options.on_tensor(c);
+    } else {
+      report.tensors.push_back(std::move(c));
+    }
   }
+  // The plans are done with: freed before the writer encodes its index.
+  std::vector<Plan>().swap(plans);
   report.kv_entries = kv.count();
   // The builder's entries go to the writer's KV section.
   writer.kv() = std::move(kv);
   s = writer.Finish(sink);
   if (!s.ok()) return s;
   report.bytes_written = writer.bytes_written();
+  payload += index_bytes;
+  report.padding_bytes =
+      report.bytes_written > payload ? report.bytes_written - payload : 0;
   return report;
 }
 

@@ -16,6 +16,7 @@
 #define HURRAY_STREAM_CONVERT_CONVERT_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -23,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "stream/container/byte_sink.h"
+#include "stream/container/file_format.h"
 #include "stream/convert/byte_source.h"
 #include "stream/convert/gguf.h"
 #include "stream/convert/quantizer.h"
@@ -30,10 +32,29 @@
 
 namespace hurray::convert {
 
+struct ConvertedTensor {
+  std::string name;
+  std::string source_type;  // "F32", "Q8_0", ...
+  std::string hurray_type;  // "float32", "int4", ...
+  std::string scheme;       // "" or "per_block_affine", "mxfp"
+  std::vector<uint64_t> shape;
+  bool quantized = false;  // by --quantize / --requantize
+  double max_abs_error = 0, rms_error = 0;
+  std::string note;  // why --quantize kept it ("1-D", "--skip", ...)
+};
+
 struct ConvertOptions {
   std::vector<std::pair<std::string, std::string>> kv;
   SafetensorsLimits safetensors;
   GgufLimits gguf;
+  // The reader the output is for (by default `hurray ingest`'s): nothing
+  // it would refuse is written. Its descriptor rules check every tensor;
+  // its max_metadata_bytes bounds the output's KV section, index and
+  // trailer (and the GGUF metadata read), its limits.max_buffer_bytes
+  // every buffer: past them the input is refused before a byte is written
+  // (LIMIT-BUFFER-BYTES, output_limits.h), and the metadata held in memory
+  // stays within them.
+  stream::FileOptions reader;
   // Source bytes read at a time (rounded down to whole blocks).
   size_t chunk_bytes = size_t{512} << 10;
   // GGUF Q8_0 / Q4_0 / MXFP4: the scales of a tensor, kept in memory while
@@ -49,24 +70,22 @@ struct ConvertOptions {
   // GGUF Q4_1, Q5_0, Q5_1 and Q8_1 tensors, which have no exact Hurray form,
   // are dequantized with ggml's formula and quantized with this scheme.
   std::optional<QuantizeSpec> requantize;
-};
-
-struct ConvertedTensor {
-  std::string name;
-  std::string source_type;  // "F32", "Q8_0", ...
-  std::string hurray_type;  // "float32", "int4", ...
-  std::string scheme;       // "" or "per_block_affine", "mxfp"
-  std::vector<uint64_t> shape;
-  bool quantized = false;  // by --quantize / --requantize
-  double max_abs_error = 0, rms_error = 0;
-  std::string note;  // why --quantize kept it ("1-D", "--skip", ...)
+  // Called with each tensor once it is written; when set, the report does
+  // not keep them (ConvertReport::tensors stays empty), so memory does not
+  // grow with a report line per tensor.
+  std::function<void(const ConvertedTensor&)> on_tensor;
 };
 
 struct ConvertReport {
-  std::string format;                    // "safetensors" or "gguf"
-  std::vector<ConvertedTensor> tensors;  // in output order
+  std::string format;  // "safetensors" or "gguf"
+  // In output order; empty when ConvertOptions::on_tensor took them.
+  std::vector<ConvertedTensor> tensors;
+  uint64_t tensor_count = 0;
   uint64_t kv_entries = 0;
   uint64_t bytes_written = 0;
+  // Zero padding among them, mostly the alignment of every data buffer to
+  // data_buffer_alignment (4096: file-format.md requires at least that).
+  uint64_t padding_bytes = 0;
 };
 
 enum class SourceFormat { kUnknown, kSafetensors, kGguf };

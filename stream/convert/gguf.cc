@@ -7,7 +7,9 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "parser/rules.h"
 #include "stream/container/utf8.h"
+#include "stream/convert/output_limits.h"
 
 namespace hurray::convert {
 namespace {
@@ -36,6 +38,31 @@ constexpr GgmlTypeInfo kGgmlTypes[] = {
     {28, "F64", 1, 8},        {29, "IQ1_M", 256, 56},
     {30, "BF16", 1, 2},       {34, "TQ1_0", 256, 54},
     {35, "TQ2_0", 256, 66},   {39, "MXFP4", 32, 17},
+};
+
+// GgufLimits::max_metadata_bytes, spent by keys, tensor names and values
+// as they are read: refused (LIMIT-BUFFER-BYTES, the rule the .hrry reader
+// gives the same budget) before anything is allocated past it.
+class Budget {
+ public:
+  explicit Budget(uint64_t limit) : limit_(limit), left_(limit) {}
+  uint64_t left() const { return left_; }
+  absl::Status Refuse(absl::string_view what, uint64_t at) const {
+    const std::string m = absl::StrCat(
+        "GGUF: ", what, " at byte ", at,
+        ": the metadata (keys, tensor names and values) passes the limit of ",
+        limit_, " bytes");
+    return ToStatus(Rejection{Rule::kLimitBufferBytes, at, m.c_str()});
+  }
+  absl::Status Spend(uint64_t n, absl::string_view what, uint64_t at) {
+    if (n > left_) return Refuse(what, at);
+    left_ -= n;
+    return absl::OkStatus();
+  }
+
+ private:
+  uint64_t limit_;
+  uint64_t left_;
 };
 
 // Sequential reads through a 64 KiB window over the source.
@@ -79,20 +106,27 @@ class Cursor {
     std::memcpy(v, &u, sizeof(T));
     return s;
   }
-  // A gguf_string: uint64 length, then the bytes (not NUL-terminated).
+  // A gguf_string: uint64 length, then the bytes (not NUL-terminated),
+  // appended to *out. A length above `max` is refused, by `budget` when
+  // given (max is then what is left of it).
   absl::Status ReadString(std::string* out, uint64_t max,
-                          absl::string_view what) {
+                          absl::string_view what,
+                          const Budget* budget = nullptr) {
     const uint64_t at = pos_;
     uint64_t len = 0;
     absl::Status s = ReadLe(&len, what);
     if (!s.ok()) return s;
+    if (len > max && len <= remaining() && budget != nullptr) {
+      return budget->Refuse(what, at);
+    }
     if (len > max || len > remaining()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "GGUF: ", what, " at byte ", at, " declares ", len, " bytes (",
           len > max ? "above the limit" : "past the end of the file", ")"));
     }
-    out->resize(len);
-    return Read(out->data(), len, what);
+    const size_t at_end = out->size();
+    out->resize(at_end + len);
+    return Read(out->data() + at_end, len, what);
   }
 
  private:
@@ -133,8 +167,8 @@ uint64_t ScalarBytes(uint32_t type) {
 
 // Reads one value of `type` (not an array) into kv.
 absl::Status ReadValue(Cursor* c, uint32_t type, const std::string& key,
-                       uint64_t* budget, GgufKv* kv) {
-  const std::string what = absl::StrCat("value of '", key, "'");
+                       Budget* budget, GgufKv* kv) {
+  const std::string what = absl::StrCat("value of '", ShortName(key), "'");
   absl::Status s;
   switch (type) {
     case gguf_type::kUInt8: {
@@ -210,32 +244,32 @@ absl::Status ReadValue(Cursor* c, uint32_t type, const std::string& key,
       break;
     }
     case gguf_type::kString: {
-      std::string v;
-      s = c->ReadString(&v, *budget, what);
-      if (s.ok()) {
-        *budget -= v.size();
-        kv->strings.push_back(std::move(v));
-      }
+      const uint64_t at = c->offset();
+      const size_t before = kv->string_bytes.size();
+      s = c->ReadString(&kv->string_bytes, budget->left(), what, budget);
+      if (s.ok()) s = budget->Spend(kv->string_bytes.size() - before, what, at);
+      if (s.ok()) kv->string_ends.push_back(kv->string_bytes.size());
       break;
     }
     default:
       return Fail(what, c->offset(), absl::StrCat("unknown type ", type));
   }
   if (!s.ok()) return s;
-  if (*budget < 8) {
-    return Fail(what, c->offset(), "the metadata is above the size limit");
-  }
-  *budget -= 8;
-  return s;
+  return budget->Spend(8, what, c->offset());
 }
 
-absl::Status ReadKv(Cursor* c, uint64_t* budget, GgufKv* kv) {
+absl::Status ReadKv(Cursor* c, Budget* budget, GgufKv* kv) {
   const uint64_t at = c->offset();
+  kv->offset = at;
   absl::Status s = c->ReadString(&kv->key, kMaxNameBytes, "a metadata key");
   if (!s.ok()) return s;
   if (kv->key.empty() || !stream::IsValidUtf8(kv->key))
     return Fail("a metadata key", at, "empty or not UTF-8");
-  const std::string what = absl::StrCat("value of '", kv->key, "'");
+  // The key and its entry's length and type fields, as a value's 8 bytes.
+  s = budget->Spend(kv->key.size() + 8,
+                    absl::StrCat("key '", ShortName(kv->key), "'"), at);
+  if (!s.ok()) return s;
+  const std::string what = absl::StrCat("value of '", ShortName(kv->key), "'");
   s = c->ReadLe(&kv->type, what);
   if (!s.ok()) return s;
   if (kv->type != gguf_type::kArray) {
@@ -261,10 +295,29 @@ absl::Status ReadKv(Cursor* c, uint64_t* budget, GgufKv* kv) {
     return Fail(what, count_at,
                 absl::StrCat("array of ", count,
                              " values runs past the end of the file"));
-  if (count > *budget / 8)
-    return Fail(what, count_at,
-                absl::StrCat("array of ", count,
-                             " values is above the metadata size limit"));
+  if (count > budget->left() / 8) return budget->Refuse(what, count_at);
+  // Bounded by the budget (8 bytes per value): no growth by doubling.
+  const size_t n = static_cast<size_t>(count);
+  switch (kv->type) {
+    case gguf_type::kString:
+      kv->string_ends.reserve(n);
+      break;
+    case gguf_type::kBool:
+      kv->bools.reserve(n);
+      break;
+    case gguf_type::kFloat32:
+    case gguf_type::kFloat64:
+      kv->floats.reserve(n);
+      break;
+    case gguf_type::kInt8:
+    case gguf_type::kInt16:
+    case gguf_type::kInt32:
+    case gguf_type::kInt64:
+      kv->ints.reserve(n);
+      break;
+    default:
+      kv->uints.reserve(n);
+  }
   for (uint64_t i = 0; i < count; ++i) {
     s = ReadValue(c, kv->type, kv->key, budget, kv);
     if (!s.ok()) return s;
@@ -272,13 +325,17 @@ absl::Status ReadKv(Cursor* c, uint64_t* budget, GgufKv* kv) {
   return s;
 }
 
-absl::Status ReadTensorInfo(Cursor* c, GgufTensor* t, uint64_t* rel_offset) {
+absl::Status ReadTensorInfo(Cursor* c, Budget* budget, GgufTensor* t,
+                            uint64_t* rel_offset) {
   const uint64_t at = c->offset();
   absl::Status s = c->ReadString(&t->name, kMaxNameBytes, "a tensor name");
   if (!s.ok()) return s;
   if (t->name.empty() || !stream::IsValidUtf8(t->name))
     return Fail("a tensor name", at, "empty or not UTF-8");
-  const std::string what = absl::StrCat("tensor '", t->name, "'");
+  const std::string what = absl::StrCat("tensor '", ShortName(t->name), "'");
+  // The name and its index entry in the output.
+  s = budget->Spend(IndexEntryBytes(t->name.size()), what, at);
+  if (!s.ok()) return s;
   uint32_t n_dims = 0;
   s = c->ReadLe(&n_dims, what);
   if (!s.ok()) return s;
@@ -329,7 +386,8 @@ bool LooksLikeGguf(absl::Span<const uint8_t> prefix) {
 }
 
 absl::StatusOr<GgufFile> ReadGgufHeader(const ByteSource& source,
-                                        const GgufLimits& limits) {
+                                        const GgufLimits& limits,
+                                        const GgufKvCallback& on_kv) {
   Cursor c(source);
   uint8_t magic[4];
   absl::Status s = c.Read(magic, 4, "the magic");
@@ -354,15 +412,16 @@ absl::StatusOr<GgufFile> ReadGgufHeader(const ByteSource& source,
     return Fail(
         "the KV count", 16,
         absl::StrCat(kv_count, " is above the limit of ", limits.max_kv));
-  uint64_t budget = limits.max_metadata_bytes;
+  Budget budget(limits.max_metadata_bytes);
   absl::flat_hash_set<std::string> keys;
   for (uint64_t i = 0; i < kv_count; ++i) {
     const uint64_t at = c.offset();
     GgufKv kv;
     s = ReadKv(&c, &budget, &kv);
     if (!s.ok()) return s;
-    if (!keys.insert(kv.key).second)
-      return Fail(absl::StrCat("key '", kv.key, "'"), at, "duplicate key");
+    if (!on_kv && !keys.insert(kv.key).second)
+      return Fail(absl::StrCat("key '", ShortName(kv.key), "'"), at,
+                  "duplicate key");
     if (kv.key == "general.alignment") {
       if (kv.is_array || kv.type != gguf_type::kUInt32)
         return Fail("general.alignment", at, "not a uint32");
@@ -373,7 +432,12 @@ absl::StatusOr<GgufFile> ReadGgufHeader(const ByteSource& source,
                                  limits.max_alignment));
       file.alignment = static_cast<uint32_t>(a);
     }
-    file.kv.push_back(std::move(kv));
+    if (on_kv) {
+      s = on_kv(kv);
+      if (!s.ok()) return s;
+    } else {
+      file.kv.push_back(std::move(kv));
+    }
   }
   // Each tensor info takes at least 8 + 4 + 8 + 4 + 8 bytes.
   if (tensor_count > c.remaining() / 32)
@@ -386,7 +450,7 @@ absl::StatusOr<GgufFile> ReadGgufHeader(const ByteSource& source,
   for (uint64_t i = 0; i < tensor_count; ++i) {
     const uint64_t at = c.offset();
     GgufTensor& t = file.tensors[i];
-    s = ReadTensorInfo(&c, &t, &rel[i]);
+    s = ReadTensorInfo(&c, &budget, &t, &rel[i]);
     if (!s.ok()) return s;
     if (!names.insert(t.name).second)
       return Fail(absl::StrCat("tensor '", t.name, "'"), at,

@@ -5,20 +5,23 @@
 //
 // The header is hostile input. Refused, with a message naming the tensor or
 // key and the byte offset: truncation anywhere, counts and lengths above
-// the limits or past the file, unknown value types, nested arrays, keys and
-// tensor names that are empty, too long, non-UTF-8 or duplicated, n_dims
-// outside 1..4, dimensions above 2^63-1 or whose product overflows, ne[0]
-// not a multiple of the type's block, unknown ggml types, offsets that are
-// not aligned, past the file or overlapping another tensor, a
+// the limits or past the file (keys, tensor names and values spend one
+// metadata budget: LIMIT-BUFFER-BYTES past it), unknown value types, nested
+// arrays, keys and tensor names that are empty, too long, non-UTF-8 or
+// duplicated, n_dims outside 1..4, dimensions above 2^63-1 or whose product
+// overflows, ne[0] not a multiple of the type's block, unknown ggml types,
+// offsets that are not aligned, past the file or overlapping another tensor, a
 // general.alignment that is not a uint32 power of two.
 #ifndef HURRAY_STREAM_CONVERT_GGUF_H_
 #define HURRAY_STREAM_CONVERT_GGUF_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "stream/convert/byte_source.h"
 
@@ -27,7 +30,11 @@ namespace hurray::convert {
 struct GgufLimits {
   uint64_t max_tensors = uint64_t{1} << 20;
   uint64_t max_kv = uint64_t{1} << 20;
-  // Metadata held in memory: string bytes plus 8 bytes per value.
+  // Metadata read: the bytes of every key, string and tensor name, 8 per
+  // key and per value, 34 per tensor (its .hrry index entry). Past it the
+  // file is refused (LIMIT-BUFFER-BYTES) as it is read, before more is
+  // allocated. Convert() also holds it to the .hrry reader's
+  // max_metadata_bytes (ConvertOptions::reader).
   uint64_t max_metadata_bytes = uint64_t{32} << 20;
   uint32_t max_alignment = uint32_t{1} << 20;
 };
@@ -43,16 +50,26 @@ inline constexpr uint32_t kUInt8 = 0, kInt8 = 1, kUInt16 = 2, kInt16 = 3,
 // One KV pair. A scalar is an array of one value with is_array false. Only
 // the vector of the value's kind is filled: unsigned types in `uints`,
 // signed in `ints`, floats (float32 widened exactly) in `floats`, bools in
-// `bools` (0/1; other bytes are refused), strings in `strings`.
+// `bools` (0/1; other bytes are refused), strings back to back in
+// `string_bytes`, each ending at its `string_ends` entry (8 bytes per string
+// besides its bytes: a vocabulary of many short strings stays compact).
 struct GgufKv {
   std::string key;
-  uint32_t type = 0;  // of the scalar, or of the array's elements
+  uint64_t offset = 0;  // where the pair starts in the file
+  uint32_t type = 0;    // of the scalar, or of the array's elements
   bool is_array = false;
   std::vector<uint64_t> uints;
   std::vector<int64_t> ints;
   std::vector<double> floats;
   std::vector<uint8_t> bools;
-  std::vector<std::string> strings;
+  std::string string_bytes;
+  std::vector<uint64_t> string_ends;
+  size_t string_count() const { return string_ends.size(); }
+  absl::string_view string(size_t i) const {
+    const uint64_t begin = i == 0 ? 0 : string_ends[i - 1];
+    return absl::string_view(string_bytes)
+        .substr(begin, string_ends[i] - begin);
+  }
 };
 
 // ggml tensor types (ggml.h enum ggml_type) with their block geometry.
@@ -91,8 +108,14 @@ struct GgufFile {
 inline constexpr uint8_t kGgufMagic[4] = {'G', 'G', 'U', 'F'};
 bool LooksLikeGguf(absl::Span<const uint8_t> prefix);
 
-absl::StatusOr<GgufFile> ReadGgufHeader(
-    const ByteSource& source, const GgufLimits& limits = GgufLimits());
+// With `on_kv`, each KV pair is handed to it as it is read (its refusal
+// stops the read) and not kept in GgufFile::kv: the pairs are never all in
+// memory at once, and refusing a duplicate key is then on_kv's job (the
+// reader keeps no set of the keys).
+using GgufKvCallback = std::function<absl::Status(GgufKv& kv)>;
+absl::StatusOr<GgufFile> ReadGgufHeader(const ByteSource& source,
+                                        const GgufLimits& limits = GgufLimits(),
+                                        const GgufKvCallback& on_kv = nullptr);
 
 }  // namespace hurray::convert
 

@@ -130,6 +130,74 @@ double Decode(uint8_t tag, const uint8_t* p, uint32_t code) {
   }
 }
 
+// The output bits of a source value a double does not always hold (int64 /
+// uint64 beyond 2^53, float128), rounded once from the exact value to a
+// binary format of exp_bits / man_bits: going through a double would round
+// twice (2^60 + 2^36 + 1 to float32 would give 2^60, not 2^60 + 2^37).
+// nullopt for every other source type (exact in a double).
+std::optional<uint64_t> WideToBits(uint8_t tag, const uint8_t* p, int exp_bits,
+                                   int man_bits) {
+  bool sign = false;
+  uint64_t magnitude = 0;
+  switch (tag) {
+    case type_tag::kInt64: {
+      const int64_t v = wire::LoadI64(p);
+      sign = v < 0;
+      magnitude = sign ? uint64_t{0} - static_cast<uint64_t>(v)
+                       : static_cast<uint64_t>(v);
+      break;
+    }
+    case type_tag::kUInt64:
+      magnitude = wire::LoadU64(p);
+      break;
+    case type_tag::kFloat128: {
+      const uint64_t lo = wire::LoadU64(p);
+      const uint64_t hi = wire::LoadU64(p + 8);
+      sign = (hi >> 63) != 0;
+      const uint64_t sign_bit = sign ? uint64_t{1} << (exp_bits + man_bits) : 0;
+      const uint64_t inf = ((uint64_t{1} << exp_bits) - 1) << man_bits;
+      const uint64_t exp = (hi >> 48) & 0x7FFF;
+      const u128 frac = (u128{hi & ((uint64_t{1} << 48) - 1)} << 64) | lo;
+      if (exp == 0x7FFF) {
+        return sign_bit | inf | (frac != 0 ? uint64_t{1} << (man_bits - 1) : 0);
+      }
+      // float128 subnormals are far below the targets' smallest subnormal.
+      if (exp == 0) return sign_bit;
+      return RoundToBinary(sign, static_cast<int64_t>(exp) - 16383,
+                           frac | (u128{1} << 112), 112, exp_bits, man_bits);
+    }
+    default:
+      return std::nullopt;
+  }
+  if (magnitude == 0) return uint64_t{0};
+  const int top = 63 - __builtin_clzll(magnitude);  // the leading bit
+  return RoundToBinary(sign, top, u128{magnitude}, top, exp_bits, man_bits);
+}
+
+// Writes the element of `src` at p as `tag` with one rounding, when the
+// source is one WideToBits knows and the output a float narrower than
+// float64; false otherwise (then Decode is exact and Encode rounds once).
+bool EncodeWide(uint8_t src, const uint8_t* p, uint8_t tag, uint8_t* out) {
+  std::optional<uint64_t> bits;
+  switch (tag) {
+    case type_tag::kFloat16:
+      bits = WideToBits(src, p, 5, 10);
+      if (bits.has_value()) wire::StoreU16(out, static_cast<uint16_t>(*bits));
+      break;
+    case type_tag::kBFloat16:
+      bits = WideToBits(src, p, 8, 7);
+      if (bits.has_value()) wire::StoreU16(out, static_cast<uint16_t>(*bits));
+      break;
+    case type_tag::kFloat32:
+      bits = WideToBits(src, p, 8, 23);
+      if (bits.has_value()) wire::StoreU32(out, static_cast<uint32_t>(*bits));
+      break;
+    default:
+      break;
+  }
+  return bits.has_value();
+}
+
 void Encode(uint8_t tag, double v, uint8_t* out) {
   switch (tag) {
     case type_tag::kFloat16:
@@ -470,6 +538,7 @@ void ElementConverter::Group(const uint8_t* p, uint32_t elements,
       *o = code != 0 ? 1 : 0;
       continue;
     }
+    if (EncodeWide(src_, e, out_.tag, o)) continue;
     Encode(out_.tag, Decode(src_, e, code), o);
     if (out_.pairs)
       Encode(out_.tag, Decode(src_, e + half, 0), o + out_.bytes());

@@ -14,10 +14,12 @@
 // A complex tensor written as a real type (f32 format, --dtype, or
 // safetensors) gets a trailing dimension of 2: (real, imaginary).
 //
-// Conversions round to nearest, ties to even, from the exact value (every
-// source type but int64/uint64 beyond 2^53 and float128 is exact in a
-// double, and the float16/bfloat16 rounding starts from that double);
-// float8 e8m0's NaN code and float128 NaN give a quiet NaN.
+// Conversions round once, to nearest, ties to even, from the exact value:
+// every source type but int64/uint64 and float128 is exact in a double and
+// is rounded from it; int64/uint64 and float128 are rounded from their own
+// bits straight to float32/float16/bfloat16 (float128 to float64 too),
+// never through a double. float8 e8m0's NaN code and float128 NaN give a
+// quiet NaN.
 #ifndef HURRAY_STREAM_INGEST_OUTPUT_ELEMENT_CONVERT_H_
 #define HURRAY_STREAM_INGEST_OUTPUT_ELEMENT_CONVERT_H_
 

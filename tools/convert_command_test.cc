@@ -1,0 +1,107 @@
+// `hurray convert` says how much of its output is zero padding when that
+// passes 10 %: the format starts every data buffer on a 4096-byte boundary
+// (file-format.md, data_buffer_alignment), so many small tensors make a
+// file far larger than its source (issue 46 item 5).
+#include "tools/convert_command.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stream/convert/testing/source_builders.h"
+#include "tools/command_util.h"
+
+namespace hurray::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class ConvertCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    dir_ = fs::path(tmp != nullptr ? tmp : "/tmp") / "convert_command_test";
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  // Writes a safetensors file of `count` U8 tensors of `bytes` bytes each
+  // and converts it.
+  int Convert(int count, size_t bytes) {
+    std::vector<convert::testing::StTensor> tensors;
+    for (int i = 0; i < count; ++i) {
+      tensors.push_back({"t" + std::to_string(i),
+                         "U8",
+                         {bytes},
+                         std::vector<uint8_t>(bytes, uint8_t(i))});
+    }
+    const std::vector<uint8_t> file =
+        convert::testing::BuildSafetensors(tensors);
+    const fs::path in = dir_ / "in.safetensors";
+    std::ofstream(in, std::ios::binary)
+        .write(reinterpret_cast<const char*>(file.data()), file.size());
+    const fs::path out = dir_ / ("out" + std::to_string(n_++) + ".hrry");
+    out_.str(""), err_.str("");
+    const std::vector<std::string> args = {in.string(), "-o", out.string()};
+    return RunConvert(args, out_, err_);
+  }
+  fs::path dir_;
+  int n_ = 0;
+  std::ostringstream out_, err_;
+};
+
+TEST_F(ConvertCommandTest, SaysHowMuchIsPaddingWhenItPassesTenPercent) {
+  // 200 one-byte tensors: about 4 KiB of padding per byte of data.
+  ASSERT_EQ(Convert(200, 1), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("are zero padding"));
+  EXPECT_THAT(out_.str(), HasSubstr("4096-byte boundary"));
+  EXPECT_THAT(out_.str(), HasSubstr("data_buffer_alignment"));
+  // Two tensors of 64 KiB: under 10 % padding, nothing said.
+  ASSERT_EQ(Convert(2, 64 << 10), kExitOk) << err_.str();
+  EXPECT_THAT(out_.str(), Not(HasSubstr("padding")));
+}
+
+// The share printed is the padding of the file written: 200 tensors of one
+// byte, each buffer at a 4096-byte boundary after a descriptor of under 256
+// bytes, leave at least 200 * 3840 padding bytes, and less than
+// 200 * 4096 + 4096.
+TEST_F(ConvertCommandTest, PaddingShareIsTheFilesOwn) {
+  ASSERT_EQ(Convert(200, 1), kExitOk) << err_.str();
+  const std::string text = out_.str();
+  const size_t note = text.find("note: ");
+  ASSERT_NE(note, std::string::npos) << text;
+  const uint64_t padding = std::stoull(text.substr(note + 6));
+  const uint64_t size = fs::file_size(dir_ / "out0.hrry");
+  EXPECT_GE(padding, 200u * 3840);
+  EXPECT_LT(padding, 200u * 4096 + 4096);
+  EXPECT_THAT(text, HasSubstr("of the " + std::to_string(size) + " bytes"));
+}
+
+// Issue 46 item 4: 520 GGUF keys of 64 KiB (34 MB, past the 32 MiB metadata
+// budget; the old converter wrote them and ingest refused the file) are
+// refused with exit 1 and the rule id, and no output is left.
+TEST_F(ConvertCommandTest, MetadataPastTheBudgetExitsOneWithTheRule) {
+  convert::testing::GgufBuilder b;
+  for (int i = 0; i < 520; ++i) {
+    b.KvU32(std::to_string(i) + std::string(65000, 'k'), i);
+  }
+  const std::vector<uint8_t> file = b.Build();
+  const fs::path in = dir_ / "keys.gguf";
+  std::ofstream(in, std::ios::binary)
+      .write(reinterpret_cast<const char*>(file.data()), file.size());
+  const fs::path out = dir_ / "keys.hrry";
+  out_.str(""), err_.str("");
+  const std::vector<std::string> args = {in.string(), "-o", out.string()};
+  EXPECT_EQ(RunConvert(args, out_, err_), kExitRejected) << out_.str();
+  EXPECT_THAT(err_.str(), HasSubstr("LIMIT-BUFFER-BYTES at byte "));
+  EXPECT_FALSE(fs::exists(out));
+}
+
+}  // namespace
+}  // namespace hurray::tools
