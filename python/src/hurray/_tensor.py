@@ -1,5 +1,7 @@
 """Tensors: a descriptor plus its buffers, held without copying."""
 
+import operator
+
 import numpy
 
 from . import _hurray
@@ -75,11 +77,47 @@ class Descriptor:
                 + (f" quantization={type(q).__name__}" if q else "") + ">")
 
 
+# Buffer-protocol formats (struct module syntax) of plain numbers: bool,
+# integers, floats and complex, with an optional byte-order prefix. Anything
+# else (numpy object arrays, strings, records, void) is refused: an object
+# array's bytes are PyObject* addresses, not values.
+_PLAIN_FORMATS = frozenset("?bBhHiIlLqQnNefd") | {"Ze", "Zf", "Zd"}
+
+
 def _contiguous_view(obj, what):
-    view = memoryview(obj)
+    try:
+        view = memoryview(obj)
+    except TypeError:
+        raise TypeError(f"{what} must support the buffer protocol (bytes, "
+                        f"bytearray, a numpy array), not "
+                        f"{type(obj).__name__}") from None
+    fmt = view.format.lstrip("@=<>!")
+    if fmt not in _PLAIN_FORMATS:
+        raise TypeError(f"{what} holds {view.format!r} items: a tensor's "
+                        "buffers hold plain numbers (bool, integer, float), "
+                        "not objects, strings or records")
     if not view.c_contiguous:
         raise ValueError(f"{what} must be a contiguous buffer")
     return obj, view.nbytes
+
+
+def _shape_of(shape):
+    """A shape as a tuple of Python ints: a sequence of integers (numpy
+    integers included), never a str, bytes or a float."""
+    if isinstance(shape, (str, bytes, bytearray)) or not hasattr(shape,
+                                                                 "__iter__"):
+        raise TypeError("shape must be a sequence of integers, not "
+                        f"{type(shape).__name__}")
+    dims = []
+    for d in shape:
+        if isinstance(d, bool):
+            raise TypeError("shape holds integers, not bool")
+        try:
+            dims.append(operator.index(d))
+        except TypeError:
+            raise TypeError("shape holds integers, not "
+                            f"{type(d).__name__} ({d!r})") from None
+    return tuple(dims)
 
 
 class Tensor(Descriptor):
@@ -109,7 +147,7 @@ class Tensor(Descriptor):
             obj, nbytes = _contiguous_view(b, f"buffer {i}")
             buffers.append(obj)
             handles.append((nbytes, _MIN_ALIGNMENT, device.tag, 0, 0))
-        fields = {"type": dtype.tag, "shape": tuple(int(d) for d in shape),
+        fields = {"type": dtype.tag, "shape": _shape_of(shape),
                   "byte_offset": int(byte_offset), "buffers": handles,
                   **layout_to_fields(layout or RowMajorLayout())}
         if quantization is not None:
@@ -144,7 +182,12 @@ class Tensor(Descriptor):
 
     def buffer(self, index):
         """Buffer ``index`` of the buffer table as a uint8 numpy array over
-        the tensor's memory (no copy)."""
+        the tensor's memory (no copy). IndexError outside
+        ``0 .. buffer_count - 1`` (no counting from the end)."""
+        index = operator.index(index)
+        if not 0 <= index < len(self._buffers):
+            raise IndexError(f"buffer {index} of a tensor with "
+                             f"{len(self._buffers)} buffers")
         return numpy.frombuffer(self._buffers[index], dtype=numpy.uint8)
 
     def _sparse(self, index, layouts, np_type, what):
