@@ -66,6 +66,12 @@ def test_a_file_truncated_while_open_raises_instead_of_sigbus(tmp_path, cut,
 
 # -- item 7: StreamReader's chunk size ------------------------------------------
 
+def _file(data):
+    """A file object over bytes (a BytesIO itself is refused: pass its
+    bytes)."""
+    return io.BufferedReader(io.BytesIO(data))
+
+
 def _stream(n=3):
     w = hurray.StreamWriter()
     for i in range(n):
@@ -77,16 +83,16 @@ def _stream(n=3):
 @pytest.mark.parametrize("bad", [0, 1.5, "8", True])
 def test_stream_reader_refuses_a_chunk_size_that_reads_nothing(bad):
     with pytest.raises((ValueError, TypeError)):
-        hurray.StreamReader(io.BytesIO(_stream()), chunk_size=bad)
+        hurray.StreamReader(_file(_stream()), chunk_size=bad)
     with pytest.raises(ValueError):
-        hurray.StreamReader(io.BytesIO(_stream()), chunk_size=0)
+        hurray.StreamReader(_file(_stream()), chunk_size=0)
 
 
 def test_a_negative_chunk_size_reads_a_file_object_whole():
-    got = list(hurray.StreamReader(io.BytesIO(_stream()), chunk_size=-1))
+    got = list(hurray.StreamReader(_file(_stream()), chunk_size=-1))
     assert [float(numpy.asarray(t)[0]) for t in got] == [0.0, 1.0, 2.0]
     for size in (1, 7):
-        assert len(list(hurray.StreamReader(io.BytesIO(_stream()),
+        assert len(list(hurray.StreamReader(_file(_stream()),
                                             chunk_size=size))) == 3
 
 

@@ -161,39 +161,72 @@ def load(path, names=None, permissive=False):
 
 class StreamWriter:
     """Writes tensors as a bare stream (descriptor, then its buffers), one
-    at a time, to a file object, a socket, or (no argument) to memory
-    (``getvalue()``). Each tensor is validated strictly before a byte of it
-    is written. Closing the writer never closes the socket or file."""
+    at a time, to a path, a file object, a socket, or (no argument) to
+    memory (``getvalue()``). Each tensor is validated strictly before a byte
+    of it is written.
+
+    A path is written the one way this library creates files (a hidden
+    temp beside it, O_EXCL | O_NOFOLLOW) and appears, complete, when the
+    stream is finished; an exception inside the ``with`` block leaves
+    nothing behind. ``finish()`` (or ``close()``, or the end of a ``with``
+    block) ends the stream; it is idempotent, and writing after it raises
+    StreamError. Finishing never closes a socket or file object given."""
 
     def __init__(self, sink=None, permissive=False):
         self._memory = None
+        self._file = None
         if sink is None:
             self._memory = io.BytesIO()
             self._write = self._memory.write
+        elif isinstance(sink, (str, os.PathLike)):
+            self._file = _hurray.SafeOutputFile(os.fspath(sink))
+            self._write = self._file.write
         elif hasattr(sink, "sendall"):
             self._write = sink.sendall
         elif hasattr(sink, "write"):
             self._write = sink.write
         else:
-            raise TypeError("StreamWriter needs a file object or a socket")
+            raise TypeError("StreamWriter writes to a path, a file object, a "
+                            "socket, or (no argument) to memory")
         self._encoder = _hurray.StreamEncoder(permissive)
         self._closed = False
 
     def write(self, tensor):
         if self._closed:
-            raise ValueError("the stream is closed")
+            raise StreamError("the stream is finished: nothing more can be "
+                              "written", "STREAM-IO", None)
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"StreamWriter writes hurray.Tensor, not "
+                            f"{type(tensor).__name__}")
         self._encoder.write(tensor._fields, tensor._buffers, self._write)
 
-    def close(self):
+    def finish(self):
         """Ends the stream (a composite still waiting for members is an
-        error)."""
-        if not self._closed:
-            self._closed = True
+        error) and, for a path, publishes the file. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
             self._encoder.close()
+            if self._file is not None:
+                self._file.commit()
+        finally:
+            if self._file is not None:
+                self._file.discard()
+
+    close = finish
+
+    def _abandon(self):
+        self._closed = True
+        if self._file is not None:
+            self._file.discard()
 
     def getvalue(self):
+        """The stream's bytes, for a writer to memory."""
         if self._memory is None:
-            raise ValueError("getvalue() is for a writer to memory")
+            raise StreamError("getvalue() is for a writer to memory: this one "
+                              "writes to the destination it was given",
+                              "STREAM-IO", None)
         return self._memory.getvalue()
 
     tensors_written = property(lambda self: self._encoder.tensors_written)
@@ -203,9 +236,9 @@ class StreamWriter:
 
     def __exit__(self, exc_type, *exc):
         if exc_type is None:
-            self.close()
+            self.finish()
         else:
-            self._closed = True
+            self._abandon()
         return False
 
 
@@ -279,6 +312,11 @@ def _reader_of(source, chunk_size, idle_timeout):
             return source.recv(chunk_size)
 
         return recv
+    if hasattr(source, "getbuffer") and hasattr(source, "getvalue"):
+        raise TypeError("StreamReader reads bytes, a path, a socket or a file "
+                        "with a descriptor; a BytesIO already holds its "
+                        "bytes: pass buf.getvalue() (or buf.getbuffer(), no "
+                        "copy)")
     if hasattr(source, "readinto") and chunk_size > 0:
         return _readinto_reader(source, chunk_size)
     if hasattr(source, "read"):
@@ -288,7 +326,10 @@ def _reader_of(source, chunk_size, idle_timeout):
 
 class StreamReader:
     """Iterates over the tensors of a bare stream as they arrive, from
-    bytes, a file object or a socket. Each tensor is yielded as soon as its
+    bytes, a path, a file object or a socket (an in-memory BytesIO is
+    refused with advice: pass its bytes). A context manager: ``close()``
+    stops reading, and a closed reader is exhausted (a path it opened is
+    closed; a file object or socket given is not). Each tensor is yielded as soon as its
     last byte is in; memory grows with the bytes received, never with a
     declared size, and a buffer may declare at most ``max_buffer_bytes``.
     A stream cut inside a tensor raises StreamError; a malformed one
@@ -304,9 +345,34 @@ class StreamReader:
 
     def __init__(self, source, chunk_size=_CHUNK, permissive=False,
                  max_buffer_bytes=0, idle_timeout=60.0):
-        self._read = _reader_of(source, chunk_size, idle_timeout)
+        self._owned = None
+        if isinstance(source, (str, os.PathLike)):
+            _chunk_size(chunk_size)
+            self._owned = source = _open_input(os.fspath(source))
+        try:
+            self._read = _reader_of(source, chunk_size, idle_timeout)
+        except BaseException:
+            self.close()
+            raise
         self._decoder = _hurray.StreamDecoder(permissive, max_buffer_bytes)
         self._ended = False
+
+    def close(self):
+        """Stops reading: the reader is exhausted from now on (a path it
+        opened is closed; a socket or file object given stays open)."""
+        self._ended = True
+        self._decoder = None if not hasattr(self, "_decoder") else \
+            _hurray.StreamDecoder()
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
     def __iter__(self):
         return self
@@ -315,6 +381,8 @@ class StreamReader:
         decoder = self._decoder
         while decoder.ready == 0:
             if self._ended:
+                if self._owned is not None:
+                    self.close()
                 raise StopIteration
             chunk = self._read()
             if not chunk:

@@ -1,12 +1,14 @@
 """Tensors: a descriptor plus its buffers, held without copying."""
 
+import builtins
 import operator
 
 import numpy
 
 from . import _hurray
 from ._dtype import Device, dtype as _dtype
-from ._errors import BufferError, InvalidDescriptorError
+from ._errors import (BufferError, CopyRequiredError,
+                      InvalidDescriptorError, UnsupportedError)
 from ._quantization import _from_fields as _scheme_from_fields
 from ._sections import (ColumnMajorLayout, RowMajorLayout, Shard,
                         Statistics, StridedLayout, layout_from_fields,
@@ -15,6 +17,12 @@ from ._sections import (ColumnMajorLayout, RowMajorLayout, Shard,
 __all__ = ["Descriptor", "Tensor", "from_numpy"]
 
 _MIN_ALIGNMENT = 64  # buffer-protocol.md § Buffer Handle: alignment ≥ 64
+_SPARSE = (0x06, 0x07, 0x08, 0x09)  # COO, CSR, CSC, CSF
+
+
+class _NotExchangeable(builtins.BufferError, TypeError):
+    """No numpy/DLPack view of these elements: the builtin BufferError the
+    buffer protocols raise, and a TypeError as before."""
 
 
 class Descriptor:
@@ -49,7 +57,11 @@ class Descriptor:
 
     @property
     def nnz(self):
-        return self._fields.get("nnz")
+        """Stored values of a sparse tensor; AttributeError for other
+        layouts (so ``hasattr(t, "nnz")`` tells whether it is sparse)."""
+        if self._fields["layout"] not in _SPARSE:
+            raise AttributeError(f"a {self.layout.name} tensor has no nnz")
+        return self._fields["nnz"]
 
     @property
     def quantization(self):
@@ -72,9 +84,12 @@ class Descriptor:
 
     def __repr__(self):
         q = self.quantization
-        return (f"<hurray.{type(self).__name__} shape={self.shape} "
-                f"dtype={self.dtype} layout={self.layout.NAME}"
-                + (f" quantization={type(q).__name__}" if q else "") + ">")
+        nnz = self._fields.get("nnz") if self._fields["layout"] in _SPARSE \
+            else None
+        return (f"hurray.{type(self).__name__}(shape={self.shape}, "
+                f"dtype={self.dtype.name}, layout={self.layout.name!r}"
+                + (f", nnz={nnz}" if nnz is not None else "")
+                + (f", quantization={type(q).__name__}" if q else "") + ")")
 
 
 # Buffer-protocol formats (struct module syntax) of plain numbers: bool,
@@ -99,6 +114,61 @@ def _contiguous_view(obj, what):
     if not view.c_contiguous:
         raise ValueError(f"{what} must be a contiguous buffer")
     return obj, view.nbytes
+
+
+def _check_rank_fields(layout, rank):
+    """A layout's per-dimension fields need one entry per dimension (the
+    wire stores exactly rank of them, so a short list cannot be encoded)."""
+    for name in ("strides", "morton_bits", "mode_order"):
+        values = getattr(layout, name, None)
+        if values is not None and len(values) != rank:
+            raise InvalidDescriptorError(
+                f"{type(layout).__name__}.{name} has {len(values)} entries; "
+                f"the tensor has rank {rank}")
+    hilbert_rank = getattr(layout, "hilbert_rank", None)
+    if hilbert_rank is not None and hilbert_rank != rank:
+        raise InvalidDescriptorError(
+            f"HilbertLayout.hilbert_rank is {hilbert_rank}; the tensor has "
+            f"rank {rank}")
+
+
+# The components of the sparse layouts, in buffer order, with the bytes each
+# needs (layouts/coo.md, csr.md, csc.md § Buffer Size).
+def _components(fields, itemsize):
+    nnz, shape = fields.get("nnz", 0), fields["shape"]
+    values = ("values", nnz * itemsize if itemsize else None)
+    if fields["layout"] == 0x06:
+        return [values, ("indices", nnz * len(shape) * 8)]
+    if fields["layout"] in (0x07, 0x08) and len(shape) == 2:
+        rows = shape[0] if fields["layout"] == 0x07 else shape[1]
+        return [values,
+                ("col_indices" if fields["layout"] == 0x07 else "row_indices",
+                 nnz * 8),
+                ("row_ptr" if fields["layout"] == 0x07 else "col_ptr",
+                 (rows + 1) * 8)]
+    return []
+
+
+def _explain(fields, layout, handles):
+    """Words naming what a refusal is about: the sparse component that is
+    too small, a quantization index naming one of the layout's buffers."""
+    notes = []
+    dtype = _dtype.from_tag(fields["type"])
+    itemsize = dtype.numpy.itemsize if dtype.numpy is not None else None
+    for i, (name, need) in enumerate(_components(fields, itemsize)):
+        if need is not None and i < len(handles) and handles[i][0] < need:
+            notes.append(f"{name} (buffer {i}) has {handles[i][0]} bytes, "
+                         f"needs {need}")
+    q = fields.get("quantization")
+    own = layout.buffer_count or 1
+    if q is not None:
+        for key in ("scale_buffer_index", "zero_point_buffer_index"):
+            i = q.get(key)
+            if i is not None and 0 <= i < own and q.get(key) != 0xFFFFFFFF:
+                notes.append(f"quantization buffer index {i} ({key}) names "
+                             f"one of the {layout.name} layout's own "
+                             f"{own} buffers")
+    return (" (" + "; ".join(notes) + ")") if notes else ""
 
 
 def _shape_of(shape):
@@ -142,14 +212,21 @@ class Tensor(Descriptor):
         if not isinstance(dtype, _dtype):
             raise TypeError("dtype must be a hurray.dtype, e.g. hurray.float32")
         device = device if device is not None else Device("cpu")
+        if isinstance(data, bytes):
+            # Immutable: the tensor owns a writable copy, so numpy views of
+            # it are writable as numpy's contract expects.
+            data = numpy.frombuffer(data, dtype=numpy.uint8).copy()
         buffers, handles = [], []
         for i, b in enumerate([data, *aux_buffers]):
             obj, nbytes = _contiguous_view(b, f"buffer {i}")
             buffers.append(obj)
             handles.append((nbytes, _MIN_ALIGNMENT, device.tag, 0, 0))
-        fields = {"type": dtype.tag, "shape": _shape_of(shape),
+        shape = _shape_of(shape)
+        layout = RowMajorLayout() if layout is None else layout
+        fields = {"type": dtype.tag, "shape": shape,
                   "byte_offset": int(byte_offset), "buffers": handles,
-                  **layout_to_fields(layout or RowMajorLayout())}
+                  **layout_to_fields(layout)}
+        _check_rank_fields(layout, len(shape))
         if quantization is not None:
             fields["quantization"] = _hurray.decode_quantization(
                 quantization.encode())[0]
@@ -160,9 +237,10 @@ class Tensor(Descriptor):
         try:
             _hurray.check_construction(fields)
         except InvalidDescriptorError as e:
+            message = str(e) + _explain(fields, layout, handles)
             if e.rule and e.rule.startswith("BUF-SZ"):
-                raise BufferError(str(e), e.rule, e.offset) from None
-            raise
+                raise BufferError(message, e.rule, e.offset) from None
+            raise InvalidDescriptorError(message, e.rule, e.offset) from None
         super().__init__(fields)
         self._buffers = buffers
         self._device = device
@@ -192,23 +270,35 @@ class Tensor(Descriptor):
 
     def _sparse(self, index, layouts, np_type, what):
         if self._fields["layout"] not in layouts:
-            raise AttributeError(f"a {self.layout.NAME} tensor has no {what}")
+            raise AttributeError(f"a {self.layout.name} tensor has no {what}")
         return numpy.frombuffer(self._buffers[index], dtype=np_type)
 
-    # Sparse component views (layouts/coo.md, csr.md, csc.md): values in the
-    # element type, indices as the uint64 the layouts store.
-    values = property(lambda self: self._sparse(
-        0, (0x06, 0x07, 0x08, 0x09), self.dtype.numpy, "values"))
+    # Sparse component views (layouts/coo.md, csr.md, csc.md), no copy:
+    # values in the element type, indices as the uint64 the layouts store.
+    # An accessor that does not apply is absent (AttributeError), so hasattr
+    # tells the truth.
+    @property
+    def values(self):
+        a = self._sparse(0, _SPARSE, self.dtype.numpy, "values")
+        return a[:self._fields["nnz"]]
+
     col_indices = property(lambda self: self._sparse(
-        1, (0x07,), numpy.dtype("<u8"), "col_indices"))
+        1, (0x07,), numpy.dtype("<u8"), "col_indices")[:self._fields["nnz"]])
     row_ptr = property(lambda self: self._sparse(
-        2, (0x07,), numpy.dtype("<u8"), "row_ptr"))
+        2, (0x07,), numpy.dtype("<u8"), "row_ptr")[:self.shape[0] + 1])
     row_indices = property(lambda self: self._sparse(
-        1, (0x08,), numpy.dtype("<u8"), "row_indices"))
+        1, (0x08,), numpy.dtype("<u8"), "row_indices")[:self._fields["nnz"]])
     col_ptr = property(lambda self: self._sparse(
-        2, (0x08,), numpy.dtype("<u8"), "col_ptr"))
+        2, (0x08,), numpy.dtype("<u8"), "col_ptr")[:self.shape[1] + 1])
     coordinates = property(lambda self: self._sparse(
         1, (0x06,), numpy.dtype("<u8"), "coordinates"))
+
+    @property
+    def indices(self):
+        """COO coordinates as an (nnz, rank) uint64 view."""
+        flat = self._sparse(1, (0x06,), numpy.dtype("<u8"), "indices")
+        n, rank = self._fields["nnz"], len(self.shape)
+        return flat[:n * rank].reshape(n, rank)
 
     @property
     def T(self):
@@ -222,9 +312,19 @@ class Tensor(Descriptor):
         byte-addressable types in row-major, column-major or strided
         layout."""
         np_type = self.dtype.numpy
+        if self._fields["layout"] in _SPARSE:
+            raise UnsupportedError(
+                f"a {self.layout.name} tensor has no dense array view: read "
+                "its values and indices, or dequantize()")
+        if self.dtype.name == "bool":
+            raise _NotExchangeable(
+                "bool is stored bit-packed (one bit per element); numpy and "
+                "DLPack's bool take a byte per element: no view, use "
+                "dequantize() or unpack t.data with numpy.unpackbits")
         if np_type is None:
-            raise TypeError(f"numpy has no dtype for {self.dtype.name}; "
-                            "use dequantize()")
+            raise _NotExchangeable(f"numpy has no dtype for {self.dtype.name} "
+                                   "(not exchangeable through DLPack either); "
+                                   "use dequantize()")
         if self.size == 0:
             return numpy.zeros(self.shape, dtype=np_type)
         flat = numpy.frombuffer(self._buffers[0], dtype=numpy.uint8)
@@ -239,14 +339,31 @@ class Tensor(Descriptor):
             return numpy.lib.stride_tricks.as_strided(
                 flat, shape=self.shape,
                 strides=[s * item for s in layout.strides], writeable=False)
-        raise TypeError(f"no numpy view of a {layout.NAME} tensor")
+        raise UnsupportedError(f"no numpy view of a {layout.name} tensor")
 
-    def __array__(self, dtype=None):
+    def __array__(self, dtype=None, copy=None):
+        """numpy's conversion (numpy 2's signature): a view of the tensor's
+        memory when no cast is asked (writable when the tensor's memory is),
+        a new array for a cast or ``copy=True``; ``copy=False`` with a cast
+        raises CopyRequiredError."""
         a = self._stored_array()
-        return a if dtype is None else a.astype(dtype)
+        if dtype is not None and numpy.dtype(dtype) != a.dtype:
+            if copy is False:
+                raise CopyRequiredError(
+                    f"copy=False: {self.dtype.name} to {numpy.dtype(dtype)} "
+                    "needs a copy")
+            return a.astype(dtype)
+        return a.copy() if copy else a
 
-    def __dlpack__(self, stream=None):
-        a = self._stored_array()
+    def __dlpack__(self, stream=None, **kwargs):
+        if self._fields["layout"] in _SPARSE:
+            raise builtins.BufferError(
+                f"DLPack describes dense arrays: a {self.layout.name} tensor "
+                "has none (use __hurray__ for every layout)")
+        try:
+            a = self._stored_array()
+        except UnsupportedError as e:
+            raise builtins.BufferError(str(e)) from None
         if not a.flags.writeable:
             # DLPack cannot say read-only: hand out a copy rather than a
             # writable alias of bytes Python considers immutable.
