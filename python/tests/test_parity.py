@@ -80,6 +80,10 @@ def test_tensor_layout_reports_the_descriptor():
     for bad in ("csr", object()):
         with pytest.raises(TypeError, match="hurray.Layout"):
             hurray.Tensor(bytes(16), hurray.float32, [4], layout=bad)
+    with pytest.raises(hurray.InvalidDescriptorError) as e:
+        hurray.Tensor(bytes(16), hurray.float32, [4],
+                      layout=hurray.UnknownLayout(0x0C, b"\1\2"))
+    assert e.value.rule == "LAY-TAG-02"
     with pytest.raises(hurray.UnsupportedError, match="owns no buffers"):
         hurray.Tensor(bytes(16), hurray.float32, [4],
                       layout=hurray.CompositeLayout("group", 2))

@@ -34,7 +34,8 @@ from ._sections import (BlockPagedLayout, ColMajorLayout,  # noqa: E402
 from ._creation import (arange, asarray, empty, empty_like,  # noqa: E402
                         eye, from_dlpack, full, full_like, linspace, ones,
                         ones_like, zeros, zeros_like)
-from ._tensor import Descriptor, Tensor, from_numpy  # noqa: E402
+from ._tensor import (Descriptor, Tensor, from_hurray,  # noqa: E402
+                      from_numpy)
 from ._sparse import (from_scipy, sparse_coo, sparse_csc,  # noqa: E402
                       sparse_csf, sparse_csr)
 

@@ -294,6 +294,11 @@ def layout_to_fields(layout):
     if isinstance(layout, CompositeLayout):
         raise UnsupportedError("a composite head owns no buffers: it is not a "
                                "tensor to build (write its members instead)")
+    if isinstance(layout, UnknownLayout):
+        raise InvalidDescriptorError(
+            f"layout tag 0x{layout.tag:02X} is not assigned: no reader can "
+            "find the buffer table after it, so no tensor is written with it",
+            "LAY-TAG-02", None)
     if not isinstance(layout, _BUILDABLE):
         raise UnsupportedError(f"building a tensor in a {layout.name} layout "
                                "is not supported from Python (reading, "

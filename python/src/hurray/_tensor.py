@@ -14,7 +14,7 @@ from ._sections import (ColumnMajorLayout, RowMajorLayout, Shard,
                         Statistics, StridedLayout, layout_from_fields,
                         layout_to_fields)
 
-__all__ = ["Descriptor", "Tensor", "from_numpy"]
+__all__ = ["Descriptor", "Tensor", "from_numpy", "from_hurray"]
 
 _MIN_ALIGNMENT = 64  # buffer-protocol.md § Buffer Handle: alignment ≥ 64
 _SPARSE = (0x06, 0x07, 0x08, 0x09)  # COO, CSR, CSC, CSF
@@ -164,7 +164,7 @@ def _explain(fields, layout, handles):
     if q is not None:
         for key in ("scale_buffer_index", "zero_point_buffer_index"):
             i = q.get(key)
-            if i is not None and 0 <= i < own and q.get(key) != 0xFFFFFFFF:
+            if i is not None and 1 <= i < own:
                 notes.append(f"quantization buffer index {i} ({key}) names "
                              f"one of the {layout.name} layout's own "
                              f"{own} buffers")
@@ -371,6 +371,14 @@ class Tensor(Descriptor):
         return a.__dlpack__(stream=stream) if stream is not None \
             else a.__dlpack__()
 
+    def __hurray__(self):
+        """The native protocol: a fresh PyCapsule named "hurray_tensor"
+        carrying the encoded descriptor and every buffer of the buffer
+        table, shared, not copied (python/ext/tensor_capsule.h). Every
+        layout and element type; the descriptor is validated strictly as
+        for a write."""
+        return _hurray.make_tensor_capsule(self.encode(), self._buffers)
+
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU
 
@@ -471,6 +479,30 @@ _FROM_NUMPY = {"f2": "float16", "f4": "float32", "f8": "float64",
                "i1": "int8", "u1": "uint8", "i2": "int16", "u2": "uint16",
                "i4": "int32", "u4": "uint32", "i8": "int64", "u8": "uint64",
                "b1": "bool", "c8": "complex64", "c16": "complex128"}
+
+
+def from_hurray(obj):
+    """A Tensor over the memory of any object implementing the native
+    protocol (``__hurray__``, see Tensor.__hurray__): no copy. The
+    descriptor is decoded and validated strictly, and every buffer must
+    match the size its handle declares. TypeError for an object without
+    the protocol."""
+    method = getattr(type(obj), "__hurray__", None)
+    if method is None:
+        raise TypeError(f"{type(obj).__name__} does not implement the Hurray "
+                        "native protocol (__hurray__)")
+    descriptor, buffers = _hurray.open_tensor_capsule(method(obj))
+    fields, consumed = _hurray.decode_descriptor(descriptor, False)
+    if consumed != len(descriptor):
+        raise InvalidDescriptorError(
+            f"the capsule's descriptor has {len(descriptor) - consumed} bytes "
+            "after its end")
+    declared = [h[0] for h in fields["buffers"]]
+    given = [b.nbytes for b in buffers]
+    if declared != given:
+        raise BufferError(f"the capsule's buffers have {given} bytes; its "
+                          f"descriptor declares {declared}")
+    return Tensor._from_parts(fields, buffers)
 
 
 def from_numpy(array):
