@@ -207,6 +207,25 @@ def test_tensor_refuses_a_shape_that_is_not_integers(shape):
         hurray.Tensor(numpy.zeros(4, "f4"), hurray.float32, shape)
 
 
+@pytest.mark.parametrize("call", [
+    lambda: hurray.Tensor(bytes(32), hurray.float32, [4], byte_offset=4.5),
+    lambda: hurray.Tensor(bytes(32), hurray.float32, [4], byte_offset="4"),
+    lambda: hurray.Device("cuda", 1.5),
+    lambda: hurray.quantize(numpy.ones((2, 64), "f4"), "per_block",
+                            block_size=16.5),
+    lambda: hurray.quantize(numpy.ones((2, 64), "f4"), "nf4", block_size=True),
+])
+def test_other_integer_arguments_refuse_floats(call):
+    with pytest.raises(TypeError):
+        call()
+
+
+@pytest.mark.parametrize("size", [0, -32])
+def test_quantize_refuses_a_block_size_below_one(size):
+    with pytest.raises(ValueError, match="block_size"):
+        hurray.quantize(numpy.ones((2, 64), "f4"), "per_block", block_size=size)
+
+
 def test_tensor_takes_integer_like_shapes():
     t = hurray.Tensor(numpy.zeros(4, "f4"), hurray.float32, [numpy.int64(4)])
     assert t.shape == (4,)

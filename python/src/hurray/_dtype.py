@@ -1,5 +1,7 @@
 """Element types and devices."""
 
+import operator
+
 from . import _hurray
 from ._errors import InvalidDescriptorError
 
@@ -113,8 +115,13 @@ class Device:
             raise InvalidDescriptorError(
                 f"unknown device kind {kind!r} (buffer-protocol.md § Device "
                 f"Tags: {', '.join(self.KINDS)})")
+        if isinstance(index, bool):
+            raise TypeError("a device index is an integer, not bool")
+        index = operator.index(index)
+        if index < 0:
+            raise ValueError(f"a device index is >= 0, not {index}")
         self.kind = kind
-        self.index = int(index)
+        self.index = index
 
     @property
     def tag(self):

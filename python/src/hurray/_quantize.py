@@ -54,6 +54,12 @@ def quantize(array, scheme="per_tensor", dtype=None, axis=None, block_size=None,
     if axis is None:
         axis = 0 if scheme in ("per_tensor", "per_channel") else -1
     axis = _normalize_axis(axis, x.ndim)
+    if block_size is not None:
+        if isinstance(block_size, bool):
+            raise TypeError("block_size must be an integer, not bool")
+        block_size = operator.index(block_size)
+        if block_size < 1:
+            raise ValueError(f"block_size must be at least 1, not {block_size}")
     if scheme in ("per_tensor", "per_channel", "per_block"):
         dtype = _dtype.from_name(dtype) if isinstance(dtype, str) else (dtype or _dtype.int8)
         if dtype.name not in _INT_RANGE:

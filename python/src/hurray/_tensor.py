@@ -171,6 +171,17 @@ def _explain(fields, layout, handles):
     return (" (" + "; ".join(notes) + ")") if notes else ""
 
 
+def _index(value, what):
+    """An integer argument: numpy integers accepted, floats and bool not."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an integer, not bool")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, not "
+                        f"{type(value).__name__}") from None
+
+
 def _shape_of(shape):
     """A shape as a tuple of Python ints: a sequence of integers (numpy
     integers included), never a str, bytes or a float."""
@@ -224,7 +235,8 @@ class Tensor(Descriptor):
         shape = _shape_of(shape)
         layout = RowMajorLayout() if layout is None else layout
         fields = {"type": dtype.tag, "shape": shape,
-                  "byte_offset": int(byte_offset), "buffers": handles,
+                  "byte_offset": _index(byte_offset, "byte_offset"),
+                  "buffers": handles,
                   **layout_to_fields(layout)}
         _check_rank_fields(layout, len(shape))
         if quantization is not None:
