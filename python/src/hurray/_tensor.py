@@ -171,6 +171,16 @@ def _explain(fields, layout, handles):
     return (" (" + "; ".join(notes) + ")") if notes else ""
 
 
+def _aligned_copy(data):
+    """A writable copy of ``data`` at an address that is a multiple of 64
+    (the handle's declared minimum alignment)."""
+    raw = numpy.empty(len(data) + _MIN_ALIGNMENT, dtype=numpy.uint8)
+    start = -raw.ctypes.data % _MIN_ALIGNMENT
+    out = raw[start:start + len(data)]
+    out[:] = numpy.frombuffer(data, dtype=numpy.uint8)
+    return out
+
+
 def _index(value, what):
     """An integer argument: numpy integers accepted, floats and bool not."""
     if isinstance(value, bool):
@@ -226,7 +236,7 @@ class Tensor(Descriptor):
         if isinstance(data, bytes):
             # Immutable: the tensor owns a writable copy, so numpy views of
             # it are writable as numpy's contract expects.
-            data = numpy.frombuffer(data, dtype=numpy.uint8).copy()
+            data = _aligned_copy(data)
         buffers, handles = [], []
         for i, b in enumerate([data, *aux_buffers]):
             obj, nbytes = _contiguous_view(b, f"buffer {i}")
