@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "absl/status/status.h"
@@ -82,13 +83,12 @@ py::array AlignedCopy(absl::Span<const uint8_t> bytes, uint64_t alignment) {
 }
 
 // Raised when a guarded read met a page past the file's end.
-void ThrowIfTruncated(const SigbusGuard& guard, const std::string& path) {
-  if (guard.faulted()) {
-    ThrowIfError(absl::DataLossError(absl::StrCat(
-        path,
-        ": the file was truncated while being read (another writer "
-        "changed it); nothing read from it was kept")));
-  }
+[[noreturn]] void ThrowTruncated(const std::string& path) {
+  ThrowIfError(absl::DataLossError(
+      absl::StrCat(path,
+                   ": the file was truncated while being read (another writer "
+                   "changed it); nothing read from it was kept")));
+  throw std::logic_error("unreachable");  // ThrowIfError threw
 }
 
 class PyHrryFile {
@@ -104,7 +104,7 @@ class PyHrryFile {
       SigbusGuard guard;
       absl::StatusOr<std::unique_ptr<stream::HrryFile>> file =
           stream::HrryFile::Open(path, options);
-      ThrowIfTruncated(guard, path);
+      if (guard.faulted()) ThrowTruncated(path);
       status = file.status();
       if (file.ok()) out->file_ = std::move(*file);
     }
@@ -113,49 +113,65 @@ class PyHrryFile {
   }
 
   py::list Names() const {
+    CheckIntact();
     SigbusGuard guard;
     py::list names;
     for (const stream::IndexEntry* e : file_->InFileOrder()) {
       names.append(py::str(e->name.data(), e->name.size()));
     }
-    ThrowIfTruncated(guard, path_);
+    ThrowIfTruncated(guard);
     return names;
   }
 
   py::dict Kv() const {
+    CheckIntact();
     SigbusGuard guard;
     py::dict kv;
     for (const stream::KvEntry& e : file_->kv().entries()) {
       kv[py::str(e.key.data(), e.key.size())] = KvScalar(e.value);
     }
-    ThrowIfTruncated(guard, path_);
+    ThrowIfTruncated(guard);
     return kv;
   }
 
   // (descriptor fields, [buffer arrays]) of a tensor, the buffers copied
   // out of the map; KeyError when absent.
   py::tuple Tensor(const std::string& name) const {
+    CheckIntact();
     SigbusGuard guard;
     const stream::IndexEntry* e = file_->Find(name);
-    ThrowIfTruncated(guard, path_);
+    ThrowIfTruncated(guard);
     if (e == nullptr) throw py::key_error(name);
     auto d = std::make_unique<TensorDescriptor>();
     const absl::Status read = file_->ReadDescriptor(*e, d.get());
-    ThrowIfTruncated(guard, path_);
+    ThrowIfTruncated(guard);
     ThrowIfError(read);
     py::list buffers;
     for (uint32_t i = 0; i < d->buffer_count; ++i) {
       absl::StatusOr<absl::Span<const uint8_t>> b = file_->Buffer(*e, *d, i);
       ThrowIfError(b.status());
       buffers.append(AlignedCopy(*b, d->buffers[i].alignment));
-      ThrowIfTruncated(guard, path_);
+      ThrowIfTruncated(guard);
     }
     return py::make_tuple(DescriptorToDict(*d), buffers);
   }
 
  private:
+  // Once a read faulted, the pages past the file's end read as zeros: no
+  // later read may trust the map, whatever the file holds now.
+  void ThrowIfTruncated(const SigbusGuard& guard) const {
+    if (guard.faulted()) {
+      truncated_ = true;
+      ThrowTruncated(path_);
+    }
+  }
+  void CheckIntact() const {
+    if (truncated_) ThrowTruncated(path_);
+  }
+
   std::string path_;
   std::unique_ptr<stream::HrryFile> file_;
+  mutable bool truncated_ = false;
 };
 
 }  // namespace
