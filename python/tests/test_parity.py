@@ -57,7 +57,7 @@ def test_layout_parameters_and_counts():
     nested = hurray.TiledLayout([8, 8], inner_layout="tiled",
                                 inner_tiled=hurray.TiledLayout([2, 2]))
     assert nested.inner_tiled.tile_shape == (2, 2)
-    assert hurray.CompositeLayout("overlay", 2, combine_op="max").combine_op == "max"
+    assert hurray.CompositeLayout("overlay", 2, combine_op="replace").combine_op == "replace"
     for bad in (lambda: hurray.CompositeLayout("group", 2, combine_op="add"),
                 lambda: hurray.CompositeLayout("overlay", 2),
                 lambda: hurray.UnknownLayout(0x06),
@@ -268,3 +268,28 @@ def test_from_scipy_takes_csr_and_csc_and_refuses_coo():
         hurray.from_scipy(_ScipyLike("coo", data, None, None, (2, 2)))
     with pytest.raises(TypeError):
         hurray.from_scipy(numpy.eye(2))
+
+
+def test_read_layouts_report_their_parameters(corpus):
+    def layout_of(name):
+        with open(os.path.join(corpus, "descriptors", name), "rb") as f:
+            d, _ = hurray.decode_descriptor(f.read())
+        return d, d.layout
+
+    d, tiled = layout_of("layout_tiled_2level_f32_8x8.bin")
+    assert isinstance(tiled, hurray.TiledLayout)
+    assert tiled.inner_layout == "tiled"
+    assert isinstance(tiled.inner_tiled, hurray.TiledLayout)
+    assert len(tiled.tile_shape) == d.ndim
+    d, strided = layout_of("tiled_strided_f16.bin")
+    assert isinstance(strided, hurray.TiledLayout)
+    assert "strided" in (strided.outer_layout, strided.inner_layout,
+                         getattr(strided.inner_tiled, "outer_layout", None))
+    d, paged = layout_of("layout_block_paged_f16_16x2x8.bin")
+    assert isinstance(paged, hurray.BlockPagedLayout) and paged.buffer_count == 3
+    assert paged.kv_role in ("key", "value", "fused") and paged.page_size > 0
+    d, overlay = layout_of("layout_composite_overlay_4x4.bin")
+    assert overlay.composition_rule == "overlay"
+    assert overlay.combine_op in ("replace", "add") and overlay.member_count > 0
+    d, part = layout_of("composite_partition.bin")
+    assert part == hurray.CompositeLayout("partition", part.member_count)

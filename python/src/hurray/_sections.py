@@ -166,6 +166,11 @@ class CsfLayout(Layout):
     buffer_count = property(lambda self: 2 * len(self.mode_order) + 1)
 
 
+# layouts/block-paged.md § Layout-Specific Fields, in wire-code order.
+_KV_ROLES = ("key", "value", "fused")
+_INDEX_TYPES = ("uint32", "uint64")
+
+
 class BlockPagedLayout(Layout):
     """Pages of a KV cache (layouts/block-paged.md). A value here: tensors
     in it are read, saved and streamed as they come, not built."""
@@ -174,11 +179,17 @@ class BlockPagedLayout(Layout):
     _FIELDS = ("page_size", "num_pages", "paged_axis", "num_seqs", "kv_role",
                "layer_index", "block_table_index_type")
     is_dense = property(lambda self: False)
-    buffer_count = property(lambda self: None)
+    # pages, block_table, seq_ptr (layouts/block-paged.md § Buffer Table)
+    buffer_count = property(lambda self: 3)
 
     def __init__(self, page_size, num_pages, paged_axis, num_seqs,
                  kv_role="fused", layer_index=0,
                  block_table_index_type="uint32"):
+        if kv_role not in _KV_ROLES:
+            raise ValueError(f"kv_role must be one of {_KV_ROLES}")
+        if block_table_index_type not in _INDEX_TYPES:
+            raise ValueError("block_table_index_type must be one of "
+                             f"{_INDEX_TYPES}")
         self.page_size = operator.index(page_size)
         self.num_pages = operator.index(num_pages)
         self.paged_axis = operator.index(paged_axis)
@@ -188,7 +199,10 @@ class BlockPagedLayout(Layout):
         self.block_table_index_type = block_table_index_type
 
 
-_COMPOSITION_RULES = ("group", "partition", "overlay", "sequence")
+# metadata.md § Composite / Virtual: the wire codes of the rules and of the
+# overlay's combine operation.
+_COMPOSITION_RULES = {"partition": 1, "overlay": 2, "group": 3}
+_COMBINE_OPS = {"replace": 1, "add": 2}
 
 
 class CompositeLayout(Layout):
@@ -204,7 +218,9 @@ class CompositeLayout(Layout):
     def __init__(self, composition_rule, member_count, combine_op=None):
         if composition_rule not in _COMPOSITION_RULES:
             raise ValueError(f"composition_rule must be one of "
-                             f"{_COMPOSITION_RULES}")
+                             f"{tuple(_COMPOSITION_RULES)}")
+        if combine_op is not None and combine_op not in _COMBINE_OPS:
+            raise ValueError(f"combine_op must be one of {tuple(_COMBINE_OPS)}")
         if (composition_rule == "overlay") != (combine_op is not None):
             raise ValueError("combine_op is given exactly for the 'overlay' "
                              "rule")
@@ -317,10 +333,57 @@ def layout_to_fields(layout):
     return fields
 
 
+_PART_NAMES = {0x01: "row_major", 0x02: "col_major", 0x03: "strided",
+               0x04: "tiled"}
+
+
+def _tiled_from_levels(levels):
+    """The TiledLayout of decoded levels (outermost first), or None when a
+    level holds what the class cannot say."""
+    inner = None
+    for level in reversed(levels):
+        outer_name = _PART_NAMES.get(level["outer_layout"])
+        inner_name = _PART_NAMES.get(level["inner_layout"])
+        if outer_name is None or inner_name is None:
+            return None
+        inner = TiledLayout(level["tile_shape"], outer_name, inner_name,
+                            inner if inner_name == "tiled" else None,
+                            level["outer_strides"])
+    return inner
+
+
+def _by_code(names, code):
+    if isinstance(names, dict):
+        names = {v: k for k, v in names.items()}
+        return names.get(code)
+    return names[code] if 0 <= code < len(names) else None
+
+
 def layout_from_fields(f):
+    """The Layout of decoded descriptor fields. Tiled, block-paged and
+    composite layouts are reported with their parameters; what no class
+    can state (extension layouts, private composition rules) as a tag-only
+    value."""
     tag = f["layout"]
     if tag == 0x40:
         return HilbertLayout(f["hilbert_order"], len(f["shape"]))
+    if tag == 0x04 and f.get("tiled"):
+        return _tiled_from_levels(f["tiled"]) or OtherLayout(tag)
+    if tag == 0x0A and "page_size" in f:
+        role = _by_code(_KV_ROLES, f["kv_role"])
+        index = _by_code(_INDEX_TYPES, f["block_table_index_type"])
+        if role is not None and index is not None:
+            return BlockPagedLayout(f["page_size"], f["num_pages"],
+                                    f["paged_axis"], f["num_seqs"], role,
+                                    f["layer_index"], index)
+        return OtherLayout(tag)
+    if tag == 0x0B and "composition_rule" in f:
+        rule = _by_code(_COMPOSITION_RULES, f["composition_rule"])
+        op = _by_code(_COMBINE_OPS, f["combine_op"]) if rule == "overlay" \
+            else None
+        if rule is not None and (rule != "overlay" or op is not None):
+            return CompositeLayout(rule, f["member_count"], op)
+        return OtherLayout(tag)
     cls = _LAYOUTS.get(tag)
     if cls is None or cls in (TiledLayout, BlockPagedLayout, CompositeLayout):
         return OtherLayout(tag)
