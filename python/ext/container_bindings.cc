@@ -1,6 +1,7 @@
-// Bindings of the containers: .hrry files (mmap reader, writer) and bare
-// tensor streams (incremental reader, writer). Everything is parsed and
-// checked by stream/; this file only moves bytes between it and Python.
+// Bindings of the containers: .hrry files (writer; the reader is
+// file_bindings.cc) and bare tensor streams (incremental reader, writer).
+// Everything is parsed and checked by stream/; this file only moves bytes
+// between it and Python.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
@@ -16,9 +17,9 @@
 #include "python/ext/codec_bindings.h"
 #include "python/ext/descriptor_dict.h"
 #include "python/ext/errors.h"
+#include "python/ext/file_bindings.h"
 #include "stream/container/file_format.h"
 #include "stream/container/file_kv.h"
-#include "stream/container/hrry_mmap.h"
 #include "stream/container/hrry_writer.h"
 #include "stream/container/stream_reader.h"
 #include "stream/container/stream_writer.h"
@@ -27,42 +28,6 @@
 
 namespace hurray::python {
 namespace {
-
-using stream::KvType;
-using stream::KvValue;
-
-// A read-only uint8 array over `bytes`, keeping `owner` alive.
-py::array ReadOnlyBytes(absl::Span<const uint8_t> bytes, py::handle owner) {
-  py::array a(py::dtype::of<uint8_t>(),
-              {static_cast<py::ssize_t>(bytes.size())}, bytes.data(), owner);
-  py::detail::array_proxy(a.ptr())->flags &=
-      ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-  return a;
-}
-
-py::object KvScalar(const KvValue& v) {
-  switch (v.type) {
-    case KvType::kString:
-      return py::str(v.str().data(), v.str().size());
-    case KvType::kInt64:
-      return py::int_(v.i64);
-    case KvType::kUInt64:
-      return py::int_(v.u64);
-    case KvType::kFloat64:
-      return py::float_(v.f64);
-    case KvType::kBool:
-      return py::bool_(v.boolean);
-    case KvType::kBytes:
-      return py::bytes(reinterpret_cast<const char*>(v.bytes.data()),
-                       v.bytes.size());
-    case KvType::kArray: {
-      py::list items;
-      for (const KvValue& e : v.Elements()) items.append(KvScalar(e));
-      return items;
-    }
-  }
-  return py::none();
-}
 
 // A Python exception raised inside a ByteSink, carried out of the C++ call.
 struct SinkError {
@@ -90,66 +55,51 @@ absl::Status WriteThrough(const py::object& write, SinkError* failure,
   return absl::OkStatus();
 }
 
-// .hrry random access over mmap. Buffers are read-only arrays into the map
-// that keep the file open.
-class PyHrryFile {
- public:
-  static std::unique_ptr<PyHrryFile> Open(const std::string& path,
-                                          bool permissive) {
-    stream::FileOptions options;
-    options.parse.mode = permissive ? Mode::kPermissive : Mode::kStrict;
-    absl::StatusOr<std::unique_ptr<stream::HrryFile>> file =
-        stream::HrryFile::Open(path, options);
-    ThrowIfError(file.status());
-    auto out = std::make_unique<PyHrryFile>();
-    out->file_ = std::move(*file);
-    return out;
-  }
-
-  py::list Names() const {
-    py::list names;
-    for (const stream::IndexEntry* e : file_->InFileOrder()) {
-      names.append(py::str(e->name.data(), e->name.size()));
-    }
-    return names;
-  }
-
-  py::dict Kv() const {
-    py::dict kv;
-    for (const stream::KvEntry& e : file_->kv().entries()) {
-      kv[py::str(e.key.data(), e.key.size())] = KvScalar(e.value);
-    }
-    return kv;
-  }
-
-  // (descriptor fields, [buffer arrays]) of a tensor; KeyError when absent.
-  py::tuple Tensor(py::object self, const std::string& name) const {
-    const stream::IndexEntry* e = file_->Find(name);
-    if (e == nullptr) throw py::key_error(name);
-    auto d = std::make_unique<TensorDescriptor>();
-    ThrowIfError(file_->ReadDescriptor(*e, d.get()));
-    py::list buffers;
-    for (uint32_t i = 0; i < d->buffer_count; ++i) {
-      absl::StatusOr<absl::Span<const uint8_t>> b = file_->Buffer(*e, *d, i);
-      ThrowIfError(b.status());
-      buffers.append(ReadOnlyBytes(*b, self));
-    }
-    return py::make_tuple(DescriptorToDict(*d), buffers);
-  }
-
- private:
-  std::unique_ptr<stream::HrryFile> file_;
+// A KV integer: int64 when it fits, else uint64 (file-format.md § KV Value
+// Types has no wider integer): OverflowError outside [-2^63, 2^64).
+struct KvInt {
+  bool is_signed;
+  int64_t i64;
+  uint64_t u64;
 };
 
-absl::Status AddKv(stream::KvBuilder& kv, const std::string& key,
-                   const py::handle& value);
+KvInt KvIntOf(const std::string& key, const py::handle& value) {
+  int overflow = 0;
+  const long long i = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (i == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow == 0) return {true, static_cast<int64_t>(i), 0};
+  if (overflow > 0) {
+    const unsigned long long u = PyLong_AsUnsignedLongLong(value.ptr());
+    if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
+      return {false, 0, static_cast<uint64_t>(u)};
+    }
+    PyErr_Clear();
+  }
+  PyErr_SetString(PyExc_OverflowError,
+                  ("KV value of key '" + key +
+                   "': integers must be from -2**63 to 2**64 - 1")
+                      .c_str());
+  throw py::error_already_set();
+}
 
-template <typename T>
-std::vector<T> ListOf(const py::list& items) {
-  std::vector<T> out;
-  out.reserve(items.size());
-  for (const py::handle item : items) out.push_back(item.cast<T>());
-  return out;
+// The items of a KV list, all of one Python type (bool is not an int here):
+// TypeError naming the first item of another type.
+template <typename Check>
+void CheckItems(const std::string& key, const py::list& items, Check is_kind,
+                const char* kind) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!is_kind(items[i])) {
+      throw py::type_error(
+          "KV list of key '" + key + "' mixes types: item " +
+          std::to_string(i) + " is " +
+          std::string(py::str(py::type::of(items[i]).attr("__name__"))) +
+          ", the list is of " + kind);
+    }
+  }
+}
+
+bool IsInt(const py::handle& h) {
+  return py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h);
 }
 
 absl::Status AddKv(stream::KvBuilder& kv, const std::string& key,
@@ -157,15 +107,12 @@ absl::Status AddKv(stream::KvBuilder& kv, const std::string& key,
   if (py::isinstance<py::bool_>(value)) {
     return kv.AddBool(key, value.cast<bool>());
   }
-  if (py::isinstance<py::int_>(value)) {
-    if (value.cast<py::int_>() < py::int_(0)) {
-      return kv.AddInt64(key, value.cast<int64_t>());
-    }
-    const uint64_t u = value.cast<uint64_t>();
-    if (u <= static_cast<uint64_t>(INT64_MAX)) {
-      return kv.AddInt64(key, static_cast<int64_t>(u));
-    }
-    return kv.AddUInt64(key, u);
+  if (IsInt(value)) {
+    const KvInt v = KvIntOf(key, value);
+    return v.is_signed ? kv.AddInt64(key, v.i64)
+           : v.u64 <= static_cast<uint64_t>(INT64_MAX)
+               ? kv.AddInt64(key, static_cast<int64_t>(v.u64))
+               : kv.AddUInt64(key, v.u64);
   }
   if (py::isinstance<py::float_>(value)) {
     return kv.AddFloat64(key, value.cast<double>());
@@ -184,26 +131,61 @@ absl::Status AddKv(stream::KvBuilder& kv, const std::string& key,
     if (items.size() == 0) return kv.AddInt64Array(key, {});
     const py::handle first = items[0];
     if (py::isinstance<py::bool_>(first)) {
-      std::vector<bool> bools = ListOf<bool>(items);
-      std::unique_ptr<bool[]> flat(new bool[bools.size()]);
-      for (size_t i = 0; i < bools.size(); ++i) flat[i] = bools[i];
+      CheckItems(
+          key, items, [](py::handle h) { return py::isinstance<py::bool_>(h); },
+          "bool");
+      std::unique_ptr<bool[]> flat(new bool[items.size()]);
+      for (size_t i = 0; i < items.size(); ++i) {
+        flat[i] = items[i].cast<bool>();
+      }
       return kv.AddBoolArray(key,
-                             absl::MakeConstSpan(flat.get(), bools.size()));
+                             absl::MakeConstSpan(flat.get(), items.size()));
     }
-    if (py::isinstance<py::int_>(first)) {
-      return kv.AddInt64Array(key, ListOf<int64_t>(items));
+    if (IsInt(first)) {
+      CheckItems(key, items, IsInt, "int");
+      std::vector<int64_t> ints;
+      ints.reserve(items.size());
+      for (const py::handle item : items) {
+        const KvInt v = KvIntOf(key, item);
+        // Our KV int arrays are int64 (KvBuilder::AddInt64Array).
+        if (!v.is_signed) {
+          PyErr_SetString(PyExc_OverflowError,
+                          ("KV list of key '" + key +
+                           "': list integers must be from -2**63 to "
+                           "2**63 - 1")
+                              .c_str());
+          throw py::error_already_set();
+        }
+        ints.push_back(v.i64);
+      }
+      return kv.AddInt64Array(key, ints);
     }
     if (py::isinstance<py::float_>(first)) {
-      return kv.AddFloat64Array(key, ListOf<double>(items));
+      CheckItems(
+          key, items,
+          [](py::handle h) { return py::isinstance<py::float_>(h); }, "float");
+      std::vector<double> doubles;
+      doubles.reserve(items.size());
+      for (const py::handle item : items)
+        doubles.push_back(item.cast<double>());
+      return kv.AddFloat64Array(key, doubles);
     }
     if (py::isinstance<py::str>(first)) {
-      std::vector<std::string> strings = ListOf<std::string>(items);
+      CheckItems(
+          key, items, [](py::handle h) { return py::isinstance<py::str>(h); },
+          "str");
+      std::vector<std::string> strings;
+      strings.reserve(items.size());
+      for (const py::handle item : items) {
+        strings.push_back(item.cast<std::string>());
+      }
       std::vector<absl::string_view> views(strings.begin(), strings.end());
       return kv.AddStringArray(key, views);
     }
   }
   throw py::type_error("KV value of key '" + key +
-                       "' must be bool, int, float, str, bytes or a list");
+                       "' must be bool, int, float, str, bytes or a list of "
+                       "bool, int, float or str (one type per list)");
 }
 
 // Writes a .hrry file through a Python `write(bytes-like)` callable.
@@ -399,14 +381,7 @@ void BindContainers(py::module_& m) {
       .def("write", &PySafeOutputFile::Write)
       .def("commit", &PySafeOutputFile::Commit, py::arg("durable") = true)
       .def("discard", &PySafeOutputFile::Discard);
-  py::class_<PyHrryFile>(m, "HrryFile")
-      .def_static("open", &PyHrryFile::Open, py::arg("path"),
-                  py::arg("permissive") = false)
-      .def("names", &PyHrryFile::Names)
-      .def("kv", &PyHrryFile::Kv)
-      .def("tensor", [](py::object self, const std::string& name) {
-        return self.cast<const PyHrryFile&>().Tensor(self, name);
-      });
+  BindFile(m);
   py::class_<PyHrryBuilder>(m, "HrryBuilder")
       .def(py::init<py::object, bool, bool>(), py::arg("write"),
            py::arg("with_kv"), py::arg("permissive") = false)

@@ -175,8 +175,40 @@ py::dict DescriptorToDict(const TensorDescriptor& d) {
       break;
     case layout_tag::kComposite:
       out["member_count"] = l.member_count;
+      out["composition_rule"] = l.composition_rule;
+      out["combine_op"] = l.combine_op;
+      break;
+    case layout_tag::kTiled: {
+      // One dict per level, outermost first (layouts/tiled.md).
+      py::list levels;
+      for (uint32_t i = 0; i < l.tiled_depth && i < kMaxTiledDepth; ++i) {
+        const TiledLevel& t = l.tiled[i];
+        py::dict level;
+        level["tile_shape"] = Tuple(t.tile_shape, d.rank);
+        level["outer_layout"] = t.outer_layout;
+        level["inner_layout"] = t.inner_layout;
+        level["outer_strides"] =
+            t.outer_layout == layout_tag::kStrided
+                ? py::object(Tuple(t.outer_strides, d.rank))
+                : py::object(py::none());
+        levels.append(level);
+      }
+      out["tiled"] = levels;
+      break;
+    }
+    case layout_tag::kBlockPaged:
+      out["page_size"] = l.page_size;
+      out["num_pages"] = l.num_pages;
+      out["paged_axis"] = l.paged_axis;
+      out["num_seqs"] = l.num_seqs;
+      out["kv_role"] = l.kv_role;
+      out["layer_index"] = l.layer_index;
+      out["block_table_index_type"] = l.block_table_index_type;
       break;
     default:
+      if (layout_tag::IsExtension(d.layout_tag)) {
+        out["extension_layout_id"] = l.extension_layout_id;
+      }
       break;
   }
   out["quantization"] = d.has(flag::kHasQuantization)

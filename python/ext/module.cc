@@ -4,6 +4,7 @@
 // library's own (parser/, dequant/, stream/).
 #include <pybind11/pybind11.h>
 
+#include "python/ext/capsule_bindings.h"
 #include "python/ext/codec_bindings.h"
 #include "python/ext/errors.h"
 
@@ -14,4 +15,5 @@ PYBIND11_MODULE(_hurray, m) {
   hurray::python::BindContainers(m);
   hurray::python::BindNet(m);
   hurray::python::BindHttp(m);
+  hurray::python::BindCapsules(m);
 }

@@ -119,7 +119,8 @@ def test_stream_in_memory_and_incremental():
     encoded = w.getvalue()
     got = list(hurray.StreamReader(encoded))
     assert [numpy.asarray(t)[0] for t in got] == [0.0, 1.0, 2.0]
-    r = hurray.StreamReader(io.BytesIO(encoded), chunk_size=7)
+    r = hurray.StreamReader(io.BufferedReader(io.BytesIO(encoded)),
+                            chunk_size=7)
     first = next(r)
     assert first.shape == (4,) and len(list(r)) == 2
 

@@ -11,8 +11,9 @@ exactly what the C++ library refuses, with the same rule ids and offsets.
 """
 
 from . import _hurray
-from ._errors import (BufferError, FileError, HurrayError, InternalError,
-                      InvalidDescriptorError, StreamError, UnsupportedError)
+from ._errors import (BufferError, CopyRequiredError, FileError,
+                      HurrayError, InternalError, InvalidDescriptorError,
+                      StreamError, UnsupportedError)
 
 _hurray._set_error_classes(InvalidDescriptorError, FileError, StreamError)
 
@@ -24,14 +25,19 @@ from ._quantization import (MXFP, NF4, PerBlockAffine,  # noqa: E402
                             PerChannelAffine, PerTensorAffine,
                             decode_quantization)
 from ._quantize import quantize  # noqa: E402
-from ._sections import (ColumnMajorLayout, CooLayout, CscLayout,  # noqa: E402
-                        CsfLayout, CsrLayout, HilbertLayout, Layout,
-                        MortonLayout, RowMajorLayout, Shard, Statistics,
-                        StridedLayout)
+from ._sections import (BlockPagedLayout, ColMajorLayout,  # noqa: E402
+                        ColumnMajorLayout, CompositeLayout, CooLayout,
+                        CscLayout, CsfLayout, CsrLayout, HilbertLayout,
+                        Layout, MortonLayout, PrivateExtensionLayout,
+                        RowMajorLayout, Shard, Statistics, StridedLayout,
+                        TiledLayout, UnknownLayout)
 from ._creation import (arange, asarray, empty, empty_like,  # noqa: E402
                         eye, from_dlpack, full, full_like, linspace, ones,
                         ones_like, zeros, zeros_like)
-from ._tensor import Descriptor, Tensor, from_numpy  # noqa: E402
+from ._tensor import (Descriptor, Tensor, from_hurray,  # noqa: E402
+                      from_numpy)
+from ._sparse import (from_scipy, sparse_coo, sparse_csc,  # noqa: E402
+                      sparse_csf, sparse_csr)
 
 from ._version import __version__  # noqa: E402  (generated from version.bzl)
 Dtype = dtype

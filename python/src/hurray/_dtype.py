@@ -1,6 +1,9 @@
 """Element types and devices."""
 
+import operator
+
 from . import _hurray
+from ._errors import InvalidDescriptorError
 
 __all__ = ["dtype", "Device", "device"]
 
@@ -53,8 +56,20 @@ class dtype:
 
         return _NUMPY.get(self.name) and numpy.dtype(_NUMPY[self.name])
 
+    # numpy.dtype(hurray.uint8) reads this, so numpy dtypes compare equal
+    # to the hurray type stored the same way (numpy.uint8 == hurray.uint8).
+    dtype = property(lambda self: self.numpy)
+
     def __eq__(self, other):
-        return isinstance(other, dtype) and other.tag == self.tag
+        if isinstance(other, dtype):
+            return other.tag == self.tag
+        if type(other).__module__ == "numpy" and self.numpy is not None:
+            import numpy
+            try:
+                return numpy.dtype(other) == self.numpy
+            except TypeError:
+                return False
+        return NotImplemented
 
     def __hash__(self):
         return hash(self.tag)
@@ -97,9 +112,16 @@ class Device:
 
     def __init__(self, kind="cpu", index=0):
         if kind not in self.KINDS:
-            raise ValueError(f"unknown device kind {kind!r}")
+            raise InvalidDescriptorError(
+                f"unknown device kind {kind!r} (buffer-protocol.md § Device "
+                f"Tags: {', '.join(self.KINDS)})")
+        if isinstance(index, bool):
+            raise TypeError("a device index is an integer, not bool")
+        index = operator.index(index)
+        if index < 0:
+            raise ValueError(f"a device index is >= 0, not {index}")
         self.kind = kind
-        self.index = int(index)
+        self.index = index
 
     @property
     def tag(self):
@@ -114,7 +136,7 @@ class Device:
         for kind, value in cls.KINDS.items():
             if value == tag:
                 return cls(kind)
-        raise ValueError(f"unknown device tag 0x{tag:02X}")
+        raise InvalidDescriptorError(f"unknown device tag 0x{tag:02X}")
 
     def __eq__(self, other):
         return (isinstance(other, Device) and other.kind == self.kind

@@ -30,6 +30,11 @@ class BufferError(InvalidDescriptorError):
     buffer protocol itself)."""
 
 
+class CopyRequiredError(HurrayError, ValueError):
+    """``copy=False`` asked of a conversion that must copy (a cast to
+    another dtype), as numpy 2's ``copy=`` contract says."""
+
+
 class UnsupportedError(HurrayError, NotImplementedError):
     """Valid input this package does not handle (e.g. a numpy array of a
     sub-byte type)."""

@@ -3,6 +3,7 @@ descriptor decoder, and ingest."""
 
 import io
 import os
+import stat
 
 from . import _hurray
 from ._errors import FileError, StreamError
@@ -44,99 +45,188 @@ def save(path, tensors, kv=None):
 
 
 class HrryFile:
-    """A .hrry file opened over mmap, checked whole when opened. Tensors
-    are looked up by name; their buffers are read-only views into the map
-    (the map stays open while any of them lives)."""
+    """A .hrry file opened for random access, checked whole when opened
+    (header, index, KV section, every descriptor). Tensors are looked up by
+    name.
+
+    What ``open()`` promises: the file is validated once, at open, over a
+    read-only map; a tensor's buffers are copied out of the map when the
+    tensor is read (``f[name]``), into read-only memory the tensor owns, so
+    no numpy array ever views the file. If another writer truncates the
+    file meanwhile (a re-download rewriting it in place), the read that
+    meets the missing bytes raises FileError: never a signal, and nothing
+    half-read is returned. A file rewritten in place at the same size is
+    read as it is at that moment (its data is not checked again). Only
+    regular files are opened: a FIFO, device or directory raises FileError
+    at once (a FIFO without a writer would otherwise block forever).
+    Closing (``close()`` or the end of a ``with`` block) unmaps the file;
+    tensors already read stay valid, any other use raises ValueError.
+    """
 
     def __init__(self, path, permissive=False):
         path = os.fspath(path)
-        if os.path.isdir(path):
-            raise FileError(f"{path} is a directory")
+        _check_regular_file(path)
         self._file = _hurray.HrryFile.open(path, permissive)
         self._names = self._file.names()
 
+    def _open_file(self):
+        if self._file is None:
+            raise ValueError("I/O operation on a closed hurray.HrryFile")
+        return self._file
+
+    closed = property(lambda self: self._file is None)
+
     @property
     def names(self):
+        self._open_file()
         return list(self._names)
 
     @property
     def kv(self):
-        return self._file.kv()
+        return self._open_file().kv()
 
     def __getitem__(self, name):
-        fields, buffers = self._file.tensor(name)
+        if not isinstance(name, str):
+            raise TypeError(f"tensor names are str, not {type(name).__name__}")
+        fields, buffers = self._open_file().tensor(name)
         return Tensor._from_parts(fields, buffers)
 
     def __contains__(self, name):
+        self._open_file()
         return name in set(self._names)
 
     def __iter__(self):
+        self._open_file()
         return iter(self._names)
 
     def __len__(self):
+        self._open_file()
         return len(self._names)
 
     def items(self):
+        self._open_file()
         return ((n, self[n]) for n in self._names)
+
+    def close(self):
+        self._file = None
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        self._file = None
+        self.close()
         return False
 
 
+def _check_regular_file(path):
+    """FileError unless ``path`` is a regular file. Opened non-blocking, so
+    a FIFO without a writer is refused instead of waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except IsADirectoryError:
+        raise FileError(f"{path} is a directory") from None
+    except OSError as e:
+        raise FileError(f"cannot read {path}: {e}") from e
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if stat.S_ISDIR(mode):
+        raise FileError(f"{path} is a directory")
+    if not stat.S_ISREG(mode):
+        raise FileError(f"{path} is not a regular file (a FIFO, socket or "
+                        "device): .hrry files are read by random access; "
+                        "stream a FIFO with hurray.StreamReader")
+
+
 def open(path, permissive=False):  # noqa: A001 (mirrors io.open)
-    """Opens a .hrry file for random access (see HrryFile)."""
+    """Opens a .hrry file for random access (see HrryFile for what it
+    promises when another writer changes the file)."""
     return HrryFile(path, permissive)
 
 
 def load(path, names=None, permissive=False):
     """The tensors of a .hrry file as ``{name: Tensor}`` in file order, or
-    only ``names`` (KeyError for a name the file does not hold)."""
-    f = HrryFile(path, permissive)
-    wanted = f.names if names is None else list(names)
-    return {n: f[n] for n in wanted}
+    only ``names``: a list of names, or one name as a str (KeyError for a
+    name the file does not hold). Every tensor's buffers are read (copied)
+    now, and the file is closed before returning."""
+    if isinstance(names, (str, bytes)):
+        names = [names]
+    with HrryFile(path, permissive) as f:
+        wanted = f.names if names is None else list(names)
+        return {n: f[n] for n in wanted}
 
 
 # -- bare streams --------------------------------------------------------------
 
 class StreamWriter:
     """Writes tensors as a bare stream (descriptor, then its buffers), one
-    at a time, to a file object, a socket, or (no argument) to memory
-    (``getvalue()``). Each tensor is validated strictly before a byte of it
-    is written. Closing the writer never closes the socket or file."""
+    at a time, to a path, a file object, a socket, or (no argument) to
+    memory (``getvalue()``). Each tensor is validated strictly before a byte
+    of it is written.
+
+    A path is written the one way this library creates files (a hidden
+    temp beside it, O_EXCL | O_NOFOLLOW) and appears, complete, when the
+    stream is finished; an exception inside the ``with`` block leaves
+    nothing behind. ``finish()`` (or ``close()``, or the end of a ``with``
+    block) ends the stream; it is idempotent, and writing after it raises
+    StreamError. Finishing never closes a socket or file object given."""
 
     def __init__(self, sink=None, permissive=False):
         self._memory = None
+        self._file = None
         if sink is None:
             self._memory = io.BytesIO()
             self._write = self._memory.write
+        elif isinstance(sink, (str, os.PathLike)):
+            self._file = _hurray.SafeOutputFile(os.fspath(sink))
+            self._write = self._file.write
         elif hasattr(sink, "sendall"):
             self._write = sink.sendall
         elif hasattr(sink, "write"):
             self._write = sink.write
         else:
-            raise TypeError("StreamWriter needs a file object or a socket")
+            raise TypeError("StreamWriter writes to a path, a file object, a "
+                            "socket, or (no argument) to memory")
         self._encoder = _hurray.StreamEncoder(permissive)
         self._closed = False
 
     def write(self, tensor):
         if self._closed:
-            raise ValueError("the stream is closed")
+            raise StreamError("the stream is finished: nothing more can be "
+                              "written", "STREAM-IO", None)
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"StreamWriter writes hurray.Tensor, not "
+                            f"{type(tensor).__name__}")
         self._encoder.write(tensor._fields, tensor._buffers, self._write)
 
-    def close(self):
+    def finish(self):
         """Ends the stream (a composite still waiting for members is an
-        error)."""
-        if not self._closed:
-            self._closed = True
+        error) and, for a path, publishes the file. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
             self._encoder.close()
+            if self._file is not None:
+                self._file.commit()
+        finally:
+            if self._file is not None:
+                self._file.discard()
+
+    close = finish
+
+    def _abandon(self):
+        self._closed = True
+        if self._file is not None:
+            self._file.discard()
 
     def getvalue(self):
+        """The stream's bytes, for a writer to memory."""
         if self._memory is None:
-            raise ValueError("getvalue() is for a writer to memory")
+            raise StreamError("getvalue() is for a writer to memory: this one "
+                              "writes to the destination it was given",
+                              "STREAM-IO", None)
         return self._memory.getvalue()
 
     tensors_written = property(lambda self: self._encoder.tensors_written)
@@ -146,21 +236,71 @@ class StreamWriter:
 
     def __exit__(self, exc_type, *exc):
         if exc_type is None:
-            self.close()
+            self.finish()
         else:
-            self._closed = True
+            self._abandon()
         return False
+
+
+def _chunk_size(chunk_size):
+    """A positive chunk size, or a negative one (read a file object whole,
+    in one call); 0 would read nothing and end the stream at once."""
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int):
+        raise TypeError("chunk_size must be an int, not "
+                        f"{type(chunk_size).__name__}")
+    if chunk_size == 0:
+        raise ValueError("chunk_size must not be 0 (it would read nothing): "
+                         "a positive size, or negative to read a file "
+                         "object whole")
+    return chunk_size
+
+
+def _checked_chunk(chunk, source):
+    if chunk is None:
+        raise StreamError(f"{type(source).__name__}.read() returned None "
+                          "(a non-blocking source with no data ready)",
+                          "STREAM-IO", None)
+    if not isinstance(chunk, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{type(source).__name__}.read() returned "
+                        f"{type(chunk).__name__}, not bytes")
+    return chunk
+
+
+def _readinto_reader(source, chunk_size):
+    """Reads through ``readinto`` into one reused buffer (the decoder copies
+    what it is fed), checking the count the source claims."""
+    buf = bytearray(chunk_size)
+    view = memoryview(buf)
+
+    def read():
+        n = source.readinto(buf)
+        if n is None:
+            raise StreamError(f"{type(source).__name__}.readinto() returned "
+                              "None (a non-blocking source with no data "
+                              "ready)", "STREAM-IO", None)
+        if isinstance(n, bool) or not isinstance(n, int) \
+                or not 0 <= n <= len(buf):
+            raise StreamError(
+                f"{type(source).__name__}.readinto() returned {n!r}: a "
+                f"count from 0 to {len(buf)} was expected", "STREAM-IO", None)
+        return view[:n]
+
+    return read
 
 
 def _reader_of(source, chunk_size, idle_timeout):
     """A function returning the next chunk of ``source`` (b"" at the end).
     A socket is waited on for at most ``idle_timeout`` seconds per chunk
     (None: no deadline), whatever its own timeout is."""
+    chunk_size = _chunk_size(chunk_size)
     if isinstance(source, (bytes, bytearray, memoryview)):
         chunks = iter([memoryview(source)])
         return lambda: next(chunks, b"")
     if hasattr(source, "recv"):
         import select
+        if chunk_size < 0:
+            raise ValueError("a socket is read in chunks: chunk_size must be "
+                             "positive")
 
         def recv():
             if idle_timeout is not None:
@@ -172,26 +312,67 @@ def _reader_of(source, chunk_size, idle_timeout):
             return source.recv(chunk_size)
 
         return recv
+    if hasattr(source, "getbuffer") and hasattr(source, "getvalue"):
+        raise TypeError("StreamReader reads bytes, a path, a socket or a file "
+                        "with a descriptor; a BytesIO already holds its "
+                        "bytes: pass buf.getvalue() (or buf.getbuffer(), no "
+                        "copy)")
+    if hasattr(source, "readinto") and chunk_size > 0:
+        return _readinto_reader(source, chunk_size)
     if hasattr(source, "read"):
-        return lambda: source.read(chunk_size)
+        return lambda: _checked_chunk(source.read(chunk_size), source)
     raise TypeError("StreamReader reads bytes, a file object or a socket")
 
 
 class StreamReader:
     """Iterates over the tensors of a bare stream as they arrive, from
-    bytes, a file object or a socket. Each tensor is yielded as soon as its
+    bytes, a path, a file object or a socket (an in-memory BytesIO is
+    refused with advice: pass its bytes). A context manager: ``close()``
+    stops reading, and a closed reader is exhausted (a path it opened is
+    closed; a file object or socket given is not). Each tensor is yielded as soon as its
     last byte is in; memory grows with the bytes received, never with a
     declared size, and a buffer may declare at most ``max_buffer_bytes``.
     A stream cut inside a tensor raises StreamError; a malformed one
     InvalidDescriptorError, with the rule id and stream offset. A socket
     that sends nothing for ``idle_timeout`` seconds raises StreamError
-    (STREAM-IO); None waits forever."""
+    (STREAM-IO); None waits forever.
+
+    ``chunk_size``: bytes asked of the source per read (default 1 MiB); 0
+    is refused (ValueError). A negative size reads a file object whole in
+    one ``read(-1)`` call (memory: the whole source); sockets need a
+    positive size. A source whose ``readinto`` returns an impossible count,
+    or whose ``read`` returns None, raises StreamError (STREAM-IO)."""
 
     def __init__(self, source, chunk_size=_CHUNK, permissive=False,
                  max_buffer_bytes=0, idle_timeout=60.0):
-        self._read = _reader_of(source, chunk_size, idle_timeout)
+        self._owned = None
+        if isinstance(source, (str, os.PathLike)):
+            _chunk_size(chunk_size)
+            self._owned = source = _open_input(os.fspath(source))
+        try:
+            self._read = _reader_of(source, chunk_size, idle_timeout)
+        except BaseException:
+            self.close()
+            raise
         self._decoder = _hurray.StreamDecoder(permissive, max_buffer_bytes)
         self._ended = False
+
+    def close(self):
+        """Stops reading: the reader is exhausted from now on (a path it
+        opened is closed; a socket or file object given stays open)."""
+        self._ended = True
+        self._decoder = None if not hasattr(self, "_decoder") else \
+            _hurray.StreamDecoder()
+        if self._owned is not None:
+            self._owned.close()
+            self._owned = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
 
     def __iter__(self):
         return self
@@ -200,6 +381,8 @@ class StreamReader:
         decoder = self._decoder
         while decoder.ready == 0:
             if self._ended:
+                if self._owned is not None:
+                    self.close()
                 raise StopIteration
             chunk = self._read()
             if not chunk:

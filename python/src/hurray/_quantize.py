@@ -13,6 +13,8 @@ Ties go to the even code. Scales that would be zero (an all-zero channel or
 block) are 1, so every tensor written is valid.
 """
 
+import operator
+
 import numpy
 
 from . import _hurray
@@ -51,6 +53,13 @@ def quantize(array, scheme="per_tensor", dtype=None, axis=None, block_size=None,
         raise ValueError("cannot quantize NaN or infinite values")
     if axis is None:
         axis = 0 if scheme in ("per_tensor", "per_channel") else -1
+    axis = _normalize_axis(axis, x.ndim)
+    if block_size is not None:
+        if isinstance(block_size, bool):
+            raise TypeError("block_size must be an integer, not bool")
+        block_size = operator.index(block_size)
+        if block_size < 1:
+            raise ValueError(f"block_size must be at least 1, not {block_size}")
     if scheme in ("per_tensor", "per_channel", "per_block"):
         dtype = _dtype.from_name(dtype) if isinstance(dtype, str) else (dtype or _dtype.int8)
         if dtype.name not in _INT_RANGE:
@@ -70,6 +79,25 @@ def quantize(array, scheme="per_tensor", dtype=None, axis=None, block_size=None,
 
 
 # -- helpers -----------------------------------------------------------------
+
+# numpy.AxisError moved to numpy.exceptions in numpy 1.25 (and left the top
+# namespace in 2.0); a ValueError and an IndexError either way.
+_AxisError = getattr(getattr(numpy, "exceptions", None), "AxisError", None) \
+    or numpy.AxisError
+
+
+def _normalize_axis(axis, ndim):
+    """``axis`` counted as numpy counts it (negative from the end), in
+    ``-ndim .. ndim - 1``, else numpy's AxisError. A 0-d array has the one
+    axis 0 (or -1)."""
+    if isinstance(axis, bool):
+        raise TypeError("axis must be an integer, not bool")
+    axis = operator.index(axis)
+    n = max(ndim, 1)
+    if not -n <= axis < n:
+        raise _AxisError(axis, n)
+    return axis % n
+
 
 def _blocks(x, axis, k, pad_value=0.0):
     """x with ``axis`` moved last, padded to whole blocks of k, as
@@ -178,7 +206,6 @@ def _affine(x, scheme, dtype, axis, k, symmetric, scale_type):
         q = PerTensorAffine(float(scale), int(zp))
         codes = _codes(x, numpy.float32(q.scale), zp, qmin, qmax)
         return Tensor(_pack(codes, bits), dtype, x.shape, quantization=q)
-    axis = axis % max(x.ndim, 1)
     if scheme == "per_channel":
         moved = numpy.moveaxis(x, axis, 0).reshape(x.shape[axis], -1)
         lo = moved.min(axis=1) if moved.size else numpy.zeros(x.shape[axis])
@@ -218,7 +245,6 @@ def _affine(x, scheme, dtype, axis, k, symmetric, scale_type):
 # -- NF4 and MXFP --------------------------------------------------------------
 
 def _nf4(x, axis, k):
-    axis = axis % max(x.ndim, 1)
     blocks, moved_shape = _blocks(x, axis, k)
     length = moved_shape[-1]
     valid = (numpy.arange(blocks.shape[1] * k) < length).reshape(1, -1, k)
@@ -247,7 +273,6 @@ def _element_table(dtype):
 
 
 def _mxfp(x, axis, k, dtype):
-    axis = axis % max(x.ndim, 1)
     if x.ndim == 0 or x.shape[axis] % k != 0:
         raise ValueError("MXFP needs shape[axis] to be a multiple of block_size "
                          "(quantization/mxfp.md: no partial blocks)")

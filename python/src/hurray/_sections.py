@@ -1,19 +1,34 @@
 """Layouts (layouts/*.md) and the optional descriptor sections: statistics
 and shard (metadata.md)."""
 
-from ._errors import InvalidDescriptorError
+import operator
 
-__all__ = ["RowMajorLayout", "ColumnMajorLayout", "StridedLayout",
-           "MortonLayout", "HilbertLayout", "CooLayout", "CsrLayout",
-           "CscLayout", "CsfLayout", "Layout", "Statistics", "Shard"]
+from ._errors import InvalidDescriptorError, UnsupportedError
+
+__all__ = ["RowMajorLayout", "ColumnMajorLayout", "ColMajorLayout",
+           "StridedLayout", "TiledLayout", "MortonLayout", "HilbertLayout",
+           "CooLayout", "CsrLayout", "CscLayout", "CsfLayout",
+           "BlockPagedLayout", "CompositeLayout", "PrivateExtensionLayout",
+           "UnknownLayout", "Layout", "Statistics", "Shard"]
+
+
+def _ints(values):
+    return tuple(operator.index(v) for v in values)
 
 
 class Layout:
-    """How the elements sit in the data buffer. Equality compares fields."""
+    """How the elements sit in the buffers (layouts/*.md): a value carrying
+    the layout's parameters. Equal when of one class with equal fields;
+    never equal to a string. Only its subclasses are built."""
 
     TAG = 0
     NAME = "layout"
     _FIELDS = ()
+
+    def __init__(self):
+        if type(self) is Layout:
+            raise TypeError("hurray.Layout is the base class: build one of "
+                            "its layouts, e.g. hurray.RowMajorLayout()")
 
     def _fields(self):
         return {f: getattr(self, f) for f in self._FIELDS}
@@ -22,22 +37,23 @@ class Layout:
     tag = property(lambda self: self.TAG)
     is_dense = property(lambda self: self.TAG in (0x01, 0x02, 0x03, 0x04,
                                                   0x05, 0x40))
+    is_virtual = property(lambda self: False)
 
     @property
     def buffer_count(self):
-        """Buffers the layout itself uses (before quantization
-        parameters)."""
-        return {0x06: 2, 0x07: 3, 0x08: 3}.get(self.TAG, 1)
+        """Buffers the layout itself uses (before quantization parameters);
+        None when the format cannot say (extension layouts)."""
+        return 1
 
     def __eq__(self, other):
         return type(other) is type(self) and other._fields() == self._fields()
 
     def __hash__(self):
-        return hash((self.TAG, tuple(self._fields().items())))
+        return hash((type(self).__name__, tuple(self._fields().items())))
 
     def __repr__(self):
         args = ", ".join(f"{k}={v!r}" for k, v in self._fields().items())
-        return f"hurray.{type(self).__name__}({args})"
+        return f"{type(self).__name__}({args})"
 
 
 class RowMajorLayout(Layout):
@@ -48,36 +64,78 @@ class ColumnMajorLayout(Layout):
     TAG, NAME = 0x02, "column_major"
 
 
+ColMajorLayout = ColumnMajorLayout  # the reference's spelling
+
+
 class StridedLayout(Layout):
-    """Element strides (in elements, signed) per dimension."""
+    """Element strides (in elements, signed, zero allowed) per dimension."""
 
     TAG, NAME, _FIELDS = 0x03, "strided", ("strides",)
 
     def __init__(self, strides):
-        self.strides = tuple(int(s) for s in strides)
+        self.strides = _ints(strides)
+
+
+_TILE_PARTS = ("row_major", "col_major", "column_major", "strided", "tiled")
+
+
+class TiledLayout(Layout):
+    """Tiles of ``tile_shape`` (layouts/tiled.md): tiles placed by
+    ``outer_layout``, elements inside a tile by ``inner_layout``; a nested
+    level is another TiledLayout as ``inner_tiled``. A value here: tensors
+    in it are read, saved and streamed as they come, not built."""
+
+    TAG, NAME = 0x04, "tiled"
+    _FIELDS = ("tile_shape", "outer_layout", "inner_layout", "inner_tiled",
+               "outer_strides")
+
+    def __init__(self, tile_shape, outer_layout="row_major",
+                 inner_layout="row_major", inner_tiled=None,
+                 outer_strides=None):
+        for what, part in (("outer_layout", outer_layout),
+                           ("inner_layout", inner_layout)):
+            if part not in _TILE_PARTS:
+                raise ValueError(f"{what} must be one of {_TILE_PARTS}")
+        if (inner_layout == "tiled") != (inner_tiled is not None):
+            raise ValueError("inner_tiled is given exactly when "
+                             "inner_layout is 'tiled'")
+        if inner_tiled is not None and not isinstance(inner_tiled, TiledLayout):
+            raise TypeError("inner_tiled must be a hurray.TiledLayout")
+        self.tile_shape = _ints(tile_shape)
+        self.outer_layout = outer_layout
+        self.inner_layout = inner_layout
+        self.inner_tiled = inner_tiled
+        self.outer_strides = None if outer_strides is None else _ints(outer_strides)
 
 
 class MortonLayout(Layout):
     TAG, NAME, _FIELDS = 0x05, "morton", ("morton_bits",)
 
     def __init__(self, morton_bits):
-        self.morton_bits = tuple(int(b) for b in morton_bits)
+        self.morton_bits = _ints(morton_bits)
 
 
 class HilbertLayout(Layout):
-    TAG, NAME, _FIELDS = 0x40, "hilbert", ("hilbert_order",)
+    """Hilbert curve of ``hilbert_order`` bits per axis over
+    ``hilbert_rank`` axes (the tensor's rank; None: taken from the shape
+    when a tensor is built)."""
 
-    def __init__(self, hilbert_order):
-        self.hilbert_order = int(hilbert_order)
+    TAG, NAME, _FIELDS = 0x40, "hilbert", ("hilbert_order", "hilbert_rank")
+
+    def __init__(self, hilbert_order, hilbert_rank=None):
+        self.hilbert_order = operator.index(hilbert_order)
+        self.hilbert_rank = (None if hilbert_rank is None
+                             else operator.index(hilbert_rank))
 
 
 class CooLayout(Layout):
     """Buffers: values, then the coordinates (uint64, nnz × rank)."""
 
     TAG, NAME, _FIELDS = 0x06, "coo", ("nnz", "is_sorted")
+    buffer_count = property(lambda self: 2)
 
     def __init__(self, nnz, is_sorted=False):
-        self.nnz = int(nnz)
+        self.nnz = operator.index(nnz)
         self.is_sorted = bool(is_sorted)
 
 
@@ -86,9 +144,10 @@ class CsrLayout(Layout):
     (uint64, rows + 1)."""
 
     TAG, NAME, _FIELDS = 0x07, "csr", ("nnz",)
+    buffer_count = property(lambda self: 3)
 
     def __init__(self, nnz):
-        self.nnz = int(nnz)
+        self.nnz = operator.index(nnz)
 
 
 class CscLayout(CsrLayout):
@@ -96,34 +155,170 @@ class CscLayout(CsrLayout):
 
 
 class CsfLayout(Layout):
+    """Buffers: values, then a (pos, crd) pair per level: 2 × rank + 1."""
+
     TAG, NAME, _FIELDS = 0x09, "csf", ("nnz", "mode_order")
 
     def __init__(self, nnz, mode_order):
-        self.nnz = int(nnz)
-        self.mode_order = tuple(int(m) for m in mode_order)
+        self.nnz = operator.index(nnz)
+        self.mode_order = _ints(mode_order)
+
+    buffer_count = property(lambda self: 2 * len(self.mode_order) + 1)
+
+
+# layouts/block-paged.md § Layout-Specific Fields, in wire-code order.
+_KV_ROLES = ("key", "value", "fused")
+_INDEX_TYPES = ("uint32", "uint64")
+
+
+class BlockPagedLayout(Layout):
+    """Pages of a KV cache (layouts/block-paged.md). A value here: tensors
+    in it are read, saved and streamed as they come, not built."""
+
+    TAG, NAME = 0x0A, "block_paged"
+    _FIELDS = ("page_size", "num_pages", "paged_axis", "num_seqs", "kv_role",
+               "layer_index", "block_table_index_type")
+    is_dense = property(lambda self: False)
+    # pages, block_table, seq_ptr (layouts/block-paged.md § Buffer Table)
+    buffer_count = property(lambda self: 3)
+
+    def __init__(self, page_size, num_pages, paged_axis, num_seqs,
+                 kv_role="fused", layer_index=0,
+                 block_table_index_type="uint32"):
+        if kv_role not in _KV_ROLES:
+            raise ValueError(f"kv_role must be one of {_KV_ROLES}")
+        if block_table_index_type not in _INDEX_TYPES:
+            raise ValueError("block_table_index_type must be one of "
+                             f"{_INDEX_TYPES}")
+        self.page_size = operator.index(page_size)
+        self.num_pages = operator.index(num_pages)
+        self.paged_axis = operator.index(paged_axis)
+        self.num_seqs = operator.index(num_seqs)
+        self.kv_role = kv_role
+        self.layer_index = operator.index(layer_index)
+        self.block_table_index_type = block_table_index_type
+
+
+# metadata.md § Composite / Virtual: the wire codes of the rules and of the
+# overlay's combine operation.
+_COMPOSITION_RULES = {"partition": 1, "overlay": 2, "group": 3}
+_COMBINE_OPS = {"replace": 1, "add": 2}
+
+
+class CompositeLayout(Layout):
+    """The head of a composite (file-format.md § Composite Tensors): it
+    owns no buffers; its ``member_count`` members follow it. ``combine_op``
+    applies to the overlay rule only."""
+
+    TAG, NAME = 0x0B, "composite"
+    is_dense = property(lambda self: False)
+    is_virtual = property(lambda self: True)
+    buffer_count = property(lambda self: 0)
+
+    def __init__(self, composition_rule, member_count, combine_op=None):
+        if composition_rule not in _COMPOSITION_RULES:
+            raise ValueError(f"composition_rule must be one of "
+                             f"{tuple(_COMPOSITION_RULES)}")
+        if combine_op is not None and combine_op not in _COMBINE_OPS:
+            raise ValueError(f"combine_op must be one of {tuple(_COMBINE_OPS)}")
+        if (composition_rule == "overlay") != (combine_op is not None):
+            raise ValueError("combine_op is given exactly for the 'overlay' "
+                             "rule")
+        self.composition_rule = composition_rule
+        self.member_count = operator.index(member_count)
+        self.combine_op = combine_op
+
+    @property
+    def _FIELDS(self):
+        return (("composition_rule", "member_count")
+                + (("combine_op",) if self.combine_op is not None else ()))
+
+
+class PrivateExtensionLayout(Layout):
+    """A private extension layout (tags 0xF0 to 0xFE): its id and opaque
+    data. Its buffers are the extension's to define."""
+
+    NAME = "extension"
+    _FIELDS = ("tag", "extension_layout_id", "extension_data")
+    is_dense = property(lambda self: False)
+    buffer_count = property(lambda self: None)
+
+    def __init__(self, tag, extension_layout_id, extension_data=b""):
+        tag = operator.index(tag)
+        if not 0xF0 <= tag <= 0xFE:
+            raise ValueError("private extension layouts have tags 0xF0 to 0xFE")
+        self.TAG = tag
+        self.extension_layout_id = operator.index(extension_layout_id)
+        self.extension_data = bytes(extension_data)
+
+
+class UnknownLayout(Layout):
+    """A layout tag this package has no class for, with its raw field
+    bytes: what a permissive reader met."""
+
+    NAME = "extension"
+    _FIELDS = ("tag", "raw_bytes")
+    is_dense = property(lambda self: False)
+    buffer_count = property(lambda self: None)
+
+    def __init__(self, tag, raw_bytes=b""):
+        tag = operator.index(tag)
+        named = _LAYOUTS.get(tag)
+        if named is not None:
+            raise ValueError(f"layout tag 0x{tag:02X} is {named.__name__}: "
+                             "build that class")
+        if 0xF0 <= tag <= 0xFE:
+            raise ValueError(f"layout tag 0x{tag:02X} is a private extension: "
+                             "build a PrivateExtensionLayout")
+        self.TAG = tag
+        self.raw_bytes = bytes(raw_bytes)
 
 
 class OtherLayout(Layout):
-    """A layout read from bytes that Python only names (tiled, block-paged,
-    composite, extension): tensors in it can be read, saved and streamed,
-    not built."""
+    """A layout read from bytes whose fields Python does not decode (tiled,
+    block-paged, composite, extension): tensors in it can be read, saved
+    and streamed, not built."""
 
-    NAME = "other"
     _FIELDS = ("tag",)
 
     def __init__(self, tag):
         self.TAG = tag
+
+    NAME = property(lambda self: {0x04: "tiled", 0x0A: "block_paged",
+                                  0x0B: "composite"}.get(self.TAG, "extension"))
+    is_dense = property(lambda self: self.TAG == 0x04)
 
     def _fields(self):
         return {"tag": self.TAG}
 
 
 _LAYOUTS = {c.TAG: c for c in (RowMajorLayout, ColumnMajorLayout,
-                               StridedLayout, MortonLayout, HilbertLayout,
-                               CooLayout, CsrLayout, CscLayout, CsfLayout)}
+                               StridedLayout, TiledLayout, MortonLayout,
+                               HilbertLayout, CooLayout, CsrLayout, CscLayout,
+                               CsfLayout, BlockPagedLayout, CompositeLayout)}
+_BUILDABLE = (RowMajorLayout, ColumnMajorLayout, StridedLayout, MortonLayout,
+              HilbertLayout, CooLayout, CsrLayout, CscLayout, CsfLayout,
+              OtherLayout)
 
 
 def layout_to_fields(layout):
+    if not isinstance(layout, Layout):
+        raise TypeError("layout must be a hurray.Layout (e.g. "
+                        "hurray.CsrLayout(nnz=...)), not "
+                        f"{type(layout).__name__}: a string cannot carry the "
+                        "layout's parameters")
+    if isinstance(layout, CompositeLayout):
+        raise UnsupportedError("a composite head owns no buffers: it is not a "
+                               "tensor to build (write its members instead)")
+    if isinstance(layout, UnknownLayout):
+        raise InvalidDescriptorError(
+            f"layout tag 0x{layout.tag:02X} is not assigned: no reader can "
+            "find the buffer table after it, so no tensor is written with it",
+            "LAY-TAG-02", None)
+    if not isinstance(layout, _BUILDABLE):
+        raise UnsupportedError(f"building a tensor in a {layout.name} layout "
+                               "is not supported from Python (reading, "
+                               "saving and streaming one is)")
     fields = {"layout": layout.TAG}
     if isinstance(layout, CooLayout):
         fields["nnz"], fields["is_sorted"] = layout.nnz, int(layout.is_sorted)
@@ -131,15 +326,67 @@ def layout_to_fields(layout):
         fields["nnz"] = layout.nnz
         if isinstance(layout, CsfLayout):
             fields["mode_order"] = layout.mode_order
+    elif isinstance(layout, HilbertLayout):
+        fields["hilbert_order"] = layout.hilbert_order
     elif not isinstance(layout, OtherLayout):
         fields.update(layout._fields())
     return fields
 
 
+_PART_NAMES = {0x01: "row_major", 0x02: "col_major", 0x03: "strided",
+               0x04: "tiled"}
+
+
+def _tiled_from_levels(levels):
+    """The TiledLayout of decoded levels (outermost first), or None when a
+    level holds what the class cannot say."""
+    inner = None
+    for level in reversed(levels):
+        outer_name = _PART_NAMES.get(level["outer_layout"])
+        inner_name = _PART_NAMES.get(level["inner_layout"])
+        if outer_name is None or inner_name is None:
+            return None
+        inner = TiledLayout(level["tile_shape"], outer_name, inner_name,
+                            inner if inner_name == "tiled" else None,
+                            level["outer_strides"])
+    return inner
+
+
+def _by_code(names, code):
+    if isinstance(names, dict):
+        names = {v: k for k, v in names.items()}
+        return names.get(code)
+    return names[code] if 0 <= code < len(names) else None
+
+
 def layout_from_fields(f):
-    cls = _LAYOUTS.get(f["layout"])
-    if cls is None:
-        return OtherLayout(f["layout"])
+    """The Layout of decoded descriptor fields. Tiled, block-paged and
+    composite layouts are reported with their parameters; what no class
+    can state (extension layouts, private composition rules) as a tag-only
+    value."""
+    tag = f["layout"]
+    if tag == 0x40:
+        return HilbertLayout(f["hilbert_order"], len(f["shape"]))
+    if tag == 0x04 and f.get("tiled"):
+        return _tiled_from_levels(f["tiled"]) or OtherLayout(tag)
+    if tag == 0x0A and "page_size" in f:
+        role = _by_code(_KV_ROLES, f["kv_role"])
+        index = _by_code(_INDEX_TYPES, f["block_table_index_type"])
+        if role is not None and index is not None:
+            return BlockPagedLayout(f["page_size"], f["num_pages"],
+                                    f["paged_axis"], f["num_seqs"], role,
+                                    f["layer_index"], index)
+        return OtherLayout(tag)
+    if tag == 0x0B and "composition_rule" in f:
+        rule = _by_code(_COMPOSITION_RULES, f["composition_rule"])
+        op = _by_code(_COMBINE_OPS, f["combine_op"]) if rule == "overlay" \
+            else None
+        if rule is not None and (rule != "overlay" or op is not None):
+            return CompositeLayout(rule, f["member_count"], op)
+        return OtherLayout(tag)
+    cls = _LAYOUTS.get(tag)
+    if cls is None or cls in (TiledLayout, BlockPagedLayout, CompositeLayout):
+        return OtherLayout(tag)
     if cls._FIELDS == ():
         return cls()
     if cls is CooLayout:
@@ -214,8 +461,13 @@ class Shard:
     offset of its first element there."""
 
     def __init__(self, parent_shape, shard_offset):
-        self.parent_shape = tuple(int(d) for d in parent_shape)
-        self.shard_offset = tuple(int(d) for d in shard_offset)
+        self.parent_shape = _ints(parent_shape)
+        self.shard_offset = _ints(shard_offset)
+        if len(self.parent_shape) != len(self.shard_offset):
+            raise InvalidDescriptorError(
+                f"a shard's parent_shape ({len(self.parent_shape)} entries) "
+                f"and shard_offset ({len(self.shard_offset)}) need one entry "
+                "per dimension (metadata.md § Shard Section)")
 
     def __eq__(self, other):
         return (isinstance(other, Shard)
