@@ -139,6 +139,9 @@ struct TensorRecord {
   // DequantSink, .hrry: the finished output's temp in OUT_DIR while it
   // waits for the index to name it (SafeOutputDir::IsTempName).
   std::string pending_output;
+  // The descriptor's dimensions and type tag (not kept in a resume state).
+  std::vector<uint64_t> dims;
+  uint8_t type_tag = 0;
   // A sparse tensor kept as its arrays (DequantSinkOptions::sparse):
   // `output` (or `pending_output`) is "<name>.values<suffix>", `part`
   // ".values", and each index array is one MoreOutput, published with the
