@@ -791,7 +791,16 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
     }
     HURRAY_RETURN_IF_ERROR(MakeSink());
     selecting = std::make_unique<SelectingSink>(sink_.get(), r_.tensors);
-    Loader loader(LoaderOptionsOf(r_));
+    LoaderOptions lo = LoaderOptionsOf(r_);
+    IngestProgress progress;
+    lo.on_progress = [&](const LoadProgress& p) {
+      progress.bytes = p.bytes;
+      progress.tensors = p.tensors;
+      progress.elapsed_seconds = p.elapsed_seconds;
+      observer_->OnProgress(progress);
+      if (observer_->Cancelled()) loader_->Cancel();
+    };
+    Loader loader(lo);
     loader_ = &loader;
     std::unique_ptr<ByteConsumer> consumer = MakeConsumer(
         SourceFormat::kUnknown, options,

@@ -180,15 +180,16 @@ struct IngestCheckpoint {
 class IngestObserver {
  public:
   virtual ~IngestObserver() = default;
-  // After each chunk the loader fed (and once at the start of a range
-  // read); may block (the ring fills, then the source waits).
+  // After each chunk the loader fed (not during a selection read by
+  // ranges); may block (the ring fills, then the source waits).
   virtual void OnProgress(const IngestProgress& /*progress*/) {}
   // Once per tensor whose verdict is final, in input order: for bare
   // streams and tcp:// at the tensor's end; for a .hrry read forward (a
   // path, stdin, an HTTP server without ranges) once its index named the
   // tensors, i.e. all of them after the last tensor's bytes; for a selection
   // read by ranges as each tensor ends. With TensorData::kRaw the call
-  // comes at the tensor's end always (a .hrry read forward: no name yet).
+  // comes at the tensor's end always (a .hrry read forward: no name yet;
+  // a selection read forward: every tensor read, selected or not).
   // Anything but OK stops the run with that status.
   virtual absl::Status OnTensor(const IngestedTensor& /*tensor*/) {
     return absl::OkStatus();
