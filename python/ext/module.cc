@@ -6,6 +6,7 @@
 
 #include "python/ext/codec_bindings.h"
 #include "python/ext/errors.h"
+#include "python/ext/ingest_bindings.h"
 
 PYBIND11_MODULE(_hurray, m) {
   m.doc() = "C++ core of the hurray package (hurray-cpp).";
@@ -14,4 +15,5 @@ PYBIND11_MODULE(_hurray, m) {
   hurray::python::BindContainers(m);
   hurray::python::BindNet(m);
   hurray::python::BindHttp(m);
+  hurray::python::BindIngest(m);
 }
