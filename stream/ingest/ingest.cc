@@ -817,7 +817,7 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
       report_.status = selecting->status();
     }
   }
-  if (sink_ != nullptr) report_.tensors = sink_->records();
+  if (sink_ != nullptr) report_.tensors = sink_->TakeRecords();
   return std::move(report_);
 }
 
@@ -878,7 +878,7 @@ absl::StatusOr<IngestReport> IngestRun::Go() {
   loader_ = nullptr;
   report_.status = result.status;
   report_.bytes = result.bytes + skipped;
-  report_.tensors = sink_->records();
+  report_.tensors = sink_->TakeRecords();
   // Finished, or rejected (the outputs waiting for a .hrry index were
   // removed with the verdict, and a rerun reaches the same one): nothing to
   // resume. unlink(2) removes a symlink, never its target.
