@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +15,9 @@
 #include "parser/rules.h"
 #include "stream/ingest/ingest.h"
 #include "stream/ingest/testing/loader_test_util.h"
+#include "stream/net/server.h"
+#include "stream/net/testing/net_test_util.h"
+#include "tests/vectors.h"
 
 namespace hurray::stream {
 namespace {
@@ -279,6 +284,65 @@ TEST(IngestTest, ResumeCheckpointContinuesWhereTheRunStopped) {
   EXPECT_GT(second.checkpoint_tensors.front(), done);
   EXPECT_TRUE(report->resume_state_removed);
   EXPECT_NE(::access(r.resume_file.c_str(), F_OK), 0);
+}
+
+// A `hurray serve` NetServer over the network test file, on its own thread.
+class Served {
+ public:
+  Served()
+      : bytes_(testing::NetTestFile()), file_(testing::OpenTestFile(bytes_)) {
+    NetServerConfig c;
+    c.port = 0;
+    c.read_buffer_bytes = 4096;
+    server_ = std::make_unique<NetServer>(file_.get(), c);
+    EXPECT_TRUE(server_->Listen().ok());
+    thread_ = std::thread([this] { server_->Run(); });
+  }
+  ~Served() {
+    server_->Stop();
+    thread_.join();
+  }
+  uint16_t port() const { return server_->port(); }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  std::unique_ptr<HrryFile> file_;
+  std::unique_ptr<NetServer> server_;
+  std::thread thread_;
+};
+
+// Network resume saves its state from the checkpoint callback after each
+// completed key (NetClientOptions::on_keys_completed), not from polling.
+TEST(IngestTest, NetworkResumeCheckpointsEachKey) {
+  Served served;
+  const std::string dir = FreshDir("ingest_net_resume");
+  IngestRequest r = RequestFor(
+      absl::StrCat("tcp://127.0.0.1:", served.port(), "/dense,quant,empty"));
+  r.parse = vectors::AgreedOptions();
+  r.dequantize = false;  // the test file's data is framing only
+  r.resume_file = dir + "/state";
+  r.chunk_size = 64;
+  Recorder first;
+  first.cancel_after = 0;
+  first.cancel_after_checkpoint = true;
+  absl::StatusOr<IngestReport> report = Ingest(r, &first);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(RuleIdOf(report->status), "STREAM-IO") << report->status;
+  ASSERT_GE(first.checkpoints, 1);
+  EXPECT_EQ(::access(r.resume_file.c_str(), F_OK), 0);
+
+  Recorder second;
+  report = Ingest(r, &second);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE(report->status.ok()) << report->status;
+  ASSERT_EQ(report->tensors.size(), 3u);
+  EXPECT_EQ(report->tensors[0].name, "dense");
+  EXPECT_EQ(report->tensors[2].name, "empty");
+  // The keys the first run completed are not handed over again.
+  EXPECT_LT(second.seen.size(), 3u);
+  ASSERT_FALSE(second.checkpoint_tensors.empty());
+  EXPECT_EQ(second.checkpoint_tensors.back(), 3u);
+  EXPECT_TRUE(report->resume_state_removed);
 }
 
 TEST(IngestTest, RequestChecks) {
