@@ -1,13 +1,11 @@
 #include "stream/ingest/ingest.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -16,9 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "parser/rules.h"
 #include "stream/container/file_format.h"
 #include "stream/container/hrry_mmap.h"
@@ -27,6 +23,7 @@
 #include "stream/ingest/http_ranges.h"
 #include "stream/ingest/ingest_state.h"
 #include "stream/ingest/loader.h"
+#include "stream/ingest/observer_tap.h"
 #include "stream/ingest/partial_hrry.h"
 #include "stream/ingest/resume_check_sink.h"
 #include "stream/ingest/resume_source.h"
@@ -36,210 +33,6 @@
 
 namespace hurray::stream {
 namespace {
-
-bool IsTcpUrl(absl::string_view s) { return absl::StartsWith(s, "tcp://"); }
-
-// --- The observer's side of the sink --------------------------------------
-
-// A float32 file of ours, mapped read-only for the length of one callback.
-class MappedValues {
- public:
-  ~MappedValues() {
-    if (map_ != nullptr) ::munmap(map_, size_);
-  }
-  absl::Status Map(const SafeOutputDir& dir, const std::string& name) {
-    absl::StatusOr<int> fd = dir.OpenForReading(name);
-    if (!fd.ok()) return fd.status();
-    struct stat st;
-    absl::Status s;
-    if (::fstat(*fd, &st) != 0) {
-      s = absl::ErrnoToStatus(errno, dir.Describe(name));
-    } else if (st.st_size % 4 != 0) {
-      s = absl::InternalError(
-          absl::StrCat(dir.Describe(name), ": not whole float32 values"));
-    } else if (st.st_size > 0) {
-      size_ = static_cast<size_t>(st.st_size);
-      void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, *fd, 0);
-      if (m == MAP_FAILED) {
-        s = absl::ErrnoToStatus(errno, dir.Describe(name));
-      } else {
-        map_ = m;
-      }
-    }
-    ::close(*fd);
-    return s;
-  }
-  absl::Span<const float> values() const {
-    return {static_cast<const float*>(map_), size_ / 4};
-  }
-
- private:
-  void* map_ = nullptr;
-  size_t size_ = 0;
-};
-
-// Stands between the reader and the run's sink: hands each tensor whose
-// verdict is final to the observer (with its values or buffers when asked),
-// and polls the cancel check.
-class ObserverTap final : public IngestSink {
- public:
-  // `values_dir`: where the float32 outputs are (TensorData::kDequantized);
-  // `remove_values`: they are staged (scratch) and removed once handed over.
-  ObserverTap(IngestSink* next, const RecordingIngestSink* records,
-              IngestObserver* observer, const IngestRequest& request,
-              SafeOutputDir* values_dir, bool remove_values,
-              std::function<void()> cancel)
-      : next_(next),
-        records_(records),
-        observer_(observer),
-        data_(request.data),
-        max_raw_(request.max_raw_tensor_bytes),
-        values_dir_(values_dir),
-        remove_values_(remove_values),
-        cancel_(std::move(cancel)),
-        delivered_(records->records().size()) {}
-
-  absl::Status OnTensorKey(absl::string_view key) override {
-    return next_->OnTensorKey(key);
-  }
-  absl::Status OnDescriptor(const TensorDescriptor& d) override {
-    if (data_ == TensorData::kRaw) {
-      uint64_t total = 0;
-      buffers_.assign(d.buffer_count, {});
-      for (uint32_t i = 0; i < d.buffer_count && i < kMaxBuffers; ++i) {
-        total += d.buffers[i].byte_size;
-      }
-      if (total > max_raw_) {
-        return Stop(absl::ResourceExhaustedError(
-            absl::StrCat("a tensor of ", total, " buffer bytes is over the ",
-                         max_raw_, " bytes the observer may be handed")));
-      }
-    }
-    return next_->OnDescriptor(d);
-  }
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset,
-                             absl::Span<const uint8_t> piece) override {
-    if (data_ == TensorData::kRaw && buffer_index < buffers_.size()) {
-      buffers_[buffer_index].insert(buffers_[buffer_index].end(), piece.begin(),
-                                    piece.end());
-    }
-    return next_->OnBufferPiece(buffer_index, offset, piece);
-  }
-  absl::Status OnTensorEnd() override {
-    HURRAY_RETURN_IF_ERROR(next_->OnTensorEnd());
-    if (data_ == TensorData::kRaw || !names_at_end_) {
-      HURRAY_RETURN_IF_ERROR(DeliverUpTo(records_->records().size()));
-    }
-    if (observer_->Cancelled()) {
-      // Without a loader to stop (a range read): stop the reader here.
-      if (!cancel_) return Stop(absl::CancelledError("cancelled"));
-      cancel_();
-    }
-    return status_;
-  }
-  void ExpectTensorNames() override {
-    names_at_end_ = true;
-    next_->ExpectTensorNames();
-  }
-  absl::Status OnTensorNames(absl::Span<const std::string> names) override {
-    HURRAY_RETURN_IF_ERROR(next_->OnTensorNames(names));
-    // A forward selection renumbered the records (SelectingSink).
-    delivered_ = std::min(delivered_, records_->records().size());
-    if (data_ == TensorData::kRaw) return absl::OkStatus();
-    return DeliverUpTo(records_->records().size());
-  }
-  void OnMetadata(
-      absl::Span<const std::pair<std::string, std::string>> kv) override {
-    next_->OnMetadata(kv);
-  }
-  absl::Status OnEndOfStream() override { return next_->OnEndOfStream(); }
-  void OnInputRejected() override { next_->OnInputRejected(); }
-  absl::Status status() const override {
-    return status_.ok() ? next_->status() : status_;
-  }
-
- private:
-  absl::Status Stop(absl::Status s) {
-    if (status_.ok()) status_ = std::move(s);
-    return status_;
-  }
-
-  absl::Status DeliverUpTo(size_t end) {
-    const std::vector<TensorRecord>& records = records_->records();
-    for (; delivered_ < end && delivered_ < records.size(); ++delivered_) {
-      const TensorRecord& r = records[delivered_];
-      if (!r.complete) break;
-      IngestedTensor t;
-      t.record = &r;
-      t.shape = r.dims;
-      t.type_tag = r.type_tag;
-      std::vector<absl::Span<const uint8_t>> views;
-      MappedValues mapped;
-      if (data_ == TensorData::kRaw) {
-        for (const std::vector<uint8_t>& b : buffers_) views.emplace_back(b);
-        t.buffers = views;
-      } else if (data_ == TensorData::kDequantized && values_dir_ != nullptr &&
-                 !r.output.empty() && r.more.empty()) {
-        HURRAY_RETURN_IF_ERROR(Stop(mapped.Map(*values_dir_, r.output)));
-        t.values = mapped.values();
-        t.has_values = true;
-      }
-      absl::Status s = observer_->OnTensor(t);
-      if (remove_values_ && !r.output.empty()) {
-        // Ours, staged in the scratch directory: never needed again.
-        std::error_code ec;
-        std::filesystem::remove(
-            std::filesystem::path(values_dir_->path()) / r.output, ec);
-      }
-      if (!s.ok()) return Stop(std::move(s));
-    }
-    buffers_.clear();
-    return absl::OkStatus();
-  }
-
-  IngestSink* next_;
-  const RecordingIngestSink* records_;
-  IngestObserver* observer_;
-  TensorData data_;
-  uint64_t max_raw_;
-  SafeOutputDir* values_dir_;
-  bool remove_values_;
-  std::function<void()> cancel_;
-  size_t delivered_;
-  bool names_at_end_ = false;
-  std::vector<std::vector<uint8_t>> buffers_;
-  absl::Status status_;
-};
-
-// A private directory for staged values, removed with what is in it.
-class ScratchDir {
- public:
-  ~ScratchDir() {
-    if (path_.empty()) return;
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  absl::Status Create(const std::string& parent) {
-    std::string base = parent;
-    if (base.empty()) {
-      const char* tmp = std::getenv("TMPDIR");
-      base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
-    }
-    std::string templ = absl::StrCat(base, "/hurray-ingest-XXXXXX");
-    // mkdtemp(3) creates a new directory of mode 0700, never an existing one.
-    if (::mkdtemp(templ.data()) == nullptr) {
-      return absl::ErrnoToStatus(errno, absl::StrCat("cannot create a scratch "
-                                                     "directory in ",
-                                                     base));
-    }
-    path_ = templ;
-    return absl::OkStatus();
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // --- The network client's own fetches -----------------------------------
 
@@ -892,147 +685,6 @@ absl::StatusOr<IngestReport> IngestRun::Go() {
 class NullObserver final : public IngestObserver {};
 
 }  // namespace
-
-IngestSource IngestSource::Fd(int fd, std::string label) {
-  IngestSource s;
-  s.kind = Kind::kFd;
-  s.fd = fd;
-  s.text = label.empty() ? absl::StrCat("fd:", fd) : std::move(label);
-  return s;
-}
-
-absl::StatusOr<IngestSource> ParseSource(absl::string_view text) {
-  IngestSource s;
-  s.text = std::string(text);
-  if (text == "-") {
-    s.kind = IngestSource::Kind::kStdin;
-    s.fd = STDIN_FILENO;
-    return s;
-  }
-  if (IsHttpUrl(text)) {
-    absl::StatusOr<Url> u = ParseUrl(text);
-    if (!u.ok()) return u.status();
-    s.kind = IngestSource::Kind::kHttp;
-    s.url = *std::move(u);
-    return s;
-  }
-  if (IsTcpUrl(text)) {
-    const absl::string_view rest = text.substr(6);
-    const size_t slash = rest.find('/');
-    const absl::string_view hostport = rest.substr(0, slash);
-    const size_t colon = hostport.rfind(':');
-    if (colon == absl::string_view::npos || colon == 0 ||
-        colon + 1 == hostport.size()) {
-      return absl::InvalidArgumentError("tcp:// needs HOST:PORT");
-    }
-    absl::string_view host = hostport.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-      host = host.substr(1, host.size() - 2);
-    }
-    s.kind = IngestSource::Kind::kTcp;
-    s.host = std::string(host);
-    s.port = std::string(hostport.substr(colon + 1));
-    if (slash != absl::string_view::npos && slash + 1 < rest.size()) {
-      s.keys = absl::StrSplit(rest.substr(slash + 1), ',', absl::SkipEmpty());
-    }
-    return s;
-  }
-  s.kind = IngestSource::Kind::kFile;
-  s.path = std::string(text);
-  return s;
-}
-
-bool IngestReport::rejected() const {
-  const std::optional<absl::string_view> rule = RuleIdOf(status);
-  return rule.has_value() && *rule != "STREAM-IO";
-}
-
-std::optional<std::string> IngestReport::rule_id() const {
-  const std::optional<absl::string_view> rule = RuleIdOf(status);
-  if (!rule.has_value()) return std::nullopt;
-  return std::string(*rule);
-}
-
-uint64_t IngestReport::offset() const { return OffsetOf(status).value_or(0); }
-
-double IdleTimeoutFor(const IngestSource& source,
-                      std::optional<double> requested) {
-  if (requested.has_value()) return *requested;
-  return source.is_network() ? kDefaultNetIdleTimeoutSeconds : 0;
-}
-
-absl::Status CheckRequest(const IngestRequest& r) {
-  using Kind = IngestSource::Kind;
-  const Kind kind = r.source.kind;
-  HURRAY_RETURN_IF_ERROR(CheckFormatAndDtype(r.format, r.dtype));
-  if (r.chunk_size == 0 || r.chunk_size > (size_t{1} << 30)) {
-    return absl::InvalidArgumentError(
-        "the chunk size must be from 1 to 1073741824 bytes");
-  }
-  const bool resumable = !r.resume_file.empty();
-  if (r.format == OutputFormat::kSafetensors && resumable &&
-      !r.out_dir.empty()) {
-    return absl::InvalidArgumentError(
-        "--format safetensors cannot be resumed (model.safetensors is "
-        "written whole at the end): use --format npy with --resume");
-  }
-  if ((kind == Kind::kStdin || kind == Kind::kFd) && resumable) {
-    return absl::InvalidArgumentError("standard input cannot be resumed");
-  }
-  if (!r.tensors.empty() && resumable) {
-    return absl::InvalidArgumentError(
-        "--tensors cannot be resumed (--resume reads the whole input)");
-  }
-  for (const std::string& n : r.tensors) {
-    if (n.empty()) {
-      return absl::InvalidArgumentError(
-          "--tensors needs names separated by commas");
-    }
-  }
-  if (kind == Kind::kTcp && !r.tensors.empty() && !r.source.keys.empty()) {
-    return absl::InvalidArgumentError(
-        "names in the tcp:// URL and --tensors: give one");
-  }
-  if (kind != Kind::kHttp && (!r.ca_file.empty() || !r.headers.empty() ||
-                              r.insecure || r.total_timeout_seconds > 0)) {
-    return absl::InvalidArgumentError(
-        "--ca-file, --header, --insecure and --total-timeout are for "
-        "http:// and https:// sources");
-  }
-  if (r.headers.size() > kMaxExtraHeaders) {
-    return absl::InvalidArgumentError("too many --header options");
-  }
-  if (kind != Kind::kTcp &&
-      (r.max_open_streams.has_value() || r.max_spooled_bytes.has_value())) {
-    return absl::InvalidArgumentError(
-        "--max-open-streams and --max-spool-bytes are for tcp:// sources");
-  }
-  if (r.max_open_streams.has_value() &&
-      (*r.max_open_streams == 0 ||
-       *r.max_open_streams > kMaxOpenStreamsLimit)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max-open-streams needs a count from 1 to ", kMaxOpenStreamsLimit));
-  }
-  if (r.max_spooled_bytes.has_value() &&
-      (*r.max_spooled_bytes == 0 ||
-       *r.max_spooled_bytes > kMaxSpoolBytesLimit)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--max-spool-bytes needs a byte count from 1 to ",
-                     kMaxSpoolBytesLimit));
-  }
-  if (!r.dequantize &&
-      (!r.out_dir.empty() || r.data == TensorData::kDequantized)) {
-    return absl::InvalidArgumentError(
-        "outputs and dequantized values need dequantize");
-  }
-  if (r.data == TensorData::kDequantized && !r.out_dir.empty() &&
-      (r.format != OutputFormat::kF32 || r.dtype != OutputDtype::kFloat32)) {
-    return absl::InvalidArgumentError(
-        "dequantized values for the observer with an output directory need "
-        "--format f32 --dtype float32 (or no output directory)");
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<IngestReport> Ingest(const IngestRequest& request,
                                     IngestObserver* observer) {
