@@ -338,6 +338,139 @@ HURRAY_API uint64_t hurray_stream_position(const hurray_stream* stream);
 HURRAY_API uint64_t
 hurray_stream_tensors_completed(const hurray_stream* stream);
 
+/* ---- Ingest: a whole source, as `hurray ingest` reads it ---------------- */
+
+/* One call reads a source (a path, "-" for standard input,
+ * "tcp://HOST:PORT[/name1,name2]" for a `hurray serve` peer, or an
+ * "https://" / "http://" URL), validates every tensor as its bytes arrive
+ * and hands each one over, dequantized to float32 (or writes a directory of
+ * outputs, as `hurray ingest --dequant` does). It runs the C++
+ * stream::Ingest() (stream/ingest/ingest.h), which every front end uses.
+ *
+ * Status: OK (the input is valid), REJECTED (the rule id and the byte offset
+ * from the source's first byte in the error), IO_ERROR (the source could not
+ * be opened or read, timed out: no verdict on the input), CANCELLED (a
+ * callback asked to stop), NOT_FOUND (a selected tensor the index lacks),
+ * INVALID_ARGUMENT (a bad source string or option), INTERNAL (the outputs
+ * could not be written, ...; the message says). */
+
+/* Options. Call hurray_ingest_options_init first: it sets `size` (so that a
+ * later, larger struct can be told apart) and every default. Strings are
+ * copied by the call; NULL means "none" or the default. */
+typedef struct hurray_ingest_options {
+  uint32_t size;  /* sizeof(hurray_ingest_options), set by _init */
+  uint32_t flags; /* HURRAY_PERMISSIVE */
+  /* Only these tensors (a .hrry file or URL; the keys of a tcp:// peer). */
+  const char* const* tensors;
+  size_t tensor_count;
+  /* A resume state file: rewritten after each completed tensor, removed
+   * when the run ends with a verdict; a rerun continues there. */
+  const char* resume_file;
+  /* Outputs: out_dir/<name>.npy (format "npy"), .f32 ("f32") or
+   * model.safetensors ("safetensors"); dtype "auto", "float32", "float16",
+   * "bfloat16". NULL out_dir: no files. */
+  const char* out_dir;
+  const char* format;
+  const char* dtype;
+  /* 1 (the default): each tensor's dequantized float32 values go to
+   * on_tensor / hurray_ingest_next (staged in scratch_dir, or read from
+   * out_dir, which then needs format "f32" and dtype "float32"); 0: the
+   * tensor's name, shape, type and verdict only. */
+  uint32_t want_values;
+  const char* scratch_dir; /* NULL: $TMPDIR, else /tmp */
+  /* Bytes per read (0: 1 MiB; at most 1 GiB). */
+  uint64_t chunk_size;
+  /* Seconds. idle: no byte for this long from a source that can stall
+   * (< 0, the default: 60 for tcp:// and http(s)://, none for the others;
+   * 0: none). connect: resolving and connecting (default 10). total:
+   * http(s):// only, 0 (the default) for none. */
+  double idle_timeout_seconds;
+  double connect_timeout_seconds;
+  double total_timeout_seconds;
+  /* tcp://: LIMIT-OPEN-STREAMS, LIMIT-SPOOL-BYTES (0: the defaults). */
+  uint32_t max_open_streams;
+  uint64_t max_spool_bytes;
+  /* http(s):// only: a PEM trust anchor, "Name: value" request headers,
+   * and 1 to verify nothing (a warning goes to on_notice). */
+  const char* ca_file;
+  const char* const* headers;
+  size_t header_count;
+  uint32_t insecure;
+} hurray_ingest_options;
+
+HURRAY_API void hurray_ingest_options_init(hurray_ingest_options* options);
+
+/* One tensor whose verdict is final, valid only during the callback (or
+ * until the next hurray_ingest_next / hurray_ingest_close). */
+typedef struct hurray_ingest_tensor {
+  uint32_t size;    /* sizeof(hurray_ingest_tensor) of the library */
+  uint64_t index;   /* in input order, from 0 */
+  const char* name; /* the key or index name, NUL-terminated ("" when the
+                       source names none: a bare stream) */
+  size_t name_size; /* bytes of name (a name may hold NUL) */
+  const uint64_t* shape;
+  uint32_t rank;
+  uint8_t type_tag;
+  const char* verdict; /* "valid", "dequantized", "no output: ...", ... */
+  /* want_values: the logical elements as float32, row-major; NULL and 0
+   * for a tensor with no output (a composite head, an extension type: the
+   * verdict says why) and a sparse tensor kept as its arrays. */
+  const float* values;
+  uint64_t value_count;
+  uint32_t has_values;
+} hurray_ingest_tensor;
+
+/* Callbacks of hurray_ingest. Each may be NULL. All run on the thread that
+ * called hurray_ingest, one at a time. They may block: the library's reader
+ * thread keeps filling its ring of chunks meanwhile (4 chunks for a file;
+ * up to 16 MiB for a socket), then waits, and a network peer's sends stall
+ * (no data is lost; a server may give up on a slow client). */
+typedef struct hurray_ingest_callbacks {
+  void* user;
+  /* Return 0 to go on, non-zero to stop (the call returns CANCELLED). */
+  int (*on_tensor)(void* user, const hurray_ingest_tensor* tensor);
+  /* After each chunk: bytes of the input so far, its size when known (an
+   * HTTP Content-Length, else 0), tensors completed. */
+  void (*on_progress)(void* user, uint64_t bytes, uint64_t total,
+                      uint64_t tensors);
+  /* Polled after each chunk and each tensor: non-zero stops the run. */
+  int (*cancelled)(void* user);
+  /* Something to tell the user that is not an error (NUL-terminated; it may
+   * quote the source raw: escape it before printing it to a terminal). */
+  void (*on_notice)(void* user, const char* text);
+} hurray_ingest_callbacks;
+
+/* Reads `source` to its end. options and callbacks may be NULL (defaults,
+ * validate and dequantize only). `error` (optional) gets the rule id and
+ * offset of a rejection, or the message of another failure. */
+HURRAY_API hurray_status hurray_ingest(const char* source,
+                                       const hurray_ingest_options* options,
+                                       const hurray_ingest_callbacks* callbacks,
+                                       hurray_error* error);
+
+/* The pull form: open, then one tensor per hurray_ingest_next. A thread of
+ * the library reads the source; it stops at each tensor until the caller
+ * asks for the next, so nothing is copied and memory stays bounded. */
+typedef struct hurray_ingest_reader hurray_ingest_reader;
+
+/* Starts reading. On failure *ingest is NULL and `error` says why. */
+HURRAY_API hurray_status
+hurray_ingest_open(const char* source, const hurray_ingest_options* options,
+                   hurray_ingest_reader** ingest, hurray_error* error);
+/* OK: *tensor is the next tensor, valid until the next call of _next or
+ * _close. END: the source ended and is valid. Otherwise the run's status
+ * (REJECTED, IO_ERROR, ...), with `error`; every later call returns it
+ * again. Not thread-safe: one caller at a time. */
+HURRAY_API hurray_status hurray_ingest_next(hurray_ingest_reader* ingest,
+                                            const hurray_ingest_tensor** tensor,
+                                            hurray_error* error);
+/* Bytes of the input read so far. */
+HURRAY_API uint64_t hurray_ingest_bytes(const hurray_ingest_reader* ingest);
+/* Stops the reader (if it is still running) and frees the handle. A reader
+ * waiting for a silent source stops at its next byte or at the idle
+ * timeout, whichever comes first. */
+HURRAY_API void hurray_ingest_close(hurray_ingest_reader* ingest);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

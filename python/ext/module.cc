@@ -7,6 +7,7 @@
 #include "python/ext/capsule_bindings.h"
 #include "python/ext/codec_bindings.h"
 #include "python/ext/errors.h"
+#include "python/ext/ingest_bindings.h"
 
 PYBIND11_MODULE(_hurray, m) {
   m.doc() = "C++ core of the hurray package (hurray-cpp).";
@@ -16,4 +17,5 @@ PYBIND11_MODULE(_hurray, m) {
   hurray::python::BindNet(m);
   hurray::python::BindHttp(m);
   hurray::python::BindCapsules(m);
+  hurray::python::BindIngest(m);
 }

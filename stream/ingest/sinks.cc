@@ -206,6 +206,8 @@ absl::Status RecordingIngestSink::OnDescriptor(const TensorDescriptor& d) {
   r.name = std::move(pending_key_);
   pending_key_.clear();
   r.shape = ShapeText(d);
+  r.dims.assign(d.dims().begin(), d.dims().end());
+  r.type_tag = d.type_tag;
   r.type = std::string(ElementTypeName(d.type_tag));
   r.scheme = d.has(flag::kHasQuantization)
                  ? SchemeName(d.quantization.scheme_tag)

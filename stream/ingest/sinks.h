@@ -111,6 +111,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
@@ -139,6 +140,9 @@ struct TensorRecord {
   // DequantSink, .hrry: the finished output's temp in OUT_DIR while it
   // waits for the index to name it (SafeOutputDir::IsTempName).
   std::string pending_output;
+  // The descriptor's dimensions and type tag (not kept in a resume state).
+  absl::InlinedVector<uint64_t, 4> dims;
+  uint8_t type_tag = 0;
   // A sparse tensor kept as its arrays (DequantSinkOptions::sparse):
   // `output` (or `pending_output`) is "<name>.values<suffix>", `part`
   // ".values", and each index array is one MoreOutput, published with the
@@ -197,6 +201,8 @@ class RecordingIngestSink : public IngestSink {
   absl::Status status() const override { return status_; }
 
   const std::vector<TensorRecord>& records() const { return records_; }
+  // Moves the records out (at the end of a run; the sink keeps none).
+  std::vector<TensorRecord> TakeRecords() { return std::move(records_); }
   // Compute TensorRecord::data_crc32c (off by default: it costs a pass
   // over every data byte).
   void set_record_data_crc(bool on) { record_data_crc_ = on; }

@@ -350,6 +350,15 @@ class NetClientSession::Impl : public net::FrameHandler {
   // Responses complete at the front are done (what their streams still
   // hold is delivered, primary stream first); the next one goes live.
   Rejection Advance(uint64_t at) {
+    const size_t keys_before = keys_done_;
+    Rejection r = AdvanceKeys(at);
+    if (keys_done_ != keys_before && options_.on_keys_completed) {
+      options_.on_keys_completed(keys_done_);
+    }
+    return r;
+  }
+
+  Rejection AdvanceKeys(uint64_t at) {
     while (!outstanding_.empty()) {
       Outstanding& o = outstanding_.front();
       ResponseStream* s = o.stream;

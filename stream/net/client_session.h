@@ -78,6 +78,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -129,6 +130,11 @@ struct NetClientOptions {
   uint16_t agreed_private_types = 0;
   // NET-TD-08: TCP is a cross-machine transport.
   bool cross_machine = true;
+  // Called on the thread that feeds the session each time one or more keys'
+  // responses completed (keys complete in request order), with
+  // keys_completed(): the checkpoint of a resumable network ingest
+  // (stream/ingest/ingest.h).
+  std::function<void(size_t keys_completed)> on_keys_completed;
 };
 
 class NetClientSession : public ByteConsumer {

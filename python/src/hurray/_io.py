@@ -500,14 +500,8 @@ def _parse_tcp(url):
     if not url.startswith("tcp://"):
         raise ValueError(f"unsupported source {url!r}: paths, file objects, "
                          "sockets and tcp://HOST:PORT")
-    rest = url[len("tcp://"):]
-    hostport, _, keys = rest.partition("/")
-    host, sep, port = hostport.rpartition(":")
-    if not sep or not host or not port:
-        raise ValueError("tcp:// needs HOST:PORT")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    return host, port, [k for k in keys.split(",") if k]
+    _, host, port, keys = _hurray.parse_source(url)  # stream::ParseSource
+    return host, port, keys
 
 
 _MAX_OPEN_STREAMS = 1024        # as the CLI's --max-open-streams
@@ -543,6 +537,16 @@ def _net_tensors(host, port, keys, permissive, idle, connect, limits):
 
 def _ingest_tcp(url, dequantize, names, permissive, idle, connect, limits):
     host, port, keys = _parse_tcp(url)
+    if dequantize:  # stream::Ingest(), as `hurray ingest` and the C ABI
+        session = _hurray.LibIngest(
+            url, list(names) if names is not None else None, permissive,
+            idle, connect, max_open_streams=limits[0],
+            max_spooled_bytes=limits[1])
+        while True:
+            item = session.next()
+            if item is None:
+                return
+            yield item
     keys = list(names) if names is not None else keys
     if not keys:  # every tensor the server lists (docs/network.md)
         (_, listing), = _net_tensors(host, port, [_hurray.LIST_KEY],

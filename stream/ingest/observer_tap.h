@@ -1,0 +1,151 @@
+// Internal to Ingest() (ingest.cc): the sink that stands between the reader
+// and the run's sink and hands each tensor whose verdict is final to the
+// IngestObserver (ingest.h), with its float32 values (mapped from the
+// DequantSink's f32 output) or its raw buffers; and the private scratch
+// directory the values are staged in when the run writes no outputs.
+#ifndef HURRAY_STREAM_INGEST_OBSERVER_TAP_H_
+#define HURRAY_STREAM_INGEST_OBSERVER_TAP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "stream/ingest/ingest.h"
+#include "stream/ingest/safe_output_dir.h"
+#include "stream/ingest/sinks.h"
+
+namespace hurray::stream {
+
+// Forwards every event to `next`; `records` is the run's RecordingIngestSink
+// (the records it reads). A tensor is handed over once its record is
+// complete: at its end, or, when the container names its tensors at its end
+// (.hrry), after OnTensorNames; with TensorData::kRaw always at its end.
+// The observer's Cancelled() is polled after each tensor: `cancel` stops
+// the loader; without one (a range read) the tap fails the read with
+// Cancelled.
+
+// Stands between the reader and the run's sink: hands each tensor whose
+// verdict is final to the observer (with its values or buffers when asked),
+// and polls the cancel check.
+class ObserverTap final : public IngestSink {
+ public:
+  // `values_dir`: where the float32 outputs are (TensorData::kDequantized);
+  // `remove_values`: they are staged (scratch) and removed once handed over.
+  ObserverTap(IngestSink* next, const RecordingIngestSink* records,
+              IngestObserver* observer, const IngestRequest& request,
+              SafeOutputDir* values_dir, bool remove_values,
+              std::function<void()> cancel)
+      : next_(next),
+        records_(records),
+        observer_(observer),
+        data_(request.data),
+        max_raw_(request.max_raw_tensor_bytes),
+        values_dir_(values_dir),
+        remove_values_(remove_values),
+        cancel_(std::move(cancel)),
+        delivered_(records->records().size()) {}
+
+  absl::Status OnTensorKey(absl::string_view key) override {
+    return next_->OnTensorKey(key);
+  }
+  absl::Status OnDescriptor(const TensorDescriptor& d) override {
+    if (data_ == TensorData::kRaw) {
+      uint64_t total = 0;
+      buffers_.assign(d.buffer_count, {});
+      for (uint32_t i = 0; i < d.buffer_count && i < kMaxBuffers; ++i) {
+        total += d.buffers[i].byte_size;
+      }
+      if (total > max_raw_) {
+        return Stop(absl::ResourceExhaustedError(
+            absl::StrCat("a tensor of ", total, " buffer bytes is over the ",
+                         max_raw_, " bytes the observer may be handed")));
+      }
+    }
+    return next_->OnDescriptor(d);
+  }
+  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset,
+                             absl::Span<const uint8_t> piece) override {
+    if (data_ == TensorData::kRaw && buffer_index < buffers_.size()) {
+      buffers_[buffer_index].insert(buffers_[buffer_index].end(), piece.begin(),
+                                    piece.end());
+    }
+    return next_->OnBufferPiece(buffer_index, offset, piece);
+  }
+  absl::Status OnTensorEnd() override {
+    HURRAY_RETURN_IF_ERROR(next_->OnTensorEnd());
+    if (data_ == TensorData::kRaw || !names_at_end_) {
+      HURRAY_RETURN_IF_ERROR(DeliverUpTo(records_->records().size()));
+    }
+    if (observer_->Cancelled()) {
+      // Without a loader to stop (a range read): stop the reader here.
+      if (!cancel_) return Stop(absl::CancelledError("cancelled"));
+      cancel_();
+    }
+    return status_;
+  }
+  void ExpectTensorNames() override {
+    names_at_end_ = true;
+    next_->ExpectTensorNames();
+  }
+  absl::Status OnTensorNames(absl::Span<const std::string> names) override {
+    HURRAY_RETURN_IF_ERROR(next_->OnTensorNames(names));
+    // A forward selection renumbered the records (SelectingSink).
+    delivered_ = std::min(delivered_, records_->records().size());
+    if (data_ == TensorData::kRaw) return absl::OkStatus();
+    return DeliverUpTo(records_->records().size());
+  }
+  void OnMetadata(
+      absl::Span<const std::pair<std::string, std::string>> kv) override {
+    next_->OnMetadata(kv);
+  }
+  absl::Status OnEndOfStream() override { return next_->OnEndOfStream(); }
+  void OnInputRejected() override { next_->OnInputRejected(); }
+  absl::Status status() const override {
+    return status_.ok() ? next_->status() : status_;
+  }
+
+ private:
+  absl::Status Stop(absl::Status s) {
+    if (status_.ok()) status_ = std::move(s);
+    return status_;
+  }
+
+  // Hands over the complete records from delivered_ up to `end`.
+  absl::Status DeliverUpTo(size_t end);
+
+  IngestSink* next_;
+  const RecordingIngestSink* records_;
+  IngestObserver* observer_;
+  TensorData data_;
+  uint64_t max_raw_;
+  SafeOutputDir* values_dir_;
+  bool remove_values_;
+  std::function<void()> cancel_;
+  size_t delivered_;
+  bool names_at_end_ = false;
+  std::vector<std::vector<uint8_t>> buffers_;
+  absl::Status status_;
+};
+
+// A private directory for staged values, removed with what is in it.
+class ScratchDir {
+ public:
+  ~ScratchDir();
+  // A new directory (mkdtemp, mode 0700) in `parent` ("": $TMPDIR, else
+  // /tmp).
+  absl::Status Create(const std::string& parent);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace hurray::stream
+
+#endif  // HURRAY_STREAM_INGEST_OBSERVER_TAP_H_
