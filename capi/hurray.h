@@ -44,7 +44,7 @@ extern "C" {
 /* Version of this interface. Additions raise the minor; the major changes
  * only if an existing function changes meaning (never within HURRAY_1). */
 #define HURRAY_API_VERSION_MAJOR 1
-#define HURRAY_API_VERSION_MINOR 0
+#define HURRAY_API_VERSION_MINOR 1
 #define HURRAY_API_VERSION_PATCH 0
 
 /* (major << 16) | (minor << 8) | patch of the loaded library, to compare

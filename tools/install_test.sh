@@ -4,7 +4,8 @@
 #   - tools/install.sh into a fresh temporary prefix, twice (idempotent), and
 #     under DESTDIR (staged: nothing outside it);
 #   - the installed hurray --version, the library's SONAME and links;
-#   - a C program built with `cc $(pkg-config --cflags --libs hurray)`;
+#   - C programs built with `cc $(pkg-config --cflags --libs hurray)`:
+#     capi/consumers/consumer.c and capi/examples/ingest.c;
 #   - a CMake project: find_package(hurray) + hurray::hurray; a version it
 #     cannot satisfy is refused.
 # Prints one line per check group: //tools:install_<what> PASSED|FAILED.
@@ -61,6 +62,17 @@ prefix="${work}/prefix"
     echo "pkg-config consumer printed: ${out}" >&2
     exit 1
   }
+  # capi/examples/ingest.c, the C ABI's ingest, against the install: one
+  # line per tensor, the same sums whether called back or pulled.
+  # shellcheck disable=SC2046
+  cc -std=c11 -Wall -Werror -o "${work}/ingest" capi/examples/ingest.c \
+    $(pkg-config --cflags --libs hurray) -Wl,-rpath,"${prefix}/lib"
+  "${work}/ingest" "${sample}" >"${work}/ingest.out"
+  "${work}/ingest" "${sample}" --pull >"${work}/ingest_pull.out"
+  [[ $(wc -l <"${work}/ingest.out") -eq 7 ]] ||
+    { echo "ingest example printed:" >&2; cat "${work}/ingest.out" >&2; exit 1; }
+  grep -q $'^lm_head.weight\t2048\t' "${work}/ingest.out"
+  diff -u "${work}/ingest.out" "${work}/ingest_pull.out"
   # The staged tree's .pc finds its own prefix.
   PKG_CONFIG_PATH="${work}/stage/opt/hurray-test/lib/pkgconfig" \
     pkg-config --cflags hurray | grep -q "${work}/stage/opt/hurray-test"
