@@ -89,9 +89,10 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     write_failed = write_failed || !s.ok();
     return s;
   };
-  // tensor, shape, source type -> Hurray type and scheme, and for
-  // quantized tensors the max abs and RMS error against the source values:
-  // a line per tensor as it is written (none kept in memory).
+  // tensor, shape, source type -> Hurray type and scheme, exact (the
+  // source's values bit for bit) or approx, and for quantized tensors the max
+  // abs and RMS error against the source values: a line per tensor as it is
+  // written (none kept in memory).
   parsed->options.on_tensor = [&out](const convert::ConvertedTensor& t) {
     out << PadRight(TerminalSafe(t.name, 48), 48) << "  "
         << PadRight(absl::StrCat("[", absl::StrJoin(t.shape, ", "), "]"), 16)
@@ -99,6 +100,7 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
         << PadRight(absl::StrCat(t.source_type, " -> ", t.hurray_type,
                                  t.scheme.empty() ? "" : " " + t.scheme),
                     36);
+    out << (t.exact ? "  exact " : "  approx");
     if (t.quantized) {
       out << absl::StrFormat("  max_abs_err %.3g  rms_err %.3g",
                              t.max_abs_error, t.rms_error);

@@ -23,7 +23,17 @@
 namespace hurray::convert {
 namespace {
 
-enum class Kind { kCopy, kBool, kE8M0, kQ8_0, kQ4_0, kMxfp4, kQuantize };
+enum class Kind {
+  kCopy,
+  kBool,
+  kE8M0,
+  kQ8_0,
+  kQ4_0,
+  kMxfp4,
+  kQ6_K,
+  kQ3_K,
+  kQuantize
+};
 
 // How a tensor's source values read as float32 (for --quantize).
 enum class Floats {
@@ -183,7 +193,23 @@ absl::Status ForTensor(absl::string_view name, const absl::Status& s) {
 }
 
 bool Quantized(Kind k) {
-  return k == Kind::kQ8_0 || k == Kind::kQ4_0 || k == Kind::kMxfp4;
+  return k == Kind::kQ8_0 || k == Kind::kQ4_0 || k == Kind::kMxfp4 ||
+         k == Kind::kQ6_K || k == Kind::kQ3_K;
+}
+
+GgmlBlockType BlockType(Kind k) {
+  switch (k) {
+    case Kind::kQ8_0:
+      return GgmlBlockType::kQ8_0;
+    case Kind::kQ4_0:
+      return GgmlBlockType::kQ4_0;
+    case Kind::kQ6_K:
+      return GgmlBlockType::kQ6_K;
+    case Kind::kQ3_K:
+      return GgmlBlockType::kQ3_K;
+    default:
+      return GgmlBlockType::kMxfp4;
+  }
 }
 
 absl::Status Describe(const Plan& p, TensorDescriptor* d) {
@@ -199,10 +225,11 @@ absl::Status Describe(const Plan& p, TensorDescriptor* d) {
   d->buffers[0] = BufferHandle();
   d->buffers[0].byte_size = bytes;
   if (!Quantized(p.kind)) return absl::OkStatus();
-  const uint64_t blocks = p.elements / kGgmlBlock;
+  const GgmlBlockType type = BlockType(p.kind);
+  const uint64_t blocks = p.elements / SourceBlockElements(type);
   d->buffer_count = 2;
   d->buffers[1] = BufferHandle();
-  d->buffers[1].byte_size = blocks * (p.kind == Kind::kMxfp4 ? 1 : 2);
+  d->buffers[1].byte_size = blocks * ScaleBytes(type);
   d->flags |= flag::kHasQuantization;
   const uint32_t axis = d->rank - 1;  // ggml blocks run along ne[0]
   if (p.kind == Kind::kMxfp4) {
@@ -210,8 +237,11 @@ absl::Status Describe(const Plan& p, TensorDescriptor* d) {
     if (!q.ok()) return q.status();
     d->quantization = *q;
   } else {
+    // K-quants: a Hurray block per sub-block of 16, float32 scales.
+    const bool k = p.kind == Kind::kQ6_K || p.kind == Kind::kQ3_K;
     absl::StatusOr<PerBlockAffine> q =
-        PerBlockAffine::Symmetric(axis, kGgmlBlock, 1, type_tag::kFloat16);
+        PerBlockAffine::Symmetric(axis, HurrayBlockElements(type), 1,
+                                  k ? type_tag::kFloat32 : type_tag::kFloat16);
     if (!q.ok()) return q.status();
     d->quantization = *q;
   }
@@ -306,13 +336,11 @@ class TensorStreamer {
   // tensor is read once; a tensor with more scales than that is read again
   // for them.
   absl::Status Blocks(const Plan& p, uint32_t buffer, stream::ByteSink out) {
-    const GgmlBlockType type = p.kind == Kind::kQ8_0   ? GgmlBlockType::kQ8_0
-                               : p.kind == Kind::kQ4_0 ? GgmlBlockType::kQ4_0
-                                                       : GgmlBlockType::kMxfp4;
+    const GgmlBlockType type = BlockType(p.kind);
     const uint32_t in_bytes = SourceBlockBytes(type);
     const uint32_t scale_bytes = ScaleBytes(type);
     const uint32_t part_bytes = buffer == 0 ? CodeBytes(type) : scale_bytes;
-    const uint64_t blocks = p.elements / kGgmlBlock;
+    const uint64_t blocks = p.elements / SourceBlockElements(type);
     if (buffer == 1 && spooled_for_ == &p) {
       spooled_for_ = nullptr;
       return out(spool_);
@@ -432,6 +460,14 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
         p.kind = Kind::kMxfp4;
         p.type_tag = type_tag::kFloat4E2M1;
         break;
+      case ggml_type::kQ6_K:
+        p.kind = Kind::kQ6_K;
+        p.type_tag = type_tag::kInt8;
+        break;
+      case ggml_type::kQ3_K:
+        p.kind = Kind::kQ3_K;
+        p.type_tag = type_tag::kInt4;
+        break;
       case ggml_type::kQ4_1:
       case ggml_type::kQ5_0:
       case ggml_type::kQ5_1:
@@ -446,7 +482,8 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
         return absl::UnimplementedError(absl::StrCat(
             "tensor '", p.name, "': ggml type ", p.source_type,
             " has no exact Hurray form and cannot be re-quantized yet "
-            "(lossless: F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, MXFP4; "
+            "(lossless: F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, MXFP4, "
+            "Q6_K, Q3_K; "
             "--requantize: Q4_1, Q5_0, Q5_1, Q8_1)"));
     }
     plans.push_back(std::move(p));
@@ -719,6 +756,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
             sink);
       }
       c.quantized = true;
+      c.exact = false;
       c.max_abs_error = q.max_abs_error();
       c.rms_error = q.rms_error();
     } else {

@@ -6,9 +6,9 @@
 // Every tensor keeps its values exactly (README.md in this directory has the
 // type map): safetensors tensors and GGUF F32/F16/BF16/F64/I8..I64 tensors
 // become row-major tensors of the same element type (the GGUF shape is ne[]
-// reversed); GGUF Q8_0, Q4_0 and MXFP4 become per-block affine or MXFP
-// tensors whose dequantized values are ggml's (ggml_blocks.h). Other GGUF
-// types are refused, naming the type. Source metadata goes to the KV
+// reversed); GGUF Q8_0, Q4_0, MXFP4, Q6_K and Q3_K become per-block affine
+// or MXFP tensors whose dequantized values are ggml's (ggml_blocks.h). Other
+// GGUF types are refused, naming the type. Source metadata goes to the KV
 // section; `kv` entries are added and replace source keys of the same name.
 // With `quantize` / `requantize`, chosen tensors are quantized instead
 // (stream/convert/quantizer.h) and their errors reported.
@@ -39,6 +39,9 @@ struct ConvertedTensor {
   std::string scheme;       // "" or "per_block_affine", "mxfp"
   std::vector<uint64_t> shape;
   bool quantized = false;  // by --quantize / --requantize
+  // Dequantizes to the source's values bit for bit (every tensor but those
+  // --quantize / --requantize took).
+  bool exact = true;
   double max_abs_error = 0, rms_error = 0;
   std::string note;  // why --quantize kept it ("1-D", "--skip", ...)
 };
