@@ -101,12 +101,11 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
                                  t.scheme.empty() ? "" : " " + t.scheme),
                     36);
     out << (t.exact ? "  exact " : "  approx");
-    if (t.quantized) {
+    if (t.quantized || !t.exact) {
       out << absl::StrFormat("  max_abs_err %.3g  rms_err %.3g",
                              t.max_abs_error, t.rms_error);
-    } else if (!t.note.empty()) {
-      out << "  (" << t.note << ")";
     }
+    if (!t.note.empty()) out << "  (" << t.note << ")";
     out << "\n";
   };
   absl::StatusOr<convert::ConvertReport> report =

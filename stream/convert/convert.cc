@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -18,6 +19,7 @@
 #include "stream/container/stream_writer.h"
 #include "stream/container/utf8.h"
 #include "stream/convert/ggml_blocks.h"
+#include "stream/convert/ggml_kmin.h"
 #include "stream/convert/output_limits.h"
 
 namespace hurray::convert {
@@ -32,6 +34,9 @@ enum class Kind {
   kMxfp4,
   kQ6_K,
   kQ3_K,
+  kQ4_K,  // near-lossless (ggml_kmin.h)
+  kQ5_K,
+  kQ2_K,
   kQuantize
 };
 
@@ -197,6 +202,15 @@ bool Quantized(Kind k) {
          k == Kind::kQ6_K || k == Kind::kQ3_K;
 }
 
+bool IsKMin(Kind k) {
+  return k == Kind::kQ4_K || k == Kind::kQ5_K || k == Kind::kQ2_K;
+}
+KMinType KMinOf(Kind k) {
+  return k == Kind::kQ4_K   ? KMinType::kQ4_K
+         : k == Kind::kQ5_K ? KMinType::kQ5_K
+                            : KMinType::kQ2_K;
+}
+
 GgmlBlockType BlockType(Kind k) {
   switch (k) {
     case Kind::kQ8_0:
@@ -224,6 +238,22 @@ absl::Status Describe(const Plan& p, TensorDescriptor* d) {
   d->buffer_count = 1;
   d->buffers[0] = BufferHandle();
   d->buffers[0].byte_size = bytes;
+  if (IsKMin(p.kind)) {
+    // uint8 codes, float32 scales, int32 zero points: a block per ggml
+    // sub-block along the last axis.
+    const uint32_t sub = KMinSubBlock(KMinOf(p.kind));
+    d->buffer_count = 3;
+    for (uint32_t i = 1; i < 3; ++i) {
+      d->buffers[i] = BufferHandle();
+      d->buffers[i].byte_size = p.elements / sub * 4;
+    }
+    d->flags |= flag::kHasQuantization;
+    absl::StatusOr<PerBlockAffine> q =
+        PerBlockAffine::Asymmetric(d->rank - 1, sub, 1, 2, type_tag::kFloat32);
+    if (!q.ok()) return q.status();
+    d->quantization = *q;
+    return absl::OkStatus();
+  }
   if (!Quantized(p.kind)) return absl::OkStatus();
   const GgmlBlockType type = BlockType(p.kind);
   const uint64_t blocks = p.elements / SourceBlockElements(type);
@@ -265,6 +295,10 @@ class TensorStreamer {
         return Bools(p, out);
       case Kind::kE8M0:
         return E8M0(p, out);
+      case Kind::kQ4_K:
+      case Kind::kQ5_K:
+      case Kind::kQ2_K:
+        return KMin(p, buffer, out);
       default:
         return Blocks(p, buffer, out);
     }
@@ -373,9 +407,65 @@ class TensorStreamer {
     return absl::OkStatus();
   }
 
+  // Q4_K / Q5_K / Q2_K: buffer 0 codes, 1 scales, 2 zero points. The codes
+  // pass measures the error against ggml's values and keeps the scales and
+  // zero points (both within scale_spool_bytes); otherwise each parameter
+  // buffer reads the tensor again.
+ public:
+  const KMinError& kmin_error() const { return kmin_error_; }
+
+ private:
+  absl::Status KMin(const Plan& p, uint32_t buffer, stream::ByteSink out) {
+    const KMinType type = KMinOf(p.kind);
+    const uint32_t in_bytes = KMinSourceBytes(type);
+    const uint32_t param_bytes = 4 * KMinSubBlocks(type);
+    const uint64_t blocks = p.elements / 256;
+    if (buffer > 0 && spooled_for_ == &p) {
+      if (buffer == 2) spooled_for_ = nullptr;
+      return out(buffer == 1 ? spool_ : spool_zp_);
+    }
+    spooled_for_ = nullptr;
+    if (buffer == 0) kmin_error_ = KMinError();
+    const bool spool = buffer == 0 && blocks <= spool_bytes_ / 2 / param_bytes;
+    if (spool) {
+      spool_.resize(static_cast<size_t>(blocks * param_bytes));
+      spool_zp_.resize(spool_.size());
+    }
+    const uint32_t part_bytes = buffer == 0 ? 256 : param_bytes;
+    const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes_ / in_bytes);
+    std::string why;
+    for (uint64_t b = 0; b < blocks;) {
+      const uint64_t n = std::min<uint64_t>(per_chunk, blocks - b);
+      absl::Status s =
+          ReadChunk(p.begin + b * in_bytes, static_cast<size_t>(n * in_bytes));
+      if (!s.ok()) return s;
+      out_.resize(static_cast<size_t>(n * part_bytes));
+      uint8_t* codes = buffer == 0 ? out_.data() : nullptr;
+      uint8_t* scales = buffer == 1 ? out_.data()
+                        : spool     ? spool_.data() + b * param_bytes
+                                    : nullptr;
+      uint8_t* zps = buffer == 2 ? out_.data()
+                     : spool     ? spool_zp_.data() + b * param_bytes
+                                 : nullptr;
+      const uint64_t done =
+          RewriteKMinBlocks(type, in_.data(), n, codes, scales, zps,
+                            buffer == 0 ? &kmin_error_ : nullptr, &why);
+      if (done != n)
+        return absl::InvalidArgumentError(
+            absl::StrCat(p.source_type, " block ", b + done, ": ", why));
+      s = out(out_);
+      if (!s.ok()) return s;
+      b += n;
+    }
+    if (spool) spooled_for_ = &p;
+    return absl::OkStatus();
+  }
+
   const ByteSource& source_;
   size_t chunk_bytes_;
   uint64_t spool_bytes_;
+  KMinError kmin_error_;
+  std::vector<uint8_t> spool_zp_;
   std::vector<uint8_t> in_, out_;
   // The scales kept by the codes pass of `spooled_for_`'s tensor.
   std::vector<uint8_t> spool_;
@@ -468,6 +558,14 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
         p.kind = Kind::kQ3_K;
         p.type_tag = type_tag::kInt4;
         break;
+      case ggml_type::kQ4_K:
+      case ggml_type::kQ5_K:
+      case ggml_type::kQ2_K:
+        p.kind = t.type == ggml_type::kQ4_K   ? Kind::kQ4_K
+                 : t.type == ggml_type::kQ5_K ? Kind::kQ5_K
+                                              : Kind::kQ2_K;
+        p.type_tag = type_tag::kUInt8;
+        break;
       case ggml_type::kQ4_1:
       case ggml_type::kQ5_0:
       case ggml_type::kQ5_1:
@@ -483,7 +581,7 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
             "tensor '", p.name, "': ggml type ", p.source_type,
             " has no exact Hurray form and cannot be re-quantized yet "
             "(lossless: F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, MXFP4, "
-            "Q6_K, Q3_K; "
+            "Q6_K, Q3_K; near-lossless: Q4_K, Q5_K, Q2_K; "
             "--requantize: Q4_1, Q5_0, Q5_1, Q8_1)"));
     }
     plans.push_back(std::move(p));
@@ -779,6 +877,19 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
                    : "";
     c.shape = p.shape;
     c.note = p.note;
+    if (IsKMin(p.kind)) {
+      // Near-lossless (ggml_kmin.h): the error against ggml's values.
+      const KMinError& e = streamer.kmin_error();
+      c.exact = false;
+      c.max_abs_error = e.max_abs;
+      c.rms_error =
+          e.count == 0 ? 0 : std::sqrt(e.sum_sq / static_cast<double>(e.count));
+      if (e.min_step_bits < (p.kind == Kind::kQ2_K   ? 6
+                             : p.kind == Kind::kQ4_K ? 4
+                                                     : 3))
+        c.note = absl::StrCat("a sub-block on a coarser step: 1/2^",
+                              e.min_step_bits, " of ggml's");
+    }
     ++report.tensor_count;
     if (options.on_tensor) {
       options.on_tensor(c);
