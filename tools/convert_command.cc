@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "stream/convert/byte_source.h"
 #include "stream/convert/convert.h"
+#include "stream/convert/shards.h"
 #include "stream/ingest/safe_output_dir.h"
 #include "tools/command_util.h"
 #include "tools/display_text.h"
@@ -70,12 +71,32 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
   absl::StatusOr<ConvertArgs> parsed = ParseConvertArgs(args);
   if (!parsed.ok())
     return UsageError("convert", parsed.status().message(), err);
-  absl::StatusOr<std::unique_ptr<convert::FileSource>> source =
-      convert::FileSource::Open(parsed->input);
-  if (!source.ok()) {
-    err << "hurray convert: " << TerminalSafe(source.status().message())
-        << "\n";
-    return kExitError;
+  // A shard index (or a directory holding model.safetensors.index.json) is
+  // read with its shards as one safetensors file (stream/convert/shards.h).
+  std::unique_ptr<convert::ByteSource> input;
+  if (convert::IsShardIndexPath(parsed->input)) {
+    absl::StatusOr<convert::ShardedModel> model =
+        convert::OpenShardedSafetensors(parsed->input);
+    if (!model.ok()) {
+      const absl::Status& st = model.status();
+      err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
+          << TerminalSafe(st.message()) << "\n";
+      return absl::IsNotFound(st) || absl::IsPermissionDenied(st)
+                 ? kExitError
+                 : kExitRejected;
+    }
+    for (const std::string& w : model->warnings)
+      err << "hurray convert: warning: " << TerminalSafe(w) << "\n";
+    input = std::move(model->source);
+  } else {
+    absl::StatusOr<std::unique_ptr<convert::FileSource>> source =
+        convert::FileSource::Open(parsed->input);
+    if (!source.ok()) {
+      err << "hurray convert: " << TerminalSafe(source.status().message())
+          << "\n";
+      return kExitError;
+    }
+    input = *std::move(source);
   }
   absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> file =
       stream::SafeOutputFile::Create(parsed->output);
@@ -109,7 +130,7 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     out << "\n";
   };
   absl::StatusOr<convert::ConvertReport> report =
-      convert::Convert(**source, parsed->options, sink);
+      convert::Convert(*input, parsed->options, sink);
   absl::Status s = report.status();
   if (s.ok()) s = (*file)->Commit();
   if (!s.ok()) {
