@@ -164,20 +164,28 @@ uint64_t RewriteKMinBlocks(KMinType type, const uint8_t* in, uint64_t n,
       if (scales != nullptr) PutF32(scale, scales + 4 * b);
       if (zero_points != nullptr)
         Put32(static_cast<uint32_t>(zero), zero_points + 4 * b);
-      for (uint32_t l = 0; l < sub; ++l) {
-        const int32_t c =
-            d1 == 0.0f ? 0 : (static_cast<int32_t>(q[l]) << k) + add;
-        if (codes != nullptr)
-          codes[(i * subs + j) * sub + l] = static_cast<uint8_t>(c);
-        if (error != nullptr) {
+      // Codes, then the error: two branch-free loops.
+      const int32_t shift = d1 == 0.0f ? 0 : k;
+      const int32_t mask = d1 == 0.0f ? 0 : 0xFF;
+      if (codes != nullptr) {
+        uint8_t* c = codes + (i * subs + j) * sub;
+        for (uint32_t l = 0; l < sub; ++l)
+          c[l] = static_cast<uint8_t>(((q[l] << shift) + add) & mask);
+      }
+      if (error != nullptr) {
+        double max_abs = error->max_abs, sum_sq = 0;
+        for (uint32_t l = 0; l < sub; ++l) {
+          const int32_t c = ((q[l] << shift) + add) & mask;
           const float ggml = d1 * q[l] - m1;
           const float ours = static_cast<float>(c - zero) * scale;
           const double e =
               std::fabs(static_cast<double>(ours) - static_cast<double>(ggml));
-          error->max_abs = std::max(error->max_abs, e);
-          error->sum_sq += e * e;
-          ++error->count;
+          max_abs = std::max(max_abs, e);
+          sum_sq += e * e;
         }
+        error->max_abs = max_abs;
+        error->sum_sq += sum_sq;
+        error->count += sub;
       }
       if (error != nullptr && d1 != 0.0f)
         error->min_step_bits = std::min(error->min_step_bits, k);
