@@ -8,7 +8,8 @@
 //     the conversion was given: the defaults, or small metadata and buffer
 //     limits picked by the input's length), holding every tensor of the
 //     header, and each quantized tensor
-//     (Q8_0, Q4_0, MXFP4) dequantizes with the scalar reference; one with
+//     (Q8_0, Q4_0, MXFP4, Q6_K, Q3_K, Q4_K, Q5_K, Q2_K) dequantizes with
+//     the scalar reference (strict: zero points in range); one with
 //     --quantize and --requantize (schemes picked by the input's length)
 //     opens too.
 #include <cstddef>

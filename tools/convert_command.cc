@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "stream/convert/byte_source.h"
 #include "stream/convert/convert.h"
+#include "stream/convert/shards.h"
 #include "stream/ingest/safe_output_dir.h"
 #include "tools/command_util.h"
 #include "tools/display_text.h"
@@ -70,12 +71,32 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
   absl::StatusOr<ConvertArgs> parsed = ParseConvertArgs(args);
   if (!parsed.ok())
     return UsageError("convert", parsed.status().message(), err);
-  absl::StatusOr<std::unique_ptr<convert::FileSource>> source =
-      convert::FileSource::Open(parsed->input);
-  if (!source.ok()) {
-    err << "hurray convert: " << TerminalSafe(source.status().message())
-        << "\n";
-    return kExitError;
+  // A shard index (or a directory holding model.safetensors.index.json) is
+  // read with its shards as one safetensors file (stream/convert/shards.h).
+  std::unique_ptr<convert::ByteSource> input;
+  if (convert::IsShardIndexPath(parsed->input)) {
+    absl::StatusOr<convert::ShardedModel> model =
+        convert::OpenShardedSafetensors(parsed->input);
+    if (!model.ok()) {
+      const absl::Status& st = model.status();
+      err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
+          << TerminalSafe(st.message()) << "\n";
+      return absl::IsNotFound(st) || absl::IsPermissionDenied(st)
+                 ? kExitError
+                 : kExitRejected;
+    }
+    for (const std::string& w : model->warnings)
+      err << "hurray convert: warning: " << TerminalSafe(w) << "\n";
+    input = std::move(model->source);
+  } else {
+    absl::StatusOr<std::unique_ptr<convert::FileSource>> source =
+        convert::FileSource::Open(parsed->input);
+    if (!source.ok()) {
+      err << "hurray convert: " << TerminalSafe(source.status().message())
+          << "\n";
+      return kExitError;
+    }
+    input = *std::move(source);
   }
   absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> file =
       stream::SafeOutputFile::Create(parsed->output);
@@ -89,9 +110,10 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     write_failed = write_failed || !s.ok();
     return s;
   };
-  // tensor, shape, source type -> Hurray type and scheme, and for
-  // quantized tensors the max abs and RMS error against the source values:
-  // a line per tensor as it is written (none kept in memory).
+  // tensor, shape, source type -> Hurray type and scheme, exact (the
+  // source's values bit for bit) or approx, and for quantized tensors the max
+  // abs and RMS error against the source values: a line per tensor as it is
+  // written (none kept in memory).
   parsed->options.on_tensor = [&out](const convert::ConvertedTensor& t) {
     out << PadRight(TerminalSafe(t.name, 48), 48) << "  "
         << PadRight(absl::StrCat("[", absl::StrJoin(t.shape, ", "), "]"), 16)
@@ -99,16 +121,16 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
         << PadRight(absl::StrCat(t.source_type, " -> ", t.hurray_type,
                                  t.scheme.empty() ? "" : " " + t.scheme),
                     36);
-    if (t.quantized) {
+    out << (t.exact ? "  exact " : "  approx");
+    if (t.quantized || !t.exact) {
       out << absl::StrFormat("  max_abs_err %.3g  rms_err %.3g",
                              t.max_abs_error, t.rms_error);
-    } else if (!t.note.empty()) {
-      out << "  (" << t.note << ")";
     }
+    if (!t.note.empty()) out << "  (" << t.note << ")";
     out << "\n";
   };
   absl::StatusOr<convert::ConvertReport> report =
-      convert::Convert(**source, parsed->options, sink);
+      convert::Convert(*input, parsed->options, sink);
   absl::Status s = report.status();
   if (s.ok()) s = (*file)->Commit();
   if (!s.ok()) {

@@ -103,5 +103,45 @@ TEST_F(ConvertCommandTest, MetadataPastTheBudgetExitsOneWithTheRule) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// A sharded model (issue 48): the index or its directory is taken, a
+// total_size that disagrees is a warning on stderr, a hostile shard name is
+// a rejection (exit 1) and leaves no output.
+TEST_F(ConvertCommandTest, ShardIndexOrItsDirectory) {
+  const fs::path model = dir_ / "model";
+  fs::create_directories(model);
+  auto write = [](const fs::path& p, const std::vector<uint8_t>& b) {
+    std::ofstream(p, std::ios::binary)
+        .write(reinterpret_cast<const char*>(b.data()), b.size());
+  };
+  write(model / "s1.safetensors",
+        convert::testing::BuildSafetensors({{"a", "U8", {3}, {1, 2, 3}}}));
+  write(model / "s2.safetensors",
+        convert::testing::BuildSafetensors({{"b", "U8", {2}, {4, 5}}}));
+  const std::string index =
+      R"({"metadata": {"total_size": 9}, "weight_map": )"
+      R"({"a": "s1.safetensors", "b": "s2.safetensors"}})";
+  write(model / "model.safetensors.index.json",
+        std::vector<uint8_t>(index.begin(), index.end()));
+  for (const fs::path& in : {model, model / "model.safetensors.index.json"}) {
+    out_.str(""), err_.str("");
+    const std::string out = (dir_ / "m.hrry").string();
+    ASSERT_EQ(RunConvert({in.string(), "-o", out}, out_, err_), kExitOk)
+        << err_.str();
+    EXPECT_THAT(out_.str(), HasSubstr("2 tensors"));
+    EXPECT_THAT(err_.str(), HasSubstr("warning: the index's total_size is 9, "
+                                      "the shards' tensors hold 5 bytes"));
+  }
+  const std::string bad = R"({"weight_map": {"a": "../s1.safetensors"}})";
+  write(model / "bad.index.json", std::vector<uint8_t>(bad.begin(), bad.end()));
+  out_.str(""), err_.str("");
+  const fs::path out = dir_ / "bad.hrry";
+  EXPECT_EQ(
+      RunConvert({(model / "bad.index.json").string(), "-o", out.string()},
+                 out_, err_),
+      kExitRejected);
+  EXPECT_THAT(err_.str(), HasSubstr("is not a plain file name"));
+  EXPECT_FALSE(fs::exists(out));
+}
+
 }  // namespace
 }  // namespace hurray::tools

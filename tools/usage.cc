@@ -119,10 +119,13 @@ Options:
      "        [--skip PATTERN]... [--requantize SCHEME]",
      "convert a safetensors or GGUF file to .hrry",
      R"(Convert a safetensors or GGUF file (told apart by its magic) to .hrry,
-losslessly: every tensor keeps its element type and values (GGUF Q8_0, Q4_0
-and MXFP4 become per-block affine and MXFP tensors that dequantize to ggml's
-values; other GGUF types are refused); metadata goes to the KV section.
-Prints a table of the tensors (max abs and RMS error when quantizing).
+losslessly: every tensor keeps its element type and values (GGUF Q8_0, Q4_0,
+MXFP4, Q6_K and Q3_K become per-block affine and MXFP tensors that
+dequantize to ggml's values; Q4_K, Q5_K and Q2_K are kept within a stated
+bound, marked approx; other GGUF types are refused); metadata goes to the KV
+section. SRC may also be a model.safetensors.index.json (or a directory
+holding one): its shards become one file. Prints a table of the tensors
+(exact or approx; max abs and RMS error when approximate).
 
 Options:
   -o OUT.hrry    the output file

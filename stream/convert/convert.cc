@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -18,12 +19,26 @@
 #include "stream/container/stream_writer.h"
 #include "stream/container/utf8.h"
 #include "stream/convert/ggml_blocks.h"
+#include "stream/convert/ggml_kmin.h"
 #include "stream/convert/output_limits.h"
 
 namespace hurray::convert {
 namespace {
 
-enum class Kind { kCopy, kBool, kE8M0, kQ8_0, kQ4_0, kMxfp4, kQuantize };
+enum class Kind {
+  kCopy,
+  kBool,
+  kE8M0,
+  kQ8_0,
+  kQ4_0,
+  kMxfp4,
+  kQ6_K,
+  kQ3_K,
+  kQ4_K,  // near-lossless (ggml_kmin.h)
+  kQ5_K,
+  kQ2_K,
+  kQuantize
+};
 
 // How a tensor's source values read as float32 (for --quantize).
 enum class Floats {
@@ -183,7 +198,32 @@ absl::Status ForTensor(absl::string_view name, const absl::Status& s) {
 }
 
 bool Quantized(Kind k) {
-  return k == Kind::kQ8_0 || k == Kind::kQ4_0 || k == Kind::kMxfp4;
+  return k == Kind::kQ8_0 || k == Kind::kQ4_0 || k == Kind::kMxfp4 ||
+         k == Kind::kQ6_K || k == Kind::kQ3_K;
+}
+
+bool IsKMin(Kind k) {
+  return k == Kind::kQ4_K || k == Kind::kQ5_K || k == Kind::kQ2_K;
+}
+KMinType KMinOf(Kind k) {
+  return k == Kind::kQ4_K   ? KMinType::kQ4_K
+         : k == Kind::kQ5_K ? KMinType::kQ5_K
+                            : KMinType::kQ2_K;
+}
+
+GgmlBlockType BlockType(Kind k) {
+  switch (k) {
+    case Kind::kQ8_0:
+      return GgmlBlockType::kQ8_0;
+    case Kind::kQ4_0:
+      return GgmlBlockType::kQ4_0;
+    case Kind::kQ6_K:
+      return GgmlBlockType::kQ6_K;
+    case Kind::kQ3_K:
+      return GgmlBlockType::kQ3_K;
+    default:
+      return GgmlBlockType::kMxfp4;
+  }
 }
 
 absl::Status Describe(const Plan& p, TensorDescriptor* d) {
@@ -198,11 +238,28 @@ absl::Status Describe(const Plan& p, TensorDescriptor* d) {
   d->buffer_count = 1;
   d->buffers[0] = BufferHandle();
   d->buffers[0].byte_size = bytes;
+  if (IsKMin(p.kind)) {
+    // uint8 codes, float32 scales, int32 zero points: a block per ggml
+    // sub-block along the last axis.
+    const uint32_t sub = KMinSubBlock(KMinOf(p.kind));
+    d->buffer_count = 3;
+    for (uint32_t i = 1; i < 3; ++i) {
+      d->buffers[i] = BufferHandle();
+      d->buffers[i].byte_size = p.elements / sub * 4;
+    }
+    d->flags |= flag::kHasQuantization;
+    absl::StatusOr<PerBlockAffine> q =
+        PerBlockAffine::Asymmetric(d->rank - 1, sub, 1, 2, type_tag::kFloat32);
+    if (!q.ok()) return q.status();
+    d->quantization = *q;
+    return absl::OkStatus();
+  }
   if (!Quantized(p.kind)) return absl::OkStatus();
-  const uint64_t blocks = p.elements / kGgmlBlock;
+  const GgmlBlockType type = BlockType(p.kind);
+  const uint64_t blocks = p.elements / SourceBlockElements(type);
   d->buffer_count = 2;
   d->buffers[1] = BufferHandle();
-  d->buffers[1].byte_size = blocks * (p.kind == Kind::kMxfp4 ? 1 : 2);
+  d->buffers[1].byte_size = blocks * ScaleBytes(type);
   d->flags |= flag::kHasQuantization;
   const uint32_t axis = d->rank - 1;  // ggml blocks run along ne[0]
   if (p.kind == Kind::kMxfp4) {
@@ -210,8 +267,11 @@ absl::Status Describe(const Plan& p, TensorDescriptor* d) {
     if (!q.ok()) return q.status();
     d->quantization = *q;
   } else {
+    // K-quants: a Hurray block per sub-block of 16, float32 scales.
+    const bool k = p.kind == Kind::kQ6_K || p.kind == Kind::kQ3_K;
     absl::StatusOr<PerBlockAffine> q =
-        PerBlockAffine::Symmetric(axis, kGgmlBlock, 1, type_tag::kFloat16);
+        PerBlockAffine::Symmetric(axis, HurrayBlockElements(type), 1,
+                                  k ? type_tag::kFloat32 : type_tag::kFloat16);
     if (!q.ok()) return q.status();
     d->quantization = *q;
   }
@@ -235,6 +295,10 @@ class TensorStreamer {
         return Bools(p, out);
       case Kind::kE8M0:
         return E8M0(p, out);
+      case Kind::kQ4_K:
+      case Kind::kQ5_K:
+      case Kind::kQ2_K:
+        return KMin(p, buffer, out);
       default:
         return Blocks(p, buffer, out);
     }
@@ -306,13 +370,11 @@ class TensorStreamer {
   // tensor is read once; a tensor with more scales than that is read again
   // for them.
   absl::Status Blocks(const Plan& p, uint32_t buffer, stream::ByteSink out) {
-    const GgmlBlockType type = p.kind == Kind::kQ8_0   ? GgmlBlockType::kQ8_0
-                               : p.kind == Kind::kQ4_0 ? GgmlBlockType::kQ4_0
-                                                       : GgmlBlockType::kMxfp4;
+    const GgmlBlockType type = BlockType(p.kind);
     const uint32_t in_bytes = SourceBlockBytes(type);
     const uint32_t scale_bytes = ScaleBytes(type);
     const uint32_t part_bytes = buffer == 0 ? CodeBytes(type) : scale_bytes;
-    const uint64_t blocks = p.elements / kGgmlBlock;
+    const uint64_t blocks = p.elements / SourceBlockElements(type);
     if (buffer == 1 && spooled_for_ == &p) {
       spooled_for_ = nullptr;
       return out(spool_);
@@ -345,9 +407,65 @@ class TensorStreamer {
     return absl::OkStatus();
   }
 
+  // Q4_K / Q5_K / Q2_K: buffer 0 codes, 1 scales, 2 zero points. The codes
+  // pass measures the error against ggml's values and keeps the scales and
+  // zero points (both within scale_spool_bytes); otherwise each parameter
+  // buffer reads the tensor again.
+ public:
+  const KMinError& kmin_error() const { return kmin_error_; }
+
+ private:
+  absl::Status KMin(const Plan& p, uint32_t buffer, stream::ByteSink out) {
+    const KMinType type = KMinOf(p.kind);
+    const uint32_t in_bytes = KMinSourceBytes(type);
+    const uint32_t param_bytes = 4 * KMinSubBlocks(type);
+    const uint64_t blocks = p.elements / 256;
+    if (buffer > 0 && spooled_for_ == &p) {
+      if (buffer == 2) spooled_for_ = nullptr;
+      return out(buffer == 1 ? spool_ : spool_zp_);
+    }
+    spooled_for_ = nullptr;
+    if (buffer == 0) kmin_error_ = KMinError();
+    const bool spool = buffer == 0 && blocks <= spool_bytes_ / 2 / param_bytes;
+    if (spool) {
+      spool_.resize(static_cast<size_t>(blocks * param_bytes));
+      spool_zp_.resize(spool_.size());
+    }
+    const uint32_t part_bytes = buffer == 0 ? 256 : param_bytes;
+    const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes_ / in_bytes);
+    std::string why;
+    for (uint64_t b = 0; b < blocks;) {
+      const uint64_t n = std::min<uint64_t>(per_chunk, blocks - b);
+      absl::Status s =
+          ReadChunk(p.begin + b * in_bytes, static_cast<size_t>(n * in_bytes));
+      if (!s.ok()) return s;
+      out_.resize(static_cast<size_t>(n * part_bytes));
+      uint8_t* codes = buffer == 0 ? out_.data() : nullptr;
+      uint8_t* scales = buffer == 1 ? out_.data()
+                        : spool     ? spool_.data() + b * param_bytes
+                                    : nullptr;
+      uint8_t* zps = buffer == 2 ? out_.data()
+                     : spool     ? spool_zp_.data() + b * param_bytes
+                                 : nullptr;
+      const uint64_t done =
+          RewriteKMinBlocks(type, in_.data(), n, codes, scales, zps,
+                            buffer == 0 ? &kmin_error_ : nullptr, &why);
+      if (done != n)
+        return absl::InvalidArgumentError(
+            absl::StrCat(p.source_type, " block ", b + done, ": ", why));
+      s = out(out_);
+      if (!s.ok()) return s;
+      b += n;
+    }
+    if (spool) spooled_for_ = &p;
+    return absl::OkStatus();
+  }
+
   const ByteSource& source_;
   size_t chunk_bytes_;
   uint64_t spool_bytes_;
+  KMinError kmin_error_;
+  std::vector<uint8_t> spool_zp_;
   std::vector<uint8_t> in_, out_;
   // The scales kept by the codes pass of `spooled_for_`'s tensor.
   std::vector<uint8_t> spool_;
@@ -432,6 +550,22 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
         p.kind = Kind::kMxfp4;
         p.type_tag = type_tag::kFloat4E2M1;
         break;
+      case ggml_type::kQ6_K:
+        p.kind = Kind::kQ6_K;
+        p.type_tag = type_tag::kInt8;
+        break;
+      case ggml_type::kQ3_K:
+        p.kind = Kind::kQ3_K;
+        p.type_tag = type_tag::kInt4;
+        break;
+      case ggml_type::kQ4_K:
+      case ggml_type::kQ5_K:
+      case ggml_type::kQ2_K:
+        p.kind = t.type == ggml_type::kQ4_K   ? Kind::kQ4_K
+                 : t.type == ggml_type::kQ5_K ? Kind::kQ5_K
+                                              : Kind::kQ2_K;
+        p.type_tag = type_tag::kUInt8;
+        break;
       case ggml_type::kQ4_1:
       case ggml_type::kQ5_0:
       case ggml_type::kQ5_1:
@@ -446,7 +580,8 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
         return absl::UnimplementedError(absl::StrCat(
             "tensor '", p.name, "': ggml type ", p.source_type,
             " has no exact Hurray form and cannot be re-quantized yet "
-            "(lossless: F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, MXFP4; "
+            "(lossless: F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, MXFP4, "
+            "Q6_K, Q3_K; near-lossless: Q4_K, Q5_K, Q2_K; "
             "--requantize: Q4_1, Q5_0, Q5_1, Q8_1)"));
     }
     plans.push_back(std::move(p));
@@ -719,6 +854,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
             sink);
       }
       c.quantized = true;
+      c.exact = false;
       c.max_abs_error = q.max_abs_error();
       c.rms_error = q.rms_error();
     } else {
@@ -741,6 +877,19 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
                    : "";
     c.shape = p.shape;
     c.note = p.note;
+    if (IsKMin(p.kind)) {
+      // Near-lossless (ggml_kmin.h): the error against ggml's values.
+      const KMinError& e = streamer.kmin_error();
+      c.exact = false;
+      c.max_abs_error = e.max_abs;
+      c.rms_error =
+          e.count == 0 ? 0 : std::sqrt(e.sum_sq / static_cast<double>(e.count));
+      if (e.min_step_bits < (p.kind == Kind::kQ2_K   ? 6
+                             : p.kind == Kind::kQ4_K ? 4
+                                                     : 3))
+        c.note = absl::StrCat("a sub-block on a coarser step: 1/2^",
+                              e.min_step_bits, " of ggml's");
+    }
     ++report.tensor_count;
     if (options.on_tensor) {
       options.on_tensor(c);

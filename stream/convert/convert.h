@@ -6,9 +6,12 @@
 // Every tensor keeps its values exactly (README.md in this directory has the
 // type map): safetensors tensors and GGUF F32/F16/BF16/F64/I8..I64 tensors
 // become row-major tensors of the same element type (the GGUF shape is ne[]
-// reversed); GGUF Q8_0, Q4_0 and MXFP4 become per-block affine or MXFP
-// tensors whose dequantized values are ggml's (ggml_blocks.h). Other GGUF
-// types are refused, naming the type. Source metadata goes to the KV
+// reversed); GGUF Q8_0, Q4_0, MXFP4, Q6_K and Q3_K become per-block affine
+// or MXFP tensors whose dequantized values are ggml's (ggml_blocks.h);
+// Q4_K, Q5_K and Q2_K become uint8 per-block affine tensors within a
+// documented bound of ggml's values (ggml_kmin.h; ConvertedTensor::exact
+// false, errors measured). Other
+// GGUF types are refused, naming the type. Source metadata goes to the KV
 // section; `kv` entries are added and replace source keys of the same name.
 // With `quantize` / `requantize`, chosen tensors are quantized instead
 // (stream/convert/quantizer.h) and their errors reported.
@@ -39,6 +42,10 @@ struct ConvertedTensor {
   std::string scheme;       // "" or "per_block_affine", "mxfp"
   std::vector<uint64_t> shape;
   bool quantized = false;  // by --quantize / --requantize
+  // Dequantizes to the source's values bit for bit (every tensor but those
+  // --quantize / --requantize took and GGUF Q4_K / Q5_K / Q2_K, whose
+  // errors are in max_abs_error / rms_error).
+  bool exact = true;
   double max_abs_error = 0, rms_error = 0;
   std::string note;  // why --quantize kept it ("1-D", "--skip", ...)
 };
@@ -57,10 +64,11 @@ struct ConvertOptions {
   stream::FileOptions reader;
   // Source bytes read at a time (rounded down to whole blocks).
   size_t chunk_bytes = size_t{512} << 10;
-  // GGUF Q8_0 / Q4_0 / MXFP4: the scales of a tensor, kept in memory while
-  // its codes are written so that the source is read once. A tensor with
-  // more scale bytes than this (a Q8_0 tensor over 17 × this many source
-  // bytes) is read a second time for its scales instead.
+  // GGUF Q8_0 / Q4_0 / MXFP4 / K-quants: the scales (and Q4_K / Q5_K / Q2_K
+  // zero points) of a tensor, kept in memory while its codes are written so
+  // that the source is read once. A tensor with more parameter bytes than
+  // this (a Q8_0 tensor over 17 × this many source bytes) is read again for
+  // each parameter buffer instead.
   uint64_t scale_spool_bytes = uint64_t{32} << 20;
   // Float tensors (F32, F16, BF16, F64) of rank >= 2 whose name matches no
   // `skip` pattern (fnmatch(3)) and whose shape the scheme takes are

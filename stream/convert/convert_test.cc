@@ -458,9 +458,10 @@ TEST(ConvertGguf, FloatTensorsKeepBytesWithReversedShape) {
 TEST(ConvertGguf, RefusesWhatHasNoExactForm) {
   {
     GgufBuilder b;
-    b.Tensor("blk.0.w", {256}, ggml_type::kQ4_K, std::vector<uint8_t>(144, 1));
+    // Q8_K (ggml type 15): no Hurray form.
+    b.Tensor("blk.0.w", {256}, 15, std::vector<uint8_t>(292, 1));
     EXPECT_THAT(ConvertBytes(b.Build()).status().message(),
-                HasSubstr("tensor 'blk.0.w': ggml type Q4_K has no exact"));
+                HasSubstr("tensor 'blk.0.w': ggml type Q8_K has no exact"));
   }
   {
     // Q8_0 d = +0 with codes of both signs: +0 and -0 in one block.

@@ -1,6 +1,9 @@
 #include "stream/convert/ggml_blocks.h"
 
+#include <cmath>
 #include <cstring>
+
+#include "dequant/minifloat.h"
 
 namespace hurray::convert {
 namespace {
@@ -44,6 +47,49 @@ bool CheckF16Scale(uint16_t d, const bool* negative, uint8_t* scale,
 // OCP e2m1 magnitudes ×2 by 3-bit code: 0, 0.5, 1, 1.5, 2, 3, 4, 6.
 // kHalf[m]: the code of half the magnitude, or -1 when not an e2m1 value.
 constexpr int kHalf[8] = {0, -1, 1, -1, 2, 3, 4, 5};
+
+void PutF32(float f, uint8_t* out) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(bits >> (8 * i));
+}
+
+// One K-quant sub-block: ggml's value k is s·q[k] with s = d·sc as float32
+// (exact). Writes the float32 scale; a zero s becomes ±1.0 with codes 0
+// (`*zero`), refused when ggml's zeros would have both signs.
+bool SubBlockScale(float s, const int8_t* q, uint32_t sub, uint8_t* scale,
+                   bool* zero, std::string* why) {
+  *zero = s == 0.0f;
+  if (!*zero) {
+    PutF32(s, scale);
+    return true;
+  }
+  // ggml: s · float(q); a zero product is negative when exactly one factor
+  // is (float(0) is +0).
+  const bool s_negative = std::signbit(s);
+  const bool first = s_negative != (q[0] < 0);
+  for (uint32_t k = 1; k < kKSubBlock; ++k) {
+    if ((s_negative != (q[k] < 0)) != first) {
+      *why = "sub-block " + std::to_string(sub) +
+             ": the scale is 0 and the codes have both signs: ggml gives +0 "
+             "and -0 in one block, which no Hurray scale can express";
+      return false;
+    }
+  }
+  PutF32(first ? -1.0f : 1.0f, scale);
+  return true;
+}
+
+// d of a K-quant block (the float16 at `at`), refused when not finite.
+bool KScale(const uint8_t* at, float* d, std::string* why) {
+  const uint16_t h = static_cast<uint16_t>(at[0] | (at[1] << 8));
+  if ((h & 0x7C00) == 0x7C00) {
+    *why = "the float16 super-block scale d is infinite or NaN";
+    return false;
+  }
+  *d = dequant::F16ToF32(h);
+  return true;
+}
 
 }  // namespace
 
@@ -140,6 +186,81 @@ bool RewriteMxfp4(const uint8_t* in, uint8_t* codes, uint8_t* scale,
   return true;
 }
 
+bool RewriteQ6_K(const uint8_t* in, uint8_t* codes, uint8_t* scales,
+                 std::string* why) {
+  const uint8_t* ql = in;
+  const uint8_t* qh = in + 128;
+  const int8_t* sc = reinterpret_cast<const int8_t*>(in + 192);
+  float d;
+  if (!KScale(in + 208, &d, why)) return false;
+  int8_t q[kQK];
+  // Element e = 128h + 32k + l (l < 32): the low nibble of ql[64h + l]
+  // (k = 0), of ql[64h + l + 32] (k = 1), their high nibbles (k = 2, 3),
+  // bits 2k, 2k+1 of qh[32h + l] on top; its scale is sc[e / 16].
+  for (uint32_t h = 0; h < 2; ++h) {
+    for (uint32_t k = 0; k < 4; ++k) {
+      for (uint32_t l = 0; l < 32; ++l) {
+        const uint8_t lo = ql[64 * h + l + (k & 1) * 32];
+        const uint32_t low = (k < 2 ? lo : lo >> 4) & 0x0F;
+        const uint32_t high = (qh[32 * h + l] >> (2 * k)) & 3;
+        q[128 * h + 32 * k + l] =
+            static_cast<int8_t>(static_cast<int>(low | high << 4) - 32);
+      }
+    }
+  }
+  for (uint32_t j = 0; j < kQK / kKSubBlock; ++j) {
+    const float s = d * static_cast<float>(sc[j]);
+    bool zero = false;
+    if (!SubBlockScale(s, q + kKSubBlock * j, j, scales + 4 * j, &zero, why))
+      return false;
+    uint8_t* c = codes + kKSubBlock * j;
+    if (zero) {
+      std::memset(c, 0, kKSubBlock);
+    } else {
+      std::memcpy(c, q + kKSubBlock * j, kKSubBlock);
+    }
+  }
+  return true;
+}
+
+bool RewriteQ3_K(const uint8_t* in, uint8_t* codes, uint8_t* scales,
+                 std::string* why) {
+  const uint8_t* hmask = in;
+  const uint8_t* qs = in + 32;
+  const uint8_t* packed = in + 96;
+  float d;
+  if (!KScale(in + 108, &d, why)) return false;
+  for (uint32_t j = 0; j < kQK / kKSubBlock; ++j) {
+    // Scale j: 4 low bits from byte j % 8 (its low nibble for j < 8, its
+    // high one after), 2 high bits from byte 8 + j % 4 at bit 2·(j / 4).
+    const uint8_t b = packed[j % 8];
+    const int low = j < 8 ? (b & 0x0F) : (b >> 4);
+    const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
+    const int sc = (low | high << 4) - 32;
+    // Sub-block j: h = j / 8, pair p = (j % 8) / 2, half j % 2; element l
+    // has 2 low bits at 2p of qs[32h + 16·half + l] and its high bit
+    // (set: +0, clear: −4) at bit 4h + p of hmask[16·half + l].
+    const uint32_t h = j / 8, p = (j % 8) / 2, half = j % 2;
+    int8_t q[kKSubBlock];
+    for (uint32_t l = 0; l < kKSubBlock; ++l) {
+      const uint32_t idx = 16 * half + l;
+      const int low2 = (qs[32 * h + idx] >> (2 * p)) & 3;
+      const bool hbit = (hmask[idx] >> (4 * h + p)) & 1;
+      q[l] = static_cast<int8_t>(low2 - (hbit ? 0 : 4));
+    }
+    const float s = d * static_cast<float>(sc);
+    bool zero = false;
+    if (!SubBlockScale(s, q, j, scales + 4 * j, &zero, why)) return false;
+    uint8_t* c = codes + (kKSubBlock / 2) * j;
+    for (uint32_t k = 0; k < kKSubBlock / 2; ++k) {
+      c[k] = zero ? 0
+                  : static_cast<uint8_t>((q[2 * k] & 0x0F) |
+                                         (q[2 * k + 1] & 0x0F) << 4);
+    }
+  }
+  return true;
+}
+
 bool PlainScale(const uint8_t* in, bool e8m0, uint8_t* scale) {
   if (e8m0) {
     if (in[0] == 0x00 || in[0] == 0xFF) return false;
@@ -152,21 +273,53 @@ bool PlainScale(const uint8_t* in, bool e8m0, uint8_t* scale) {
   return true;
 }
 
+namespace {
+bool IsK(GgmlBlockType type) {
+  return type == GgmlBlockType::kQ6_K || type == GgmlBlockType::kQ3_K;
+}
+}  // namespace
+
+uint32_t SourceBlockElements(GgmlBlockType type) {
+  return IsK(type) ? kQK : kGgmlBlock;
+}
+uint32_t HurrayBlockElements(GgmlBlockType type) {
+  return IsK(type) ? kKSubBlock : kGgmlBlock;
+}
 uint32_t SourceBlockBytes(GgmlBlockType type) {
-  return type == GgmlBlockType::kQ8_0   ? kQ8_0Bytes
-         : type == GgmlBlockType::kQ4_0 ? kQ4_0Bytes
-                                        : kMxfp4Bytes;
+  switch (type) {
+    case GgmlBlockType::kQ8_0:
+      return kQ8_0Bytes;
+    case GgmlBlockType::kQ4_0:
+      return kQ4_0Bytes;
+    case GgmlBlockType::kMxfp4:
+      return kMxfp4Bytes;
+    case GgmlBlockType::kQ6_K:
+      return kQ6_KBytes;
+    case GgmlBlockType::kQ3_K:
+      return kQ3_KBytes;
+  }
+  return 0;
 }
 uint32_t CodeBytes(GgmlBlockType type) {
-  return type == GgmlBlockType::kQ8_0 ? kGgmlBlock : kGgmlBlock / 2;
+  switch (type) {
+    case GgmlBlockType::kQ8_0:
+      return kGgmlBlock;
+    case GgmlBlockType::kQ6_K:
+      return kQK;
+    case GgmlBlockType::kQ3_K:
+      return kQK / 2;
+    default:
+      return kGgmlBlock / 2;
+  }
 }
 uint32_t ScaleBytes(GgmlBlockType type) {
+  if (IsK(type)) return 4 * (kQK / kKSubBlock);
   return type == GgmlBlockType::kMxfp4 ? 1 : 2;
 }
 
 uint64_t RewriteBlocks(GgmlBlockType type, const uint8_t* in, uint64_t n,
                        uint8_t* codes, uint8_t* scales, std::string* why) {
-  uint8_t scratch_codes[kGgmlBlock], scratch_scale[2];
+  uint8_t scratch_codes[kQK], scratch_scale[4 * (kQK / kKSubBlock)];
   if (type == GgmlBlockType::kQ8_0 && codes != nullptr) {
     // Converting a Q8_0 model is mostly this loop: 32 code bytes and the
     // scale moved as they are.
@@ -192,13 +345,28 @@ uint64_t RewriteBlocks(GgmlBlockType type, const uint8_t* in, uint64_t n,
     uint8_t* sc = scales != nullptr ? scales + i * scale_bytes : scratch_scale;
     // Scales alone: the codes are rewritten only where the scale is not
     // the source's own.
-    if (codes == nullptr && PlainScale(b, type == GgmlBlockType::kMxfp4, sc))
+    if (codes == nullptr && !IsK(type) &&
+        PlainScale(b, type == GgmlBlockType::kMxfp4, sc))
       continue;
     uint8_t* c = codes != nullptr ? codes + i * code_bytes : scratch_codes;
-    const bool ok = type == GgmlBlockType::kQ8_0 ? RewriteQ8_0(b, c, sc, why)
-                    : type == GgmlBlockType::kQ4_0
-                        ? RewriteQ4_0(b, c, sc, why)
-                        : RewriteMxfp4(b, c, sc, why);
+    bool ok = false;
+    switch (type) {
+      case GgmlBlockType::kQ8_0:
+        ok = RewriteQ8_0(b, c, sc, why);
+        break;
+      case GgmlBlockType::kQ4_0:
+        ok = RewriteQ4_0(b, c, sc, why);
+        break;
+      case GgmlBlockType::kMxfp4:
+        ok = RewriteMxfp4(b, c, sc, why);
+        break;
+      case GgmlBlockType::kQ6_K:
+        ok = RewriteQ6_K(b, c, sc, why);
+        break;
+      case GgmlBlockType::kQ3_K:
+        ok = RewriteQ3_K(b, c, sc, why);
+        break;
+    }
     if (!ok) return i;
   }
   return n;

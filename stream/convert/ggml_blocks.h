@@ -25,6 +25,18 @@
 // - ggml decodes the MXFP4 nibble 0x8 as +0.0 (kvalues[8] = 0); OCP e2m1
 //   and Hurray give −0.0. We keep ggml's value: nibble 0x8 is written as
 //   code 0x0, so the converted tensor dequantizes to +0.0 there.
+//
+// K-quants of 256 elements in 16 sub-blocks of 16 (ggml-common.h
+// block_q6_K {u8 ql[128]; u8 qh[64]; i8 scales[16]; fp16 d}, block_q3_K
+// {u8 hmask[32]; u8 qs[64]; u8 scales[12]; fp16 d}; issue 48):
+//   Q6_K  ggml: (d·sc[j])·(q − 32), q 6-bit      → int8 codes q − 32,
+//   Q3_K  ggml: (d·(sc[j] − 32))·q, q in [−4, 3] → int4 codes q,
+//         per-block affine, symmetric, block 16, float32 scale d·sc[j]
+//         (d·(sc[j] − 32)): at most 11 + 8 significant bits, so the
+//         product is exact in float32 and Hurray's scale·code is ggml's
+//         one rounding. A sub-block whose scale is ±0 follows the zero-scale
+//         ruling above (scale ±1.0, codes 0; refused when its zeros have
+//         both signs); a NaN or infinite d is refused.
 #ifndef HURRAY_STREAM_CONVERT_GGML_BLOCKS_H_
 #define HURRAY_STREAM_CONVERT_GGML_BLOCKS_H_
 
@@ -51,9 +63,26 @@ bool RewriteMxfp4(const uint8_t* in, uint8_t* codes, uint8_t* scale,
 // go through its Rewrite function.
 bool PlainScale(const uint8_t* in, bool e8m0, uint8_t* scale);
 
-enum class GgmlBlockType { kQ8_0, kQ4_0, kMxfp4 };
+inline constexpr uint32_t kQK = 256, kKSubBlock = 16;
+inline constexpr uint32_t kQ6_KBytes = 210, kQ3_KBytes = 110;
 
-// Bytes of one source block, and of its Hurray codes and scale.
+// One source block of 256 (kQ6_KBytes / kQ3_KBytes) to 256 int8 codes
+// (Q6_K) or 128 bytes of int4 codes (Q3_K) and 16 float32 scales (64 bytes
+// little-endian).
+bool RewriteQ6_K(const uint8_t* in, uint8_t* codes, uint8_t* scales,
+                 std::string* why);
+bool RewriteQ3_K(const uint8_t* in, uint8_t* codes, uint8_t* scales,
+                 std::string* why);
+
+enum class GgmlBlockType { kQ8_0, kQ4_0, kMxfp4, kQ6_K, kQ3_K };
+
+// Elements of one source block (32, or 256 for the K-quants), and of one
+// Hurray block (32, or 16: a K-quant sub-block).
+uint32_t SourceBlockElements(GgmlBlockType type);
+uint32_t HurrayBlockElements(GgmlBlockType type);
+
+// Bytes of one source block, and of its Hurray codes and scales (all the
+// scales of the source block: 64 for a K-quant).
 uint32_t SourceBlockBytes(GgmlBlockType type);
 uint32_t CodeBytes(GgmlBlockType type);
 uint32_t ScaleBytes(GgmlBlockType type);

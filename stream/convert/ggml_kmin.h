@@ -1,0 +1,55 @@
+// ggml's K-quants with a per-sub-block minimum (ggml-common.h block_q4_K
+// {fp16 d, dmin; u8 scales[12]; u8 qs[128]}, block_q5_K {… scales[12];
+// u8 qh[32]; u8 qs[128]}, block_q2_K {u8 scales[16]; u8 qs[64]; fp16 d,
+// dmin}): ggml's value is d1·q − m1 per sub-block (d1 = d·sc, m1 = dmin·m,
+// float32, two roundings), which no integer zero point expresses exactly
+// when m1 is not a multiple of d1. Issue 48: converted near-losslessly.
+//
+// Each sub-block (32 elements for Q4_K / Q5_K, 16 for Q2_K) becomes a
+// per-block affine block of uint8 codes on a finer step: for a b-bit source
+// (b = 4, 5, 2) and k = 8 − b, codes c = 2^k·q, scale d1 / 2^k (exact in
+// float32), zero point z = round(2^k·m1 / d1); the value (c − z)·scale is
+// d1·q − d1·z / 2^k, within |d1| / 2^(k+1) of d1·q − m1 (1/32 of ggml's
+// step for Q4_K) before float32 rounding. A zero point below 0 goes into
+// the codes instead (c = 2^k·q − z, z = 0). Codes and zero points are kept
+// within uint8 (the strict reader refuses a per-block zero point outside
+// the storage range, QNT-PBA-13): where they do not fit, k is lowered one
+// step at a time (the bound doubles each step); a sub-block that fits at no
+// k ≥ 0 is refused. Exact special cases: d1 = 0 with m1 ≠ 0 (every value
+// −m1) is scale m1, zero point 1, codes 0; d1 = 0 with m1 = 0 is scale ±1,
+// codes 0, with ggml's signed zero. A NaN or infinite d or dmin is refused.
+#ifndef HURRAY_STREAM_CONVERT_GGML_KMIN_H_
+#define HURRAY_STREAM_CONVERT_GGML_KMIN_H_
+
+#include <cstdint>
+#include <string>
+
+namespace hurray::convert {
+
+enum class KMinType { kQ4_K, kQ5_K, kQ2_K };
+
+uint32_t KMinSourceBytes(KMinType type);  // 144, 176, 84 per 256 elements
+uint32_t KMinSubBlock(KMinType type);     // 32, 32, 16
+uint32_t KMinSubBlocks(KMinType type);    // 8, 8, 16 per source block
+
+// Error of the converted values against ggml's, over the blocks rewritten.
+struct KMinError {
+  double max_abs = 0, sum_sq = 0;
+  uint64_t count = 0;
+  // Smallest k used (8 − b when every sub-block took the finest step).
+  int min_step_bits = 8;
+};
+
+// Rewrites `n` source blocks: 256 uint8 codes per block to `codes`, float32
+// scales and int32 zero points (little-endian, KMinSubBlocks per block) to
+// `scales` / `zero_points`; any of the three may be null. With `error`,
+// adds each value's error against ggml's formula. Returns n, or the index
+// of the first block refused, with `why`.
+uint64_t RewriteKMinBlocks(KMinType type, const uint8_t* in, uint64_t n,
+                           uint8_t* codes, uint8_t* scales,
+                           uint8_t* zero_points, KMinError* error,
+                           std::string* why);
+
+}  // namespace hurray::convert
+
+#endif  // HURRAY_STREAM_CONVERT_GGML_KMIN_H_
