@@ -109,7 +109,7 @@ class Tree:
 
   def ok(self, token, citing):
     token = token.rstrip("/")
-    if any(token == a or token.startswith(a.rstrip("/") + "/")
+    if any(token == a.rstrip("/") or token.startswith(a.rstrip("/") + "/")
            for a in self.allow):
       return True
     if token.startswith(GENERATED):
