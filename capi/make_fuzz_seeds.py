@@ -4,7 +4,7 @@
 Usage: python3 capi/make_fuzz_seeds.py   (from the repository root)
 
 It rewrites its own seeds and keeps every other file: inputs merged by
-fuzzing campaigns and corpus/capi_fuzz/BUILD.bazel (the filegroup the replay
+fuzzing campaigns and corpus/BUILD.bazel (the filegroup the replay
 test reads).
 
 Seeds are the 4-byte harness header (see capi/capi_fuzz.cc) followed by

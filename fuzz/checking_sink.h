@@ -1,7 +1,7 @@
 // A TensorSink for the stream and .hrry fuzz targets: it records every
 // tensor (descriptor, reassembled buffers, whether OnTensorEnd came) and
 // aborts as soon as an event breaks the TensorSink contract
-// (stream/tensor_sink.h):
+// (stream/container/tensor_sink.h):
 //   * events come in order: OnDescriptor, pieces, OnTensorEnd; nothing
 //     after OnEndOfStream, which comes at most once and not mid-tensor;
 //   * pieces are non-empty, buffers arrive in table order, each piece

@@ -1,5 +1,6 @@
-// Fuzz target: the .hrry forward reader (stream/hrry_file.h) against the
-// random-access reader (stream/hrry_mmap.h, HrryFile::CopyOf/FromBytes).
+// Fuzz target: the .hrry forward reader (stream/container/hrry_file.h) against
+// the random-access reader (stream/container/hrry_mmap.h,
+// HrryFile::CopyOf/FromBytes).
 //
 // Input format (bytes missing at the end read as 0):
 //   byte 0   bit 0 permissive mode (else strict)

@@ -1,7 +1,7 @@
-// Fuzz target: the ingest edges (stream/consumers.h, stream/sinks.h) with
-// arbitrary bytes: the consumers of bare streams and .hrry files read
-// forward, ValidateSink and DequantSink writing into a fresh temporary
-// directory, arbitrary chunking and the checkpoint/resume path.
+// Fuzz target: the ingest edges (stream/ingest/consumers.h,
+// stream/ingest/sinks.h) with arbitrary bytes: the consumers of bare streams
+// and .hrry files read forward, ValidateSink and DequantSink writing into a
+// fresh temporary directory, arbitrary chunking and the checkpoint/resume path.
 //
 // Input format (bytes missing at the end read as 0):
 //   byte 0   bit 0 permissive mode (else strict)

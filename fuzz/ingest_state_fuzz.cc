@@ -1,5 +1,5 @@
 // Fuzz target: the resume state file of `hurray ingest --resume`
-// (stream/ingest_state.h), parsed as the hostile input it is (issue 13).
+// (stream/ingest/ingest_state.h), parsed as the hostile input it is (issue 13).
 //
 // Input: the bytes of a state file. Properties:
 //   * ParseState never crashes and refuses with InvalidArgument only;

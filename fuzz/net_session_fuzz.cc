@@ -1,5 +1,5 @@
 // Fuzz target: a sequence of protocol frames fed to both sides of the
-// network protocol (stream/net_client_session.h, stream/net_server_session.h)
+// network protocol (stream/net/client_session.h, stream/net/server_session.h)
 // at input-chosen split points.
 //
 // Input: byte 0 = flags (bit 0: permissive; bits 1–7: seed of the split
@@ -14,7 +14,7 @@
 // Properties (any violation aborts):
 //   * Never OnTensorEnd before every byte of every buffer arrived; pieces in
 //     order and inside their buffers; no event after a rejection's tensor
-//     (the recording sink checks, see stream/test_util.h).
+//     (the recording sink checks, see stream/container/testing/test_util.h).
 //   * Same result whatever the split: the same status (rule id, offset) and
 //     the same tensors (descriptors, bytes, completeness), the same
 //     Satisfied(); for the server drained at the end, the same status and
@@ -29,7 +29,7 @@
 //     and keeps a rejection.
 //   * A tensor list ("hurray:list" payload) that parses re-encodes to the
 //     input bytes.
-//   * Codec round trip (stream/net_message.h), frame by frame: a payload
+//   * Codec round trip (stream/net/message.h), frame by frame: a payload
 //     that decodes re-encodes to bytes that decode again and re-encode to
 //     the same bytes; layout entries re-encode to the bytes they came from;
 //     an encoder given one byte too few fails instead of writing past it.

@@ -5,8 +5,8 @@
 //
 //   bazel run //fuzz:seed_gen -- "$PWD/corpus"
 //
-// Reads CORPUS_ROOT/descriptors/*.bin (//tools:corpus_gen's vectors, valid
-// and broken one rule at a time) and CORPUS_ROOT/golden/files/basic.hrry.
+// Reads CORPUS_ROOT/descriptors/*.bin (//tools/testing:corpus_gen's vectors,
+// valid and broken one rule at a time) and CORPUS_ROOT/golden/files/basic.hrry.
 //
 // Seeds per target (each input format is described in its fuzz/*_fuzz.cc):
 //   quant_roundtrip_fuzz     every scheme of every valid vector, and one

@@ -1,4 +1,4 @@
-// Fuzz target: the bare stream reader (stream/stream_reader.h) fed at
+// Fuzz target: the bare stream reader (stream/container/stream_reader.h) fed at
 // input-chosen split points.
 //
 // Input format (bytes missing at the end read as 0):

@@ -8,9 +8,9 @@
 //
 // Sizes (x86-64): sizeof(TensorDescriptor) is 19 312 bytes, dominated by the
 // 8-level tiled storage (3 × 64 × 8 bytes per level) and the 255 buffer
-// handles; tests/descriptor_test.cc pins the exact figure. Arrays are used
-// only up to `rank` / `buffer_count`; the rest is never read, compared or
-// cleared, so resetting a descriptor costs a few stores.
+// handles; tests/decoder_test.cc bounds it (20 KiB) and prints it. Arrays are
+// used only up to `rank` / `buffer_count`; the rest is never read, compared
+// or cleared, so resetting a descriptor costs a few stores.
 #ifndef HURRAY_PARSER_DESCRIPTOR_H_
 #define HURRAY_PARSER_DESCRIPTOR_H_
 

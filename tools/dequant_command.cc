@@ -298,7 +298,7 @@ absl::StatusOr<Written> Dequantize(const std::string& file,
 
   // The data buffer, streamed through the dequantizer into a hidden temp of
   // OUT's directory, published as OUT only once complete
-  // (stream/safe_output_dir.h): a rejection or failure leaves OUT as it
+  // (stream/ingest/safe_output_dir.h): a rejection or failure leaves OUT as it
   // was, and a symlink at OUT is replaced, never written through.
   absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> out =
       stream::SafeOutputFile::Create(output);

@@ -1,7 +1,7 @@
 // `hurray inspect` and `hurray validate` on a whole .hrry file
 // (file-format.md): the file is opened with the random-access reader, which
 // checks header, tensor region, KV section, index and trailer
-// (stream/hrry_mmap.h), then its tensors are listed in file order.
+// (stream/container/hrry_mmap.h), then its tensors are listed in file order.
 #ifndef HURRAY_TOOLS_HRRY_INSPECT_H_
 #define HURRAY_TOOLS_HRRY_INSPECT_H_
 

@@ -158,9 +158,9 @@ int RunPack(absl::Span<const std::string> args, std::ostream& out,
   if (!parsed.ok()) return UsageError("pack", parsed.status().message(), err);
 
   // Written to a hidden temp of the output's directory, published under
-  // its name only once complete (stream/safe_output_dir.h): a rejected input
-  // or a failed write leaves the old file, and a symlink at OUT is replaced,
-  // never written through.
+  // its name only once complete (stream/ingest/safe_output_dir.h): a rejected
+  // input or a failed write leaves the old file, and a symlink at OUT is
+  // replaced, never written through.
   absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> file =
       stream::SafeOutputFile::Create(parsed->output);
   if (!file.ok()) {

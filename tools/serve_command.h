@@ -2,7 +2,7 @@
 //                         [--idle-timeout S] [--max-message-size N]`
 //
 // Serves the tensors of a .hrry file over the Hurray network protocol
-// (interchange.md; stream/net_server.h): each connection its own session,
+// (interchange.md; stream/net/server.h): each connection its own session,
 // every indexed tensor by name, the listing key `hurray:list`
 // (docs/network.md). Defaults: 127.0.0.1, port 7420. With --port 0 a free
 // port is chosen. Once listening it prints `listening on ADDR:PORT` on

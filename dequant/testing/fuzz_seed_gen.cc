@@ -2,7 +2,7 @@
 // and a few storage types, in the target's input format (4-byte header, the
 // encoded descriptor, its buffers back to back).
 //
-//   bazel run //dequant:fuzz_seed_gen -- "$PWD/corpus/dequant_fuzz"
+//   bazel run //dequant/testing:fuzz_seed_gen -- "$PWD/corpus/dequant_fuzz"
 #include <cstdint>
 #include <cstdio>
 #include <fstream>

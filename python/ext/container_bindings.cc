@@ -345,7 +345,7 @@ class PyStreamDecoder : public stream::TensorSink {
 };
 
 // A whole file written through the library's one way of creating files
-// (stream/safe_output_dir.h): a hidden temp beside `path` created with
+// (stream/ingest/safe_output_dir.h): a hidden temp beside `path` created with
 // O_EXCL | O_NOFOLLOW, published by renameat at commit(), removed otherwise.
 class PySafeOutputFile {
  public:

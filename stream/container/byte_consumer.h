@@ -1,4 +1,4 @@
-// ByteConsumer: what the loader (stream/loader.h) drives, whatever the
+// ByteConsumer: what the loader (stream/ingest/loader.h) drives, whatever the
 // framing. Bytes go in as they arrive, in chunks of any size; for a network
 // peer the consumer also has bytes to send back (hello, requests, pongs),
 // which the loader writes to the same connection.

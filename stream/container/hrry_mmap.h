@@ -13,10 +13,11 @@
 // Buffer views honour the handle's declared alignment (buffer-protocol.md
 // § Alignment (Minimum), BUF-19): Buffer() refuses a non-empty buffer whose
 // address is not a multiple of its `alignment`. Open() and CopyOf() place the
-// file at a 2 MiB boundary (stream/mapped_file.h), so that happens only when
-// the buffer's file offset is not a multiple of its alignment (FILE-REG-02,
-// relaxed by a permissive open) or the alignment passes 2 MiB; FromBytes()
-// views the caller's bytes where they are, and their address counts.
+// file at a 2 MiB boundary (stream/container/mapped_file.h), so that happens
+// only when the buffer's file offset is not a multiple of its alignment
+// (FILE-REG-02, relaxed by a permissive open) or the alignment passes 2 MiB;
+// FromBytes() views the caller's bytes where they are, and their address
+// counts.
 #ifndef HURRAY_STREAM_CONTAINER_HRRY_MMAP_H_
 #define HURRAY_STREAM_CONTAINER_HRRY_MMAP_H_
 

@@ -6,7 +6,7 @@
 // just of the page size: a buffer at a file offset that is a multiple of
 // A ≤ 2 MiB then has an address that is a multiple of A, which is what
 // buffer-protocol.md § Alignment (Minimum) asks of the views handed out
-// (BUF-19, stream/hrry_mmap.h).
+// (BUF-19, stream/container/hrry_mmap.h).
 #ifndef HURRAY_STREAM_CONTAINER_MAPPED_FILE_H_
 #define HURRAY_STREAM_CONTAINER_MAPPED_FILE_H_
 

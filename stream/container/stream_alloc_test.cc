@@ -3,8 +3,8 @@
 // before counting starts). Covers the 2^63-byte declared buffer of
 // REJECT-RULES.md §5 and long streams fed one byte at a time. The one
 // exception is the composite validator, set up once at the first composite
-// head (stream/composite_binder.h): a fixed number of allocations whatever
-// the input's length or chunking.
+// head (stream/container/composite_binder.h): a fixed number of allocations
+// whatever the input's length or chunking.
 #include <cstdint>
 #include <vector>
 

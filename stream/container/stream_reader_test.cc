@@ -309,7 +309,8 @@ TEST(StreamReaderTest, RejectionsCarryStreamOffsets) {
 }
 
 // REJECT-RULES.md §5: a declared size of 2^63 bytes is refused by the limit
-// before anything is read or allocated (stream/stream_alloc_test.cc counts).
+// before anything is read or allocated (stream/container/stream_alloc_test.cc
+// counts).
 TEST(StreamReaderTest, HugeDeclaredBufferIsRefusedByTheLimit) {
   auto d = vectors::Dense(type_tag::kFloat32, {uint64_t{1} << 61});
   ASSERT_EQ(d->buffers[0].byte_size, uint64_t{1} << 63);

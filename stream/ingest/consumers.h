@@ -1,19 +1,19 @@
-// ByteConsumer adapters (stream/byte_consumer.h) over the two readers of this
-// folder, for the loader (stream/loader.h): StreamConsumer drives a
-// StreamReader (bare stream, interchange.md § Scope), HrryConsumer a
+// ByteConsumer adapters (stream/container/byte_consumer.h) over the two readers
+// of this folder, for the loader (stream/ingest/loader.h): StreamConsumer
+// drives a StreamReader (bare stream, interchange.md § Scope), HrryConsumer a
 // HrryForwardReader (.hrry, file-format.md § Sequential Reader), and
 // SniffingConsumer picks one of them from the first 8 bytes (the file magic
 // "HRRYFILE", file-format.md § File Header; anything else is a bare stream).
 //
-// Each adapter reports to an IngestSink (stream/sinks.h): TensorSink events
-// plus, for .hrry, the index names once the file passed. A sink failure
+// Each adapter reports to an IngestSink (stream/ingest/sinks.h): TensorSink
+// events plus, for .hrry, the index names once the file passed. A sink failure
 // (sinks.h IngestSink::status, e.g. a data-level rule of the dequantizer or
 // a full disk) stops the input: Feed returns it from then on, also when the
 // reader rejects a later byte of the same chunk (the verdict does not depend
 // on where the chunks end).
 //
-// Checkpoints (stream/ingest_state.h, `hurray ingest --resume`): after each
-// tensor whose bytes all arrived, the sink saw it whole, and that ends
+// Checkpoints (stream/ingest/ingest_state.h, `hurray ingest --resume`): after
+// each tensor whose bytes all arrived, the sink saw it whole, and that ends
 // outside any composite (and, in a file, has buffers, so no head padding is
 // pending), the adapter calls the checkpoint callback with what a resumed
 // reader needs. Construct the adapter from a checkpoint to continue there:

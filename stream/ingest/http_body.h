@@ -1,7 +1,7 @@
 // The body of one HTTP(S) GET as a loader source (issue 15): Open connects,
 // negotiates TLS, sends the request, follows redirects and reads the
 // response header; the loader then pulls the body through Read
-// (stream/loader.h PullReader) into its ring, so decoding overlaps the
+// (stream/ingest/loader.h PullReader) into its ring, so decoding overlaps the
 // download and memory stays bounded whatever the size.
 //
 // Boost.Beast parses HTTP/1.1 (the response header with its size limit,

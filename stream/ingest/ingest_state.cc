@@ -101,7 +101,7 @@ bool IsIndexPart(absl::string_view part) {
   return ParseU64(level, &l) && l < kMaxRank;
 }
 
-// The output names DequantSink gives record `i` (stream/sinks.h): the
+// The output names DequantSink gives record `i` (stream/ingest/sinks.h): the
 // base "tensor_<i>" or SafeFileName(name, i), then the record's part (""
 // or ".values"), then ".f32" or ".npy"; a kept sparse tensor's index
 // arrays the same base, their part, and ".u64" (with .f32) or ".npy".

@@ -3,11 +3,12 @@
 // written, with --dequant), so that its outputs and verdict equal those of
 // an uninterrupted run.
 //
-//   files and pipes: the checkpoint of stream/consumers.h (the offset after
-//     the last completed tensor, outside any composite, and the CRC-32C of
-//     the bytes before it; for .hrry the header, the 40 bytes before the
-//     offset and the extents of the tensors walked, for the index checks at
-//     the end), and the file's identity (stream/resume_source.h);
+//   files and pipes: the checkpoint of stream/ingest/consumers.h (the
+//     offset after the last completed tensor, outside any composite, and the
+//     CRC-32C of the bytes before it; for .hrry the header, the 40 bytes
+//     before the offset and the extents of the tensors walked, for the index
+//     checks at the end), and the file's identity
+//     (stream/ingest/resume_source.h);
 //   HTTP(S) sources: the same checkpoint, and the object's validator (a
 //     strong ETag, else its Last-Modified date) and size: a resumed run
 //     asks for the rest with Range and If-Range, so a changed object is
@@ -17,7 +18,7 @@
 //     § Identity; a resumed run asks again and refuses another answer), and
 //     for each completed tensor the CRC-32C of its data (a resumed run
 //     fetches the last completed key again and compares,
-//     stream/resume_check_sink.h);
+//     stream/ingest/resume_check_sink.h);
 //   both: the summary records of the completed tensors, each output with
 //     its CRC-32C (checked by DequantSink::Preload before a resumed run);
 //     a sparse tensor kept as its arrays (issue 16) has a "part" line
@@ -32,8 +33,8 @@
 // record has one output); the lines their version did not have are refused
 // in them.
 // SaveState writes it through a temp of its directory and renames it over
-// STATE_FILE (stream/safe_output_dir.h: a symlink there is replaced, never
-// written through; a crash leaves the old or the new state, never a torn
+// STATE_FILE (stream/ingest/safe_output_dir.h: a symlink there is replaced,
+// never written through; a crash leaves the old or the new state, never a torn
 // one).
 //
 // The state file is hostile input (issue 13): LoadState reads it without
@@ -44,7 +45,7 @@
 // extents that do not lie in order before the offset, records that are not
 // complete, and output names other than those our mapping gives the record
 // (tensor_<i>.f32 or SafeFileName(name, i).f32, or the same with .npy,
-// stream/sinks.h; for a kept sparse tensor <base>.values.npy and
+// stream/ingest/sinks.h; for a kept sparse tensor <base>.values.npy and
 // <base><part>.npy with the same base, part .indices, .indptr, .pos_L or
 // .crd_L, .f32/.u64 for f32; published or pending together) or our temp
 // names: never a '/', never '..', nothing outside OUT.

@@ -1,4 +1,4 @@
-// Sinks for `hurray ingest` and the loader (stream/loader.h).
+// Sinks for `hurray ingest` and the loader (stream/ingest/loader.h).
 //
 // IngestSink is the C++ callback interface: a TensorSink plus the names a
 // .hrry file gives its tensors in the index at its end, and a status that
@@ -27,9 +27,9 @@
 // boundary) plus "~<tensor index>".
 //
 // DequantSink, files (issue 13). Every file goes through SafeOutputDir
-// (stream/safe_output_dir.h): outputs and spools are hidden temps created
-// with O_EXCL | O_NOFOLLOW relative to OUT_DIR opened once, published by
-// renameat when the tensor passed (and, for .hrry, the index named it), so
+// (stream/ingest/safe_output_dir.h): outputs and spools are hidden temps
+// created with O_EXCL | O_NOFOLLOW relative to OUT_DIR opened once, published
+// by renameat when the tensor passed (and, for .hrry, the index named it), so
 // no symlink planted in OUT_DIR is followed and no file the run did not
 // publish is replaced. On a rejection (IngestSink::OnInputRejected, or a
 // data-level rule of the sink) every temp of the run is removed and the
@@ -161,7 +161,7 @@ struct TensorRecord {
   uint32_t output_crc32c = 0;
   // With set_record_data_crc: CRC-32C of the tensor's buffer bytes in the
   // order they arrived (a resumed network ingest compares it with the
-  // server's tensor again, stream/resume_check_sink.h).
+  // server's tensor again, stream/ingest/resume_check_sink.h).
   uint32_t data_crc32c = 0;
 };
 

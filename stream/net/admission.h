@@ -12,7 +12,7 @@
 //
 // So a client that arrives while slow or silent connections fill the caps
 // (all of them from the same address, as on loopback) gets a slot, and the
-// deadlines of stream/net_server.h close the displaced ones' kind anyway.
+// deadlines of stream/net/server.h close the displaced ones' kind anyway.
 //
 // Not thread-safe: the caller serializes every call.
 #ifndef HURRAY_STREAM_NET_ADMISSION_H_

@@ -1,9 +1,9 @@
 // NetClientSession: the client side of the Hurray network protocol
 // (interchange.md § Network Transport Protocol), sans I/O. It is a
-// ByteConsumer (stream/byte_consumer.h): feed it the bytes received from the
-// server, in chunks of any size, and write what PendingOutput() holds to the
-// server (then ConsumeOutput(n)). A transport (the loader's TCP source, the
-// tests' blocking client) does nothing else.
+// ByteConsumer (stream/container/byte_consumer.h): feed it the bytes received
+// from the server, in chunks of any size, and write what PendingOutput() holds
+// to the server (then ConsumeOutput(n)). A transport (the loader's TCP source,
+// the tests' blocking client) does nothing else.
 //
 //   NetClientOptions o;
 //   o.keys = {"w1", "w2"};

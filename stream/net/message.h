@@ -8,7 +8,7 @@
 //
 // Encoders write into caller memory and return the bytes written (or an
 // error when the output is too small); EncodedSize() says how much to give
-// them. Decoders read a complete payload (the framer, net_framer.h, collects
+// them. Decoders read a complete payload (the framer, framer.h, collects
 // it, bounded by the configured maximum message size) and return views into
 // it: nothing is copied and nothing is allocated from declared sizes (layout
 // entry lists are walked in place through LayoutList). A malformed payload is

@@ -1,5 +1,5 @@
 // NetServer: serves a .hrry file over TCP with Boost.Asio, one
-// NetServerSession per connection (stream/net_server_session.h).
+// NetServerSession per connection (stream/net/server_session.h).
 //
 //   NetServer server(&file, options);
 //   absl::Status s = server.Listen();     // binds; port() is then known
@@ -23,7 +23,7 @@
 // - Connections: at most `max_connections` (default: sized to the
 //   descriptor limit, DefaultMaxConnections), at most
 //   `max_connections_per_peer` from one address. A connection arriving at a
-//   cap displaces a waiting one (stream/net_admission.h: silent HELLO-less
+//   cap displaces a waiting one (stream/net/admission.h: silent HELLO-less
 //   ones first, oldest first; a connection being answered is never
 //   displaced) or, when there is none, is refused: ERROR 0x06 "server
 //   full", then close.

@@ -1,6 +1,6 @@
 // NetServerSession: the server side of the Hurray network protocol over one
 // connection, sans I/O, serving the tensors of a .hrry file opened with
-// HrryFile (stream/hrry_mmap.h).
+// HrryFile (stream/container/hrry_mmap.h).
 //
 //   NetServerSession s(&file, options);
 //   loop:
@@ -9,7 +9,7 @@
 //     if (s.WantsInput()) { read chunk; s.Feed(chunk); }
 //
 // Input: the client's bytes, any chunk size. The first message must be
-// CLIENT_HELLO (NET-06); framing rules NET-01..05 as net_framer.h; NET-07
+// CLIENT_HELLO (NET-06); framing rules NET-01..05 as framer.h; NET-07
 // (strict) for a server-to-client type; NET-08 for a message on a stream
 // after an ERROR was sent or received on it; NET-SEQ-01 for a second HELLO
 // or RDMA messages (never negotiated); NET-MSG-01 for a malformed payload.
@@ -106,7 +106,7 @@ class NetServerSession {
   bool in_message() const;
   uint64_t message_at() const;
   // Bytes held for the control payload being collected (deadlines and
-  // budgets of stream/net_server.h).
+  // budgets of stream/net/server.h).
   size_t buffered_bytes() const;
   uint64_t tensors_sent() const;
 

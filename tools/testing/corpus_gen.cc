@@ -856,9 +856,10 @@ int Write(const std::filesystem::path& dir, const Corpus& corpus) {
     return 1;
   }
   std::string manifest =
-      "# Written by //tools:corpus_gen; do not edit. Outcomes are for "
-      "vectors::AgreedOptions(mode):\n# the rule id that rejects the file, or "
-      "accept.\n# file\tstrict\tpermissive\twhat\n";
+      "# Written by //tools/testing:corpus_gen; do not edit. Outcomes are "
+      "for vectors::AgreedOptions(mode):\n"
+      "# the rule id that rejects the file, or accept.\n"
+      "# file\tstrict\tpermissive\twhat\n";
   bool ok = true;
   for (const Entry& e : corpus.entries()) {
     ok &= WriteFile(dir / (e.name + ".bin"), AsText(e.bytes));

@@ -1,6 +1,7 @@
 // A loopback TCP listener whose accept queue is full: the kernel drops new
 // SYNs, so a connect to it waits until the client's own connect timeout
-// (tests of the connect deadlines: stream/loader_test, tools/ingest_command).
+// (tests of the connect deadlines: stream/ingest/loader_test,
+// tools/ingest_command).
 #ifndef HURRAY_STREAM_INGEST_TESTING_FULL_LISTENER_H_
 #define HURRAY_STREAM_INGEST_TESTING_FULL_LISTENER_H_
 

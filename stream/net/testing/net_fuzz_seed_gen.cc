@@ -1,7 +1,7 @@
 // Writes the seed corpus of //fuzz:net_session_fuzz into the directory given
 // as the only argument: valid conversations in both directions and, per NET
-// rule, the broken sequence of stream/net_rule_cases.h. Each seed starts
-// with the fuzz target's flag byte (bit 0: permissive; bits 1–7: split
+// rule, the broken sequence of stream/net/testing/net_rule_cases.h. Each seed
+// starts with the fuzz target's flag byte (bit 0: permissive; bits 1–7: split
 // seed).
 #include <cstdio>
 #include <fstream>

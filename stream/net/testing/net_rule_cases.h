@@ -1,4 +1,4 @@
-// The NET-* rule cases shared by stream/net_rules_test.cc and the fuzz seed
+// The NET-* rule cases shared by stream/net/rules_test.cc and the fuzz seed
 // generator: for each rule, a valid message sequence and the same sequence
 // broken in exactly one field, with the offset the rejection must name.
 #ifndef HURRAY_STREAM_NET_TESTING_NET_RULE_CASES_H_

@@ -2,7 +2,7 @@
 // also records keys, the server side driven in memory, server message
 // builders for breaking one field at a time, and a blocking TCP client over
 // POSIX sockets that drives NetClientSession (the production TCP transport
-// is the loader's, stream/loader.h).
+// is the loader's, stream/ingest/loader.h).
 #ifndef HURRAY_STREAM_NET_TESTING_NET_TEST_UTIL_H_
 #define HURRAY_STREAM_NET_TESTING_NET_TEST_UTIL_H_
 
