@@ -81,7 +81,7 @@ class HttpBody::Impl {
       if (!s.ok()) return s;
       s = SendRequest(url, first_url, range);
       if (!s.ok()) return s;
-      s = ReadHeader(url);
+      s = ReadFinalHeader(url);
       if (!s.ok()) return s;
       const auto& msg = parser_->get();
       const int status = static_cast<int>(msg.result_int());
@@ -411,8 +411,10 @@ class HttpBody::Impl {
     error_code ec;
     bool done = false;
     tcp::resolver::results_type results;
+    const bool redirected = !options_.connect_to_host.empty();
     resolver_->async_resolve(
-        url.host, url.port,
+        redirected ? options_.connect_to_host : url.host,
+        redirected ? options_.connect_to_port : url.port,
         [&](const error_code& e, tcp::resolver::results_type r) {
           ec = e;
           results = std::move(r);
@@ -492,9 +494,7 @@ class HttpBody::Impl {
     const bool same_origin = url.SameOrigin(first_url);
     for (const auto& [name, value] : options_.headers) {
       // Credentials stay with the origin they were given for.
-      if (!same_origin && absl::EqualsIgnoreCase(name, "authorization")) {
-        continue;
-      }
+      if (!same_origin && IsCredentialField(name)) continue;
       req.insert(name, value);
     }
     if (range.has_value()) {
@@ -524,14 +524,40 @@ class HttpBody::Impl {
     return absl::OkStatus();
   }
 
-  absl::Status ReadHeader(const Url& url) {
-    parser_ = std::make_unique<http::response_parser<http::buffer_body>>();
-    parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
-    parser_->body_limit(boost::none);  // streamed, never held
+  // The header of the final response: interim (1xx) responses before it
+  // are skipped (RFC 9110 15.2: 100 Continue, 102, 103 Early Hints, ...),
+  // at most kMaxInterimResponses of them, each within the idle timeout; a
+  // 101 (Switching Protocols) is refused, as we never ask for an upgrade.
+  absl::Status ReadFinalHeader(const Url& url) {
     buffer_ = boost::beast::flat_buffer(kReadBufferBytes);
     // Beast reads at most the free capacity (512 bytes when none): make
     // room for large reads once.
     buffer_.reserve(kReadBufferBytes);
+    for (int interim = 0;; ++interim) {
+      // A new parser for each response; what the server sent after an
+      // interim response stays in buffer_ for the next.
+      absl::Status s = ReadHeader(url);
+      if (!s.ok()) return s;
+      const int status = static_cast<int>(parser_->get().result_int());
+      if (status < 100 || status > 199) return absl::OkStatus();
+      if (status == 101) {
+        return Error(absl::StrCat(
+            "HTTP 101 (Switching Protocols) from ", Printable(url.host),
+            ": refused, this client never asks to switch protocols"));
+      }
+      if (interim >= kMaxInterimResponses) {
+        return Error(
+            absl::StrCat("more than ", kMaxInterimResponses,
+                         " interim (1xx) responses from ", Printable(url.host),
+                         " before the final one (limit kMaxInterimResponses)"));
+      }
+    }
+  }
+
+  absl::Status ReadHeader(const Url& url) {
+    parser_ = std::make_unique<http::response_parser<http::buffer_body>>();
+    parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    parser_->body_limit(boost::none);  // streamed, never held
     error_code ec;
     bool done = false;
     WithStream([&](auto& s) {
