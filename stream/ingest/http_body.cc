@@ -112,6 +112,11 @@ class HttpBody::Impl {
     }
     info_.url = url;
     absl::Status checked = CheckResponse(range);
+    if (checked.ok() && info_.status == 206) {
+      // What the Content-Range promises, whatever the framing (chunked, or
+      // to the end of the connection): ReadParsed holds the body to it.
+      range_length_ = info_.range_last - info_.range_first + 1;
+    }
     if (!checked.ok() || info_.chunked || !info_.content_length.has_value()) {
       return checked;
     }
@@ -195,6 +200,42 @@ class HttpBody::Impl {
   // Chunked bodies (and any other framing Beast knows): through the
   // parser, which copies the body out of buffer_.
   absl::StatusOr<size_t> ReadParsed(absl::Span<uint8_t> into) {
+    if (range_length_.has_value()) {
+      // A 206: at most one byte past the range, to see a body that goes on.
+      const uint64_t room =
+          *range_length_ - std::min(received_, *range_length_) + 1;
+      if (into.size() > room) into = into.first(static_cast<size_t>(room));
+    }
+    absl::StatusOr<size_t> n = ReadParsedSome(into);
+    if (!n.ok() || !range_length_.has_value()) return n;
+    return HoldToRange(*n);
+  }
+
+  // A 206 read through the parser (chunked, or to the end of the
+  // connection) has exactly the Content-Range's length: the bytes past it
+  // are dropped and an error follows the ones before; a body that ends
+  // short of it is an error too (never a quiet end).
+  absl::StatusOr<size_t> HoldToRange(size_t filled) {
+    absl::Status s;
+    if (received_ > *range_length_) {
+      const uint64_t extra = received_ - *range_length_;
+      filled -= static_cast<size_t>(extra);
+      received_ = *range_length_;
+      s = Error(absl::StrCat("the HTTP 206 body goes on past the ",
+                             *range_length_, " bytes of its Content-Range"));
+    } else if (parser_->is_done() && received_ < *range_length_) {
+      s = Error(absl::StrCat("the HTTP 206 body ended after ", received_,
+                             " of the ", *range_length_,
+                             " bytes of its Content-Range"));
+    } else {
+      return filled;
+    }
+    if (filled == 0) return s;
+    pending_error_ = std::move(s);
+    return filled;
+  }
+
+  absl::StatusOr<size_t> ReadParsedSome(absl::Span<uint8_t> into) {
     size_t filled = 0;
     // One real wait at most: after the first bytes, only what is already
     // there is read (no byte is held back waiting for more).
@@ -647,6 +688,8 @@ class HttpBody::Impl {
   HttpResponseInfo info_;
   uint64_t received_ = 0;
   std::optional<absl::Status> pending_error_;
+  // A 206's length from its Content-Range (ReadParsed holds the body to it).
+  std::optional<uint64_t> range_length_;
   std::atomic<bool> interrupted_{false};
 };
 

@@ -167,6 +167,7 @@ absl::Status InterpretResponse(absl::Span<const HeaderField> fields,
                               "' for the range from byte ", range->first));
   }
   info->range_first = first;
+  info->range_last = last;
   info->object_size = size;
   info->accept_ranges = true;
   return absl::OkStatus();

@@ -48,8 +48,10 @@ struct HttpResponseInfo {
   int redirects = 0;
   std::optional<uint64_t> content_length;
   bool chunked = false;
-  // 206: where the body starts and the object's size (when given).
+  // 206: where the body starts and ends (inclusive) and the object's size
+  // (when given).
   uint64_t range_first = 0;
+  uint64_t range_last = 0;
   std::optional<uint64_t> object_size;
   bool accept_ranges = false;  // "Accept-Ranges: bytes"
   std::string etag;            // as sent (quotes, W/), at most 1024 bytes
