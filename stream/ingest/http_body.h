@@ -32,8 +32,8 @@
 // - The body: a connection that ends before Content-Length bytes, or before
 //   the last chunk, is a truncation error; a 206's body has exactly the
 //   length of its Content-Range whatever its framing (a chunked one that
-//   goes on past it, or ends short of it, is an error) (the loader reports STREAM-IO at
-//   the byte offset reached).
+//   goes on past it, or ends short of it, is an error). The loader reports
+//   these as STREAM-IO at the byte offset reached.
 #ifndef HURRAY_STREAM_INGEST_HTTP_BODY_H_
 #define HURRAY_STREAM_INGEST_HTTP_BODY_H_
 
