@@ -81,7 +81,7 @@ class HttpBody::Impl {
       if (!s.ok()) return s;
       s = SendRequest(url, first_url, range);
       if (!s.ok()) return s;
-      s = ReadHeader(url);
+      s = ReadFinalHeader(url);
       if (!s.ok()) return s;
       const auto& msg = parser_->get();
       const int status = static_cast<int>(msg.result_int());
@@ -112,6 +112,11 @@ class HttpBody::Impl {
     }
     info_.url = url;
     absl::Status checked = CheckResponse(range);
+    if (checked.ok() && info_.status == 206) {
+      // What the Content-Range promises, whatever the framing (chunked, or
+      // to the end of the connection): ReadParsed holds the body to it.
+      range_length_ = info_.range_last - info_.range_first + 1;
+    }
     if (!checked.ok() || info_.chunked || !info_.content_length.has_value()) {
       return checked;
     }
@@ -195,6 +200,42 @@ class HttpBody::Impl {
   // Chunked bodies (and any other framing Beast knows): through the
   // parser, which copies the body out of buffer_.
   absl::StatusOr<size_t> ReadParsed(absl::Span<uint8_t> into) {
+    if (range_length_.has_value()) {
+      // A 206: at most one byte past the range, to see a body that goes on.
+      const uint64_t room =
+          *range_length_ - std::min(received_, *range_length_) + 1;
+      if (into.size() > room) into = into.first(static_cast<size_t>(room));
+    }
+    absl::StatusOr<size_t> n = ReadParsedSome(into);
+    if (!n.ok() || !range_length_.has_value()) return n;
+    return HoldToRange(*n);
+  }
+
+  // A 206 read through the parser (chunked, or to the end of the
+  // connection) has exactly the Content-Range's length: the bytes past it
+  // are dropped and an error follows the ones before; a body that ends
+  // short of it is an error too (never a quiet end).
+  absl::StatusOr<size_t> HoldToRange(size_t filled) {
+    absl::Status s;
+    if (received_ > *range_length_) {
+      const uint64_t extra = received_ - *range_length_;
+      filled -= static_cast<size_t>(extra);
+      received_ = *range_length_;
+      s = Error(absl::StrCat("the HTTP 206 body goes on past the ",
+                             *range_length_, " bytes of its Content-Range"));
+    } else if (parser_->is_done() && received_ < *range_length_) {
+      s = Error(absl::StrCat("the HTTP 206 body ended after ", received_,
+                             " of the ", *range_length_,
+                             " bytes of its Content-Range"));
+    } else {
+      return filled;
+    }
+    if (filled == 0) return s;
+    pending_error_ = std::move(s);
+    return filled;
+  }
+
+  absl::StatusOr<size_t> ReadParsedSome(absl::Span<uint8_t> into) {
     size_t filled = 0;
     // One real wait at most: after the first bytes, only what is already
     // there is read (no byte is held back waiting for more).
@@ -411,8 +452,10 @@ class HttpBody::Impl {
     error_code ec;
     bool done = false;
     tcp::resolver::results_type results;
+    const bool redirected = !options_.connect_to_host.empty();
     resolver_->async_resolve(
-        url.host, url.port,
+        redirected ? options_.connect_to_host : url.host,
+        redirected ? options_.connect_to_port : url.port,
         [&](const error_code& e, tcp::resolver::results_type r) {
           ec = e;
           results = std::move(r);
@@ -492,9 +535,7 @@ class HttpBody::Impl {
     const bool same_origin = url.SameOrigin(first_url);
     for (const auto& [name, value] : options_.headers) {
       // Credentials stay with the origin they were given for.
-      if (!same_origin && absl::EqualsIgnoreCase(name, "authorization")) {
-        continue;
-      }
+      if (!same_origin && IsCredentialField(name)) continue;
       req.insert(name, value);
     }
     if (range.has_value()) {
@@ -524,14 +565,40 @@ class HttpBody::Impl {
     return absl::OkStatus();
   }
 
-  absl::Status ReadHeader(const Url& url) {
-    parser_ = std::make_unique<http::response_parser<http::buffer_body>>();
-    parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
-    parser_->body_limit(boost::none);  // streamed, never held
+  // The header of the final response: interim (1xx) responses before it
+  // are skipped (RFC 9110 15.2: 100 Continue, 102, 103 Early Hints, ...),
+  // at most kMaxInterimResponses of them, each within the idle timeout; a
+  // 101 (Switching Protocols) is refused, as we never ask for an upgrade.
+  absl::Status ReadFinalHeader(const Url& url) {
     buffer_ = boost::beast::flat_buffer(kReadBufferBytes);
     // Beast reads at most the free capacity (512 bytes when none): make
     // room for large reads once.
     buffer_.reserve(kReadBufferBytes);
+    for (int interim = 0;; ++interim) {
+      // A new parser for each response; what the server sent after an
+      // interim response stays in buffer_ for the next.
+      absl::Status s = ReadHeader(url);
+      if (!s.ok()) return s;
+      const int status = static_cast<int>(parser_->get().result_int());
+      if (status < 100 || status > 199) return absl::OkStatus();
+      if (status == 101) {
+        return Error(absl::StrCat(
+            "HTTP 101 (Switching Protocols) from ", Printable(url.host),
+            ": refused, this client never asks to switch protocols"));
+      }
+      if (interim >= kMaxInterimResponses) {
+        return Error(
+            absl::StrCat("more than ", kMaxInterimResponses,
+                         " interim (1xx) responses from ", Printable(url.host),
+                         " before the final one (limit kMaxInterimResponses)"));
+      }
+    }
+  }
+
+  absl::Status ReadHeader(const Url& url) {
+    parser_ = std::make_unique<http::response_parser<http::buffer_body>>();
+    parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    parser_->body_limit(boost::none);  // streamed, never held
     error_code ec;
     bool done = false;
     WithStream([&](auto& s) {
@@ -621,6 +688,8 @@ class HttpBody::Impl {
   HttpResponseInfo info_;
   uint64_t received_ = 0;
   std::optional<absl::Status> pending_error_;
+  // A 206's length from its Content-Range (ReadParsed holds the body to it).
+  std::optional<uint64_t> range_length_;
   std::atomic<bool> interrupted_{false};
 };
 

@@ -14,8 +14,13 @@
 //   IP literal against the certificate's IP addresses). `insecure` turns
 //   verification off (the CLI warns).
 // - Redirects (301, 302, 303, 307, 308): at most max_redirects, never from
-//   https to http, and the Authorization header is dropped when the origin
-//   (scheme, host, port) changes, as curl does.
+//   https to http, and every credential the caller gave (Authorization,
+//   Cookie, Proxy-Authorization: IsCredentialField) is dropped when the
+//   origin (scheme, host, port) differs from the first URL's, as curl does
+//   since CVE-2022-27776.
+// - Interim responses (1xx, RFC 9110 15.2: 100 Continue, 103 Early Hints)
+//   are skipped, at most kMaxInterimResponses per request; 101 Switching
+//   Protocols is refused (we never ask for an upgrade).
 // - Deadlines: every wait has one. Resolving, connecting and the TLS
 //   handshake: connect_timeout; each read and write (including the response
 //   header): idle_timeout; everything together: total_timeout (0: none).
@@ -25,8 +30,10 @@
 //   identity and decode nothing); so is a Transfer-Encoding other than
 //   chunked.
 // - The body: a connection that ends before Content-Length bytes, or before
-//   the last chunk, is a truncation error (the loader reports STREAM-IO at
-//   the byte offset reached).
+//   the last chunk, is a truncation error; a 206's body has exactly the
+//   length of its Content-Range whatever its framing (a chunked one that
+//   goes on past it, or ends short of it, is an error). The loader reports
+//   these as STREAM-IO at the byte offset reached.
 #ifndef HURRAY_STREAM_INGEST_HTTP_BODY_H_
 #define HURRAY_STREAM_INGEST_HTTP_BODY_H_
 
@@ -50,6 +57,8 @@ namespace hurray::stream {
 inline constexpr size_t kMaxHttpHeaderBytes = 64 << 10;
 inline constexpr int kMaxRedirects = 5;
 inline constexpr size_t kMaxExtraHeaders = 64;
+// Interim (1xx) responses skipped before the final one, per request.
+inline constexpr int kMaxInterimResponses = 16;
 
 struct HttpOptions {
   // Extra request headers ("Name", "value"), checked by CheckHeader.
@@ -62,6 +71,12 @@ struct HttpOptions {
   int max_redirects = kMaxRedirects;
   size_t max_header_bytes = kMaxHttpHeaderBytes;
   std::string user_agent = "hurray";
+  // Tests and fuzzing only (the CLI never sets it): when set, every
+  // connection goes to this host and port instead of the URL's, as curl's
+  // --connect-to; the Host header, the TLS name and the origin stay the
+  // URL's.
+  std::string connect_to_host;
+  std::string connect_to_port;
 };
 
 class HttpBody final : public PullReader {

@@ -2,7 +2,9 @@
 // the idle timeout counts the server's silence while a Read waits, not the
 // time the caller spends between Reads (the body watchdog, issue 15); a
 // server that stops sending is cut at the idle timeout; a body of known
-// length ends at its Content-Length.
+// length ends at its Content-Length; a 206 read through the parser (chunked)
+// has exactly its Content-Range's length (found by //fuzz:http_client_fuzz,
+// issue 46).
 #include "stream/ingest/http_body.h"
 
 #include <arpa/inet.h>
@@ -17,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "stream/ingest/http_url.h"
@@ -168,6 +171,72 @@ TEST(HttpBodyDeadlines, AKnownLengthEndsThereWhileTheConnectionStaysOpen) {
   }
   EXPECT_EQ(got, "0123456789");
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 0.9);
+}
+
+// Bytes 0-3 of a 10-byte object, answered chunked with `chunks`.
+std::string Chunked206(const std::string& chunks) {
+  return "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-3/10\r\n"
+         "Transfer-Encoding: chunked\r\n\r\n" +
+         chunks;
+}
+
+// The body of a request for bytes 0-3 and the error that ended it.
+std::pair<std::string, absl::Status> ReadRange(const std::string& url) {
+  absl::StatusOr<Url> u = ParseUrl(url);
+  EXPECT_TRUE(u.ok());
+  HttpOptions o;
+  o.idle_timeout_seconds = 5;
+  o.connect_timeout_seconds = 5;
+  absl::StatusOr<std::unique_ptr<HttpBody>> b =
+      HttpBody::Open(*u, o, HttpRange{0, 3, ""});
+  if (!b.ok()) return {"", b.status()};
+  std::string got;
+  std::vector<uint8_t> buf(64);
+  while (true) {
+    absl::StatusOr<size_t> n = (*b)->Read(absl::MakeSpan(buf));
+    if (!n.ok()) return {got, n.status()};
+    if (*n == 0) break;
+    got.append(reinterpret_cast<const char*>(buf.data()), *n);
+  }
+  EXPECT_EQ((*b)->received(), got.size());
+  return {got, absl::OkStatus()};
+}
+
+TEST(HttpBodyRanges, AChunked206OfTheRangesLengthIsRead) {
+  ScriptedServer server(
+      [](int fd) { Send(fd, Chunked206("2\r\nab\r\n2\r\ncd\r\n0\r\n\r\n")); });
+  const auto [got, error] = ReadRange(server.url());
+  EXPECT_TRUE(error.ok()) << error;
+  EXPECT_EQ(got, "abcd");
+}
+
+TEST(HttpBodyRanges, AChunked206LongerThanItsContentRangeIsRefused) {
+  ScriptedServer server(
+      [](int fd) { Send(fd, Chunked206("6\r\nabcdef\r\n0\r\n\r\n")); });
+  const auto [got, error] = ReadRange(server.url());
+  EXPECT_EQ(got, "abcd");  // the range's bytes, then the error
+  EXPECT_TRUE(absl::StrContains(error.message(), "goes on past")) << error;
+}
+
+TEST(HttpBodyRanges, AChunked206ShorterThanItsContentRangeIsRefused) {
+  ScriptedServer server(
+      [](int fd) { Send(fd, Chunked206("2\r\nab\r\n0\r\n\r\n")); });
+  const auto [got, error] = ReadRange(server.url());
+  EXPECT_EQ(got, "ab");
+  EXPECT_TRUE(absl::StrContains(error.message(), "ended after 2 of the 4"))
+      << error;
+}
+
+TEST(HttpBodyRanges, A206ToTheEndOfTheConnectionHasTheRangesLength) {
+  // No Content-Length, not chunked: the body runs to the connection's end.
+  ScriptedServer server([](int fd) {
+    Send(fd,
+         "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-3/10\r\n"
+         "\r\nabcdefgh");
+  });
+  const auto [got, error] = ReadRange(server.url());
+  EXPECT_EQ(got, "abcd");
+  EXPECT_TRUE(absl::StrContains(error.message(), "goes on past")) << error;
 }
 
 }  // namespace

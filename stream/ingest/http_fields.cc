@@ -32,6 +32,14 @@ std::string PrintableAscii(absl::string_view s, size_t max) {
   return out;
 }
 
+bool IsCredentialField(absl::string_view name) {
+  for (absl::string_view credential :
+       {"authorization", "cookie", "proxy-authorization"}) {
+    if (absl::EqualsIgnoreCase(name, credential)) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<std::pair<std::string, std::string>> ParseHeaderFlag(
     absl::string_view text) {
   const size_t colon = text.find(':');
@@ -159,6 +167,7 @@ absl::Status InterpretResponse(absl::Span<const HeaderField> fields,
                               "' for the range from byte ", range->first));
   }
   info->range_first = first;
+  info->range_last = last;
   info->object_size = size;
   info->accept_ranges = true;
   return absl::OkStatus();

@@ -27,6 +27,12 @@ namespace hurray::stream {
 absl::StatusOr<std::pair<std::string, std::string>> ParseHeaderFlag(
     absl::string_view text);
 
+// True for the request fields that carry credentials (Authorization,
+// Cookie, Proxy-Authorization; any case): they go only to the origin
+// (scheme, host, port) they were given for, never across a redirect that
+// leaves it (as curl since CVE-2022-27776).
+bool IsCredentialField(absl::string_view name);
+
 // A range request: bytes from `first` to `last` (inclusive) or to the end;
 // with `if_range` (an ETag or an HTTP date) the server sends 200 and the
 // whole object when it changed.
@@ -42,8 +48,10 @@ struct HttpResponseInfo {
   int redirects = 0;
   std::optional<uint64_t> content_length;
   bool chunked = false;
-  // 206: where the body starts and the object's size (when given).
+  // 206: where the body starts and ends (inclusive) and the object's size
+  // (when given).
   uint64_t range_first = 0;
+  uint64_t range_last = 0;
   std::optional<uint64_t> object_size;
   bool accept_ranges = false;  // "Accept-Ranges: bytes"
   std::string etag;            // as sent (quotes, W/), at most 1024 bytes

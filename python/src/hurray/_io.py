@@ -449,7 +449,8 @@ def ingest(source, dequantize=True, names=None, permissive=False,
       (``ca_file`` adds a trust anchor, ``insecure=True`` turns it off, with
       a warning), at most 5 redirects and never from https to http,
       ``headers`` ({"Name": "value"} or ["Name: value", ...];
-      Authorization is dropped when a redirect leaves the origin), the
+      Authorization, Cookie and Proxy-Authorization are dropped when a
+      redirect leaves the origin: scheme, host or port), the
       connect and idle deadlines and ``total_timeout`` (0: none). The
       server must serve byte ranges: the index is read first, then the
       tensors (only the named ones with ``names``). A bare stream is read
