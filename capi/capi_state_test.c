@@ -2,57 +2,8 @@
  * libhurray.so: each handle's state machine walked through every transition
  * hurray.h lists, the calls its state does not allow answered BAD_STATE
  * (never OK with the bytes dropped), on corpus/golden/. */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
+#include "capi/testing/c_check.h"
 #include "hurray.h"
-
-static int failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
-
-#define CHECK_STATUS(expr, want)                                               \
-  do {                                                                         \
-    hurray_status got_ = (expr);                                               \
-    if (got_ != (want)) {                                                      \
-      fprintf(stderr, "%s:%d: %s is %s, want %s\n", __FILE__, __LINE__, #expr, \
-              hurray_status_name(got_), hurray_status_name(want));             \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
-
-static void Runfile(const char* rel, char* path, size_t size) {
-  const char* root = getenv("TEST_SRCDIR");
-  snprintf(path, size, "%s/hurray_cpp/%s", root != NULL ? root : ".", rel);
-}
-
-/* A golden descriptor, malloc'ed; NULL (and a failure) when unreadable. */
-static uint8_t* ReadGolden(const char* name, size_t* size) {
-  char rel[256], path[1024];
-  snprintf(rel, sizeof rel, "corpus/golden/descriptors/%s", name);
-  Runfile(rel, path, sizeof path);
-  FILE* f = fopen(path, "rb");
-  *size = 0;
-  uint8_t* bytes = malloc(1 << 16);
-  if (f == NULL || bytes == NULL) {
-    fprintf(stderr, "cannot read %s\n", path);
-    ++failures;
-    if (f != NULL) fclose(f);
-    free(bytes);
-    return NULL;
-  }
-  *size = fread(bytes, 1, 1 << 16, f);
-  fclose(f);
-  return bytes;
-}
 
 /* Decoder: NEED_MORE -> OK / REJECTED (final until reset); a fresh finish
  * -> END, after which feeding is out of order until reset. */
@@ -233,10 +184,5 @@ int main(void) {
   TestDecoderStates();
   TestStreamStates();
   TestFileStates();
-  if (failures != 0) {
-    fprintf(stderr, "capi_state_test: %d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("capi_state_test: all checks passed\n");
-  return 0;
+  return CheckResult("capi_state_test");
 }

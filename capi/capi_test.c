@@ -2,80 +2,9 @@
  * corpus (corpus/golden/): decoded fields, rejections with their rule id and
  * offset, byte-by-byte feeding, .hrry lookup, dequantized values, the stream
  * reader's callbacks, and NULL arguments everywhere. */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
+#include "capi/testing/c_check.h"
 #include "hurray.h"
 #include "hurray_version.h" /* generated from version.bzl (//:version) */
-
-static int failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
-
-#define CHECK_STATUS(expr, want)                                               \
-  do {                                                                         \
-    hurray_status got_ = (expr);                                               \
-    if (got_ != (want)) {                                                      \
-      fprintf(stderr, "%s:%d: %s is %s, want %s\n", __FILE__, __LINE__, #expr, \
-              hurray_status_name(got_), hurray_status_name(want));             \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
-
-#define CHECK_STR(a, b)                                               \
-  do {                                                                \
-    const char* a_ = (a);                                             \
-    const char* b_ = (b);                                             \
-    if (a_ == NULL || strcmp(a_, b_) != 0) {                          \
-      fprintf(stderr, "%s:%d: %s is \"%s\", want \"%s\"\n", __FILE__, \
-              __LINE__, #a, a_ != NULL ? a_ : "(null)", b_);          \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
-
-/* ---- Files ----------------------------------------------------------------
- */
-
-static void Runfile(const char* rel, char* path, size_t size) {
-  const char* root = getenv("TEST_SRCDIR");
-  snprintf(path, size, "%s/hurray_cpp/%s", root != NULL ? root : ".", rel);
-}
-
-/* The whole file, malloc'ed; NULL (and a failure) when it cannot be read. */
-static uint8_t* ReadFile(const char* rel, size_t* size) {
-  char path[1024];
-  Runfile(rel, path, sizeof path);
-  FILE* f = fopen(path, "rb");
-  *size = 0;
-  if (f == NULL) {
-    fprintf(stderr, "cannot open %s\n", path);
-    ++failures;
-    return NULL;
-  }
-  uint8_t* bytes = NULL;
-  size_t cap = 0;
-  for (;;) {
-    if (*size == cap) {
-      cap = cap ? 2 * cap : 4096;
-      uint8_t* grown = realloc(bytes, cap);
-      if (grown == NULL) break;
-      bytes = grown;
-    }
-    size_t n = fread(bytes + *size, 1, cap - *size, f);
-    if (n == 0) break;
-    *size += n;
-  }
-  fclose(f);
-  return bytes;
-}
 
 /* ---- Golden descriptors (corpus/golden/manifest.json) ----------------- */
 
@@ -124,12 +53,6 @@ static const Golden kGolden[] = {
      0},
 };
 enum { kGoldenCount = sizeof kGolden / sizeof kGolden[0] };
-
-static uint8_t* ReadGolden(const char* name, size_t* size) {
-  char rel[256];
-  snprintf(rel, sizeof rel, "corpus/golden/descriptors/%s", name);
-  return ReadFile(rel, size);
-}
 
 static void CheckFields(const hurray_descriptor* d, const Golden* g) {
   CHECK(d != NULL);
@@ -777,10 +700,5 @@ int main(void) {
   TestDequantize();
   TestFile();
   TestStream();
-  if (failures != 0) {
-    fprintf(stderr, "capi_test: %d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("capi_test: all checks passed\n");
-  return 0;
+  return CheckResult("capi_test");
 }

@@ -1,19 +1,8 @@
 /* The ingest functions of hurray.h with wrong arguments: NULL everywhere, a
  * bad option, an options struct of an older (smaller) size, a missing file
  * through both forms, close without next. Plain C11 against libhurray.so. */
-#include <stdio.h>
-#include <string.h>
-
+#include "capi/testing/c_check.h"
 #include "hurray.h"
-
-static int failures = 0;
-#define CHECK(cond)                                                     \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      fprintf(stderr, "%s:%d: CHECK(%s)\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                       \
-    }                                                                   \
-  } while (0)
 
 int main(void) {
   hurray_error e;
@@ -69,10 +58,5 @@ int main(void) {
   CHECK(hurray_ingest_open("/nonexistent/y.hrry", NULL, &r, &e) == HURRAY_OK);
   hurray_ingest_close(r);
 
-  if (failures > 0) {
-    fprintf(stderr, "%d failure(s)\n", failures);
-    return 1;
-  }
-  printf("PASS\n");
-  return 0;
+  return CheckResult("ingest_capi_test");
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's second command: install what is missing, build everything and
 # run every test — the unit, rule, corpus and replay tests, the same suite
-# under AddressSanitizer + UndefinedBehaviorSanitizer (one build; the corpus
-# replays are left to the next step, .bazelrc), and a short libFuzzer smoke
+# under clang's AddressSanitizer + UndefinedBehaviorSanitizer (one build, the
+# fuzz build's; the corpus replays are left to the next step, .bazelrc
+# config oss_fuzz_tests), and a short libFuzzer smoke
 # run of every fuzz target (clang ASan + UBSan) that first runs every seed
 # of its committed corpus; last, the README's first command (tools/demo.sh).
 # Idempotent.
@@ -27,7 +28,16 @@ run() {
 }
 
 run bazel test //...
-run bazel test --config=sanitize //...
+# The sanitized run: every test again under clang 14's ASan + UBSan, built
+# with the fuzz build's own compiler and flags (fuzz/oss-fuzz/bazel_args.sh
+# in the environment of fuzz/oss-fuzz/local_env.sh), so the fuzz build below
+# links objects compiled here instead of compiling everything a third time.
+sanitized_tests() {
+  (source fuzz/oss-fuzz/local_env.sh && source fuzz/oss-fuzz/bazel_args.sh &&
+    bazel test --config=oss_fuzz_tests "${compile_args[@]}" "${link_args[@]}" \
+      //...)
+}
+run sanitized_tests
 
 children() {
   if command -v pgrep >/dev/null; then

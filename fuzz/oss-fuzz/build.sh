@@ -33,31 +33,12 @@ if [[ "${CXXFLAGS}" == *-stdlib=libc++* && "${HURRAY_DEPS_LIBCXX:-0}" != 1 ]]; t
   CXXFLAGS="${CXXFLAGS//-stdlib=libc++/}"
 fi
 
-# The flags as Bazel options. The engine and the sanitizers' runtimes come
-# with the link: -fsanitize=fuzzer-no-link instruments, $LIB_FUZZING_ENGINE
-# provides main() (//third_party:fuzz_main adds nothing under
-# hurray_fuzz=external).
-args=(
-  "--define=hurray_fuzz=external"
-  "--platform_suffix=oss-fuzz-${SANITIZER}"
-  "--repo_env=CC=${CC}"
-  "--repo_env=CXX=${CXX}"
-  "--copt=-DHURRAY_FUZZING"
-  "--strip=never"
-)
-for f in ${CFLAGS}; do args+=("--conlyopt=${f}"); done
-for f in ${CXXFLAGS}; do args+=("--cxxopt=${f}"); done
-for f in ${CXXFLAGS}; do
-  case "${f}" in
-    -fsanitize=fuzzer-no-link) ;;
-    -fsanitize=* | -fno-sanitize-recover=*) args+=("--linkopt=${f}") ;;
-  esac
-done
-# UBSan's vptr check needs the C++ half of its runtime; Bazel links with the
-# C driver.
-if [[ "${CXXFLAGS}" =~ -fsanitize=[^\ ]*(undefined|vptr) ]]; then
-  args+=("--linkopt=-fsanitize-link-c++-runtime")
-fi
+# The flags as Bazel options (bazel_args.sh). The engine and the sanitizers'
+# runtimes come with the link: -fsanitize=fuzzer-no-link instruments,
+# $LIB_FUZZING_ENGINE provides main() (//third_party:fuzz_main adds nothing
+# under hurray_fuzz=external).
+source fuzz/oss-fuzz/bazel_args.sh
+args=("${compile_args[@]}" "${link_args[@]}" "--define=hurray_fuzz=external")
 for f in ${LIB_FUZZING_ENGINE}; do args+=("--linkopt=${f}"); done
 
 targets=("$@")

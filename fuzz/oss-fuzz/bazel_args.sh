@@ -1,0 +1,31 @@
+# Sourced by build.sh and tools/test.sh: the caller's compiler and flags
+# (CC, CXX, CFLAGS, CXXFLAGS, SANITIZER, as OSS-Fuzz sets them) as Bazel
+# options, in two arrays:
+#   compile_args  the toolchain, the output directory and every compile flag
+#   link_args     the sanitizers' runtimes (not the fuzzing engine)
+# tools/test.sh builds and runs the tests with exactly these, so the fuzz
+# build that follows (build.sh adds the engine and --define) finds every
+# object of ours already compiled: link flags and --define do not enter a
+# compile action's key.
+compile_args=(
+  "--platform_suffix=oss-fuzz-${SANITIZER}"
+  "--repo_env=CC=${CC}"
+  "--repo_env=CXX=${CXX}"
+  "--copt=-DHURRAY_FUZZING"
+  "--strip=never"
+)
+for f in ${CFLAGS}; do compile_args+=("--conlyopt=${f}"); done
+for f in ${CXXFLAGS}; do compile_args+=("--cxxopt=${f}"); done
+link_args=()
+for f in ${CXXFLAGS}; do
+  case "${f}" in
+    -fsanitize=fuzzer-no-link) ;;
+    -fsanitize=* | -fno-sanitize-recover=*) link_args+=("--linkopt=${f}") ;;
+  esac
+done
+# UBSan's vptr check needs the C++ half of its runtime; Bazel links with the
+# C driver.
+if [[ "${CXXFLAGS}" =~ -fsanitize=[^\ ]*(undefined|vptr) ]]; then
+  link_args+=("--linkopt=-fsanitize-link-c++-runtime")
+fi
+unset f
