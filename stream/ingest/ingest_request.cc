@@ -23,6 +23,14 @@ IngestSource IngestSource::Fd(int fd, std::string label) {
   return s;
 }
 
+IngestSource IngestSource::Reader(PullReader* reader, std::string label) {
+  IngestSource s;
+  s.kind = Kind::kReader;
+  s.reader = reader;
+  s.text = label.empty() ? "reader" : std::move(label);
+  return s;
+}
+
 absl::StatusOr<IngestSource> ParseSource(absl::string_view text) {
   IngestSource s;
   s.text = std::string(text);
@@ -98,7 +106,11 @@ absl::Status CheckRequest(const IngestRequest& r) {
         "--format safetensors cannot be resumed (model.safetensors is "
         "written whole at the end): use --format npy with --resume");
   }
-  if ((kind == Kind::kStdin || kind == Kind::kFd) && resumable) {
+  if (kind == Kind::kReader && r.source.reader == nullptr) {
+    return absl::InvalidArgumentError("a reader source needs a reader");
+  }
+  if ((kind == Kind::kStdin || kind == Kind::kFd || kind == Kind::kReader) &&
+      resumable) {
     return absl::InvalidArgumentError("standard input cannot be resumed");
   }
   if (!r.tensors.empty() && resumable) {
