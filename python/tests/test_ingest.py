@@ -1,0 +1,181 @@
+"""hurray.ingest through the library's one ingest call (stream::Ingest(),
+issue 43 § 1) for every local source: paths, bytes, file objects and
+sockets read through their own methods, with and without dequantization;
+a source's exception raised once, Ctrl-C honoured. (tcp:// is in
+test_net.py, http(s):// in test_http.py.)"""
+
+import _thread
+import io
+import socket
+import threading
+
+import numpy
+import pytest
+
+import hurray
+
+
+def _tensors():
+    x = numpy.random.default_rng(7).standard_normal((4, 32)).astype("f4")
+    return {"a": hurray.quantize(x, "nf4", axis=1, block_size=32),
+            "b": hurray.from_numpy(x),
+            "c": hurray.from_numpy(numpy.arange(6, dtype="i4").reshape(2, 3))}
+
+
+def _stream(tensors):
+    w = hurray.StreamWriter()
+    for t in tensors.values():
+        w.write(t)
+    w.finish()
+    return w.getvalue()
+
+
+def test_a_hrry_path_dequantized_and_not(tmp_path):
+    tensors = _tensors()
+    hurray.save(tmp_path / "m.hrry", tensors)
+    got = list(hurray.ingest(tmp_path / "m.hrry"))
+    assert [n for n, _ in got] == list(tensors)
+    for name, values in got:
+        assert values.dtype == numpy.float32
+        assert numpy.array_equal(values, tensors[name].dequantize()), name
+    got = list(hurray.ingest(tmp_path / "m.hrry", dequantize=False))
+    assert [n for n, _ in got] == list(tensors)
+    for name, t in got:
+        assert isinstance(t, hurray.Tensor)
+        assert t.layout == tensors[name].layout
+        assert numpy.array_equal(t.dequantize(), tensors[name].dequantize())
+
+
+def test_names_of_a_file_come_in_file_order(tmp_path):
+    hurray.save(tmp_path / "m.hrry", _tensors())
+    got = [n for n, _ in hurray.ingest(tmp_path / "m.hrry", names=["c", "a"])]
+    assert got == ["a", "c"]
+    with pytest.raises(hurray.HurrayError, match="no tensor named 'zz'"):
+        list(hurray.ingest(tmp_path / "m.hrry", names=["zz"]))
+
+
+def test_a_missing_path_names_itself(tmp_path):
+    with pytest.raises(hurray.FileError, match="none.hrry: cannot open"):
+        list(hurray.ingest(tmp_path / "none.hrry"))
+
+
+@pytest.mark.parametrize("wrap", [
+    bytes, bytearray, memoryview, io.BytesIO,
+    lambda b: io.BufferedReader(io.BytesIO(b), buffer_size=7),
+])
+def test_bytes_and_file_objects(wrap):
+    tensors = _tensors()
+    got = list(hurray.ingest(wrap(_stream(tensors))))
+    assert [n for n, _ in got] == ["tensor_0", "tensor_1", "tensor_2"]
+    for (_, values), t in zip(got, tensors.values()):
+        assert numpy.array_equal(values, t.dequantize())
+
+
+class _ReadOnly:
+    """A file-like object with read() alone, a few bytes at a time."""
+
+    def __init__(self, data, most=5):
+        self._data, self._most = data, most
+
+    def read(self, n):
+        chunk = self._data[:min(n, self._most)]
+        self._data = self._data[len(chunk):]
+        return chunk
+
+
+def test_an_object_with_read_alone_in_bounded_chunks():
+    tensors = _tensors()
+    got = dict(hurray.ingest(_ReadOnly(_stream(tensors)), dequantize=False))
+    assert [t.shape for t in got.values()] == \
+        [t.shape for t in tensors.values()]
+
+
+def test_a_socket(tmp_path):
+    tensors = _tensors()
+    ours, theirs = socket.socketpair()
+    data = _stream(tensors)
+
+    def send():
+        theirs.sendall(data)
+        theirs.close()
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    try:
+        got = list(hurray.ingest(ours, idle_timeout=30))
+    finally:
+        sender.join()
+        ours.close()
+    assert len(got) == 3
+    # A socket that sends nothing: the idle deadline.
+    ours, theirs = socket.socketpair()
+    with ours, theirs, pytest.raises(hurray.StreamError, match="idle"):
+        list(hurray.ingest(ours, idle_timeout=0.2))
+
+
+def test_a_truncated_stream_gives_the_rule_and_offset():
+    data = _stream(_tensors())
+    with pytest.raises(hurray.StreamError) as e:
+        list(hurray.ingest(io.BytesIO(data[:-3])))
+    assert e.value.rule == "STREAM-EOF-BUFFER"
+    assert e.value.offset is not None
+
+
+class _Boom(Exception):
+    pass
+
+
+class _Failing:
+    def __init__(self, data):
+        self._data, self.calls = data, 0
+
+    def read(self, n):
+        self.calls += 1
+        if self.calls == 3:
+            raise _Boom("the source failed")
+        chunk, self._data = self._data[:10], self._data[10:]
+        return chunk
+
+
+def test_an_exception_of_the_source_is_raised_once_as_is():
+    it = hurray.ingest(_Failing(_stream(_tensors())))
+    with pytest.raises(_Boom, match="the source failed"):
+        next(it)
+    with pytest.raises(StopIteration):
+        next(it)
+
+
+@pytest.mark.parametrize("source, error, match", [
+    (type("R", (), {"read": lambda self, n: None})(), hurray.StreamError,
+     "returned None"),
+    (type("R", (), {"readinto": lambda self, b: len(b) + 1})(),
+     hurray.StreamError, "a count from 0 to"),
+    (type("R", (), {"read": lambda self, n: "text"})(), TypeError,
+     "not bytes"),
+    (object(), TypeError, "needs readinto"),
+])
+def test_misbehaving_sources(source, error, match):
+    with pytest.raises(error, match=match):
+        list(hurray.ingest(source))
+
+
+def test_ctrl_c_while_waiting_stops_the_run():
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        it = hurray.ingest(ours, idle_timeout=None)
+        timer = threading.Timer(0.2, _thread.interrupt_main)
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            next(it)
+        timer.join()
+        it.close()  # the run is cancelled and its thread joined
+
+
+def test_options_that_do_not_fit_the_source(tmp_path):
+    hurray.save(tmp_path / "m.hrry", _tensors())
+    with pytest.raises(ValueError, match="http"):
+        list(hurray.ingest(tmp_path / "m.hrry", ca_file="x.pem"))
+    with pytest.raises(ValueError, match="tcp"):
+        list(hurray.ingest(tmp_path / "m.hrry", max_open_streams=2))
+    with pytest.raises(ValueError):
+        list(hurray.ingest("tcp://no-port"))
