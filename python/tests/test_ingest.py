@@ -179,3 +179,43 @@ def test_options_that_do_not_fit_the_source(tmp_path):
         list(hurray.ingest(tmp_path / "m.hrry", max_open_streams=2))
     with pytest.raises(ValueError):
         list(hurray.ingest("tcp://no-port"))
+
+
+# -- StreamReader over objects without a descriptor (issue 45) ----------------
+
+class _Recording:
+    """Records the sizes it is asked for; hands out at most 9 bytes."""
+
+    def __init__(self, data, method):
+        self._data, self.asked = data, []
+        setattr(self, method, getattr(self, "_" + method))
+
+    def _take(self, n):
+        self.asked.append(n)
+        chunk, self._data = self._data[:min(n, 9)], self._data[min(n, 9):]
+        return chunk
+
+    def _read(self, n):
+        return self._take(n)
+
+    def _recv(self, n):  # socket-like, without fileno()
+        return self._take(n)
+
+    def _readinto(self, buf):
+        chunk = self._take(len(buf))
+        buf[:len(chunk)] = chunk
+        return len(chunk)
+
+
+@pytest.mark.parametrize("method", ["read", "recv", "readinto"])
+def test_stream_reader_reads_objects_in_bounded_chunks(method):
+    tensors = _tensors()
+    source = _Recording(_stream(tensors), method)
+    got = list(hurray.StreamReader(source, chunk_size=64))
+    assert [t.shape for t in got] == [t.shape for t in tensors.values()]
+    assert source.asked and max(source.asked) <= 64
+
+
+def test_stream_reader_refuses_an_object_without_read_with_advice():
+    with pytest.raises(TypeError, match=r"readinto\(buffer\), read\(n\)"):
+        hurray.StreamReader(object())

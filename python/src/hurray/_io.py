@@ -295,7 +295,7 @@ def _reader_of(source, chunk_size, idle_timeout):
     if isinstance(source, (bytes, bytearray, memoryview)):
         chunks = iter([memoryview(source)])
         return lambda: next(chunks, b"")
-    if hasattr(source, "recv"):
+    if hasattr(source, "recv") and hasattr(source, "fileno"):
         import select
         if chunk_size < 0:
             raise ValueError("a socket is read in chunks: chunk_size must be "
@@ -320,7 +320,12 @@ def _reader_of(source, chunk_size, idle_timeout):
         return _readinto_reader(source, chunk_size)
     if hasattr(source, "read"):
         return lambda: _checked_chunk(source.read(chunk_size), source)
-    raise TypeError("StreamReader reads bytes, a file object or a socket")
+    if hasattr(source, "recv") and chunk_size > 0:  # socket-like, no fd
+        return lambda: _checked_chunk(source.recv(chunk_size), source)
+    raise TypeError(f"StreamReader reads bytes, a path, a socket or an object "
+                    f"with readinto(buffer), read(n) or recv(n); a "
+                    f"{type(source).__name__} has none of them (wrap its "
+                    "bytes with bytes(...) or give a file object)")
 
 
 class StreamReader:
