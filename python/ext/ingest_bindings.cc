@@ -187,21 +187,21 @@ class PyPullReader final : public stream::PullReader {
   std::atomic<bool> interrupted_{false};
 };
 
-class PyLibIngest {
+class IngestRun {
  public:
   // `source` is a source string (stream::ParseSource) or, with `reader`
   // ("readinto", "read" or "recv"), a Python object read through that
   // method and named `label`. `names` (not None) selects tensors (for
   // tcp://, replacing the URL's names; an empty list asks for every tensor
   // the server lists).
-  PyLibIngest(py::object source, std::optional<std::string> reader,
-              std::string label, std::optional<std::vector<std::string>> names,
-              bool dequantize, bool permissive,
-              std::optional<double> idle_timeout, double connect_timeout,
-              double total_timeout, std::string ca_file,
-              std::vector<std::string> headers, bool insecure,
-              std::optional<uint32_t> max_open_streams,
-              std::optional<uint64_t> max_spooled_bytes) {
+  IngestRun(py::object source, std::optional<std::string> reader,
+            std::string label, std::optional<std::vector<std::string>> names,
+            bool dequantize, bool permissive,
+            std::optional<double> idle_timeout, double connect_timeout,
+            double total_timeout, std::string ca_file,
+            std::vector<std::string> headers, bool insecure,
+            std::optional<uint32_t> max_open_streams,
+            std::optional<uint64_t> max_spooled_bytes) {
     if (reader.has_value()) {
       PyPullReader::Mode mode = PyPullReader::Mode::kReadinto;
       if (*reader == "read") mode = PyPullReader::Mode::kRead;
@@ -244,7 +244,7 @@ class PyLibIngest {
     thread_ = std::thread([this] { Run(); });
   }
 
-  ~PyLibIngest() {
+  ~IngestRun() {
     {
       py::gil_scoped_release release;
       Close();
@@ -252,6 +252,14 @@ class PyLibIngest {
     }
     Py_XDECREF(ready_);
     if (pull_ != nullptr) pull_->ReleaseSource();
+  }
+
+  // At interpreter exit: a thread of the run that waits for the GIL would be
+  // ended by Python (the loader would then wait for it forever), so the
+  // run is told to stop and left to the process's end, not joined.
+  void Abandon() {
+    Close();
+    if (thread_.joinable()) thread_.detach();
   }
 
   // The next (name, value) or None at the end; raises what stopped the run.
@@ -297,7 +305,7 @@ class PyLibIngest {
  private:
   class Observer final : public stream::IngestObserver {
    public:
-    explicit Observer(PyLibIngest* owner) : owner_(owner) {}
+    explicit Observer(IngestRun* owner) : owner_(owner) {}
     absl::Status OnTensor(const stream::IngestedTensor& t) override {
       return owner_->HandOver(t);
     }
@@ -308,7 +316,7 @@ class PyLibIngest {
     }
 
    private:
-    PyLibIngest* owner_;
+    IngestRun* owner_;
   };
 
   void Close() {
@@ -410,6 +418,32 @@ class PyLibIngest {
   bool closing_ = false;
   bool ended_ = false;  // Python's thread only
   absl::Status status_;
+};
+
+// What Python holds: the run, joined when dropped, abandoned at exit.
+class PyLibIngest {
+ public:
+  PyLibIngest(py::object source, std::optional<std::string> reader,
+              std::string label, std::optional<std::vector<std::string>> names,
+              bool dequantize, bool permissive,
+              std::optional<double> idle_timeout, double connect_timeout,
+              double total_timeout, std::string ca_file,
+              std::vector<std::string> headers, bool insecure,
+              std::optional<uint32_t> max_open_streams,
+              std::optional<uint64_t> max_spooled_bytes)
+      : run_(std::make_unique<IngestRun>(
+            std::move(source), std::move(reader), std::move(label),
+            std::move(names), dequantize, permissive, idle_timeout,
+            connect_timeout, total_timeout, std::move(ca_file),
+            std::move(headers), insecure, max_open_streams,
+            max_spooled_bytes)) {}
+  ~PyLibIngest() {
+    if (_Py_IsFinalizing()) run_.release()->Abandon();  // left to the exit
+  }
+  py::object Next() { return run_->Next(); }
+
+ private:
+  std::unique_ptr<IngestRun> run_;
 };
 
 }  // namespace

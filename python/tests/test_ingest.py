@@ -7,6 +7,9 @@ test_net.py, http(s):// in test_http.py.)"""
 import _thread
 import io
 import socket
+import subprocess
+import sys
+import textwrap
 import threading
 
 import numpy
@@ -169,6 +172,27 @@ def test_ctrl_c_while_waiting_stops_the_run():
             next(it)
         timer.join()
         it.close()  # the run is cancelled and its thread joined
+
+
+def test_the_interpreter_exits_with_a_run_in_progress():
+    # The generator is dropped while Python finalizes, with the reader
+    # waiting to hand over the rest of a tensor: no hang.
+    script = textwrap.dedent("""
+        import socket, numpy, hurray
+        w = hurray.StreamWriter()
+        for i in range(3):
+            w.write(hurray.from_numpy(numpy.arange(1000, dtype="f4")))
+        w.finish()
+        data = w.getvalue()
+        a, b = socket.socketpair()
+        a.sendall(data[:len(data) // 2 + 500])
+        it = hurray.ingest(b, idle_timeout=None)
+        print(next(it)[0])
+    """)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["tensor_0"]
 
 
 def test_options_that_do_not_fit_the_source(tmp_path):
