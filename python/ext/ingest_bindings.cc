@@ -82,7 +82,10 @@ class PyErrorSlot {
 // idle timeout, in slices that notice Interrupt().
 class PyPullReader final : public stream::PullReader {
  public:
-  enum class Mode { kReadinto, kRead, kRecv };
+  // kReadintoFd: an unbuffered file object (io.FileIO, one read(2) per
+  // readinto), waited on like a socket, so a pipe with no data does not
+  // hold a cancelled run.
+  enum class Mode { kReadinto, kReadintoFd, kRead, kRecv };
 
   PyPullReader(py::object source, Mode mode, double idle_timeout,
                PyErrorSlot* errors)
@@ -90,12 +93,14 @@ class PyPullReader final : public stream::PullReader {
         mode_(mode),
         idle_timeout_(idle_timeout),
         errors_(errors) {
-    if (mode_ == Mode::kRecv) fd_ = source_.attr("fileno")().cast<int>();
+    if (mode_ == Mode::kRecv || mode_ == Mode::kReadintoFd) {
+      fd_ = source_.attr("fileno")().cast<int>();
+    }
   }
 
   absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) override {
     if (interrupted_.load()) return absl::CancelledError("cancelled");
-    if (mode_ == Mode::kRecv) HURRAY_RETURN_IF_ERROR(WaitReadable());
+    if (fd_ >= 0) HURRAY_RETURN_IF_ERROR(WaitReadable());
     py::gil_scoped_acquire gil;
     const std::string type = py::str(py::type::of(source_).attr("__name__"));
     try {
@@ -206,6 +211,7 @@ class IngestRun {
       PyPullReader::Mode mode = PyPullReader::Mode::kReadinto;
       if (*reader == "read") mode = PyPullReader::Mode::kRead;
       if (*reader == "recv") mode = PyPullReader::Mode::kRecv;
+      if (*reader == "readinto_fd") mode = PyPullReader::Mode::kReadintoFd;
       pull_ = std::make_unique<PyPullReader>(
           std::move(source), mode, idle_timeout.value_or(0), &errors_);
       request_.source = stream::IngestSource::Reader(pull_.get(), label);
@@ -437,8 +443,11 @@ class PyLibIngest {
             connect_timeout, total_timeout, std::move(ca_file),
             std::move(headers), insecure, max_open_streams,
             max_spooled_bytes)) {}
+  // Joined when dropped (a run blocked in a buffered object's read, or
+  // waiting for a silent network peer, stops when the read returns or at
+  // its idle timeout); at interpreter exit left to stop by itself.
   ~PyLibIngest() {
-    if (_Py_IsFinalizing()) run_.release()->Abandon();  // left to the exit
+    if (_Py_IsFinalizing()) run_.release()->Abandon();
   }
   py::object Next() { return run_->Next(); }
 

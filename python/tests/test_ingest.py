@@ -195,6 +195,30 @@ def test_the_interpreter_exits_with_a_run_in_progress():
     assert p.stdout.split() == ["tensor_0"]
 
 
+def test_dropping_a_run_waiting_on_an_unbuffered_pipe_returns():
+    # An io.FileIO is waited on (poll) before each read, so the cancelled
+    # run stops without the pipe's writer sending more.
+    script = textwrap.dedent("""
+        import os, numpy, hurray
+        w = hurray.StreamWriter()
+        for i in range(3):
+            w.write(hurray.from_numpy(numpy.arange(1000, dtype="f4")))
+        w.finish()
+        data = w.getvalue()
+        r, wfd = os.pipe()
+        os.write(wfd, data[:len(data) // 2 + 500])
+        it = hurray.ingest(open(r, "rb", buffering=0))
+        print(next(it)[0])
+        it.close()
+        print("closed")
+        os.close(wfd)
+    """)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["tensor_0", "closed"]
+
+
 def test_options_that_do_not_fit_the_source(tmp_path):
     hurray.save(tmp_path / "m.hrry", _tensors())
     with pytest.raises(ValueError, match="http"):

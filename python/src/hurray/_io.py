@@ -533,6 +533,8 @@ def _reader_method(source):
     """How the library pulls bytes from a Python object."""
     if hasattr(source, "recv_into") and hasattr(source, "fileno"):
         return "recv"
+    if isinstance(source, io.FileIO):  # unbuffered: waited on, cancellable
+        return "readinto_fd"
     if hasattr(source, "readinto"):
         return "readinto"
     if hasattr(source, "read"):
