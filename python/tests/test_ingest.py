@@ -267,3 +267,41 @@ def test_stream_reader_reads_objects_in_bounded_chunks(method):
 def test_stream_reader_refuses_an_object_without_read_with_advice():
     with pytest.raises(TypeError, match=r"readinto\(buffer\), read\(n\)"):
         hurray.StreamReader(object())
+
+
+# -- http:// from a server without byte ranges (Python's http.server) ---------
+
+@pytest.fixture
+def plain_http(tmp_path):
+    import functools
+    import http.server
+
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler,
+                                directory=str(tmp_path))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield tmp_path, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+def test_a_server_without_ranges_is_read_forward(plain_http):
+    root, url = plain_http
+    tensors = _tensors()
+    hurray.save(root / "m.hrry", tensors)
+    (root / "s.hrs").write_bytes(_stream(tensors))
+    # A .hrry names its tensors at its end: dequantized, they come then.
+    got = list(hurray.ingest(f"{url}/m.hrry"))
+    assert [n for n, _ in got] == list(tensors)
+    for name, values in got:
+        assert numpy.array_equal(values, tensors[name].dequantize()), name
+    assert [n for n, _ in hurray.ingest(f"{url}/m.hrry", names=["c"])] == \
+        ["c"]
+    got = list(hurray.ingest(f"{url}/s.hrs", dequantize=False))
+    assert [n for n, _ in got] == ["tensor_0", "tensor_1", "tensor_2"]
+    with pytest.raises(hurray.HurrayError, match="404"):
+        list(hurray.ingest(f"{url}/missing.hrry"))
