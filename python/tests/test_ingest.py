@@ -219,6 +219,17 @@ def test_dropping_a_run_waiting_on_an_unbuffered_pipe_returns():
     assert p.stdout.split() == ["tensor_0", "closed"]
 
 
+def test_dash_is_standard_input():
+    script = ("import hurray\n"
+              "print([n for n, _ in hurray.ingest('-')])\n")
+    p = subprocess.run([sys.executable, "-c", script],
+                       input=_stream(_tensors()), capture_output=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == [b"['tensor_0',", b"'tensor_1',",
+                                b"'tensor_2']"]
+
+
 def test_options_that_do_not_fit_the_source(tmp_path):
     hurray.save(tmp_path / "m.hrry", _tensors())
     with pytest.raises(ValueError, match="http"):

@@ -446,7 +446,7 @@ def ingest(source, dequantize=True, names=None, permissive=False,
     and the C ABI), with the GIL released while it runs:
 
     - a path: a .hrry file (its index first, then each tensor as it is
-      read) or a bare stream file;
+      read) or a bare stream file; ``"-"``: standard input;
     - bytes, a file object or a socket: read through its own methods
       (``readinto``, else ``read``; a socket's ``recv_into``, waited on for
       at most ``idle_timeout`` s) in chunks of 1 MiB;
