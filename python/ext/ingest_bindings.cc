@@ -13,8 +13,9 @@
 //
 // Cancel. Next() waits without the GIL in slices and checks for signals
 // between them: a KeyboardInterrupt (or an abandoned iteration, ~LibIngest)
-// sets `closing_`, which the observer's Cancelled() reports, so the loader
-// stops after the chunk or tensor in progress. An exception raised by Python
+// sets `closing_`, which the observer's Cancelled() reports between chunks
+// and tensors, and cancels the run's IngestCanceller, which stops a loader
+// that waits for a byte at once. An exception raised by Python
 // code the run calls (a file object's read, building a value) stops the run
 // and is raised by Next() once, in place of the run's status.
 #include "python/ext/ingest_bindings.h"
@@ -226,6 +227,7 @@ class IngestRun {
       request_.tensors = *std::move(names);
     }
     request_.index_first = true;  // each tensor named as it ends
+    request_.canceller = &canceller_;
     request_.parse.mode = permissive ? Mode::kPermissive : Mode::kStrict;
     request_.dequantize = dequantize;
     request_.data = dequantize ? stream::TensorData::kDequantized
@@ -325,11 +327,15 @@ class IngestRun {
     IngestRun* owner_;
   };
 
+  // Stops the run at once, even while it waits for a byte (the canceller).
   void Close() {
-    std::lock_guard<std::mutex> lock(mu_);
-    closing_ = true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      closing_ = true;
+      cv_.notify_all();
+    }
     if (pull_ != nullptr) pull_->Interrupt();
-    cv_.notify_all();
+    canceller_.Cancel();
   }
 
   // Builds the tensor's value with the GIL, then waits (without it) until
@@ -414,6 +420,7 @@ class IngestRun {
   }
 
   stream::IngestRequest request_;
+  stream::IngestCanceller canceller_;
   PyErrorSlot errors_;
   std::unique_ptr<PyPullReader> pull_;
   std::thread thread_;

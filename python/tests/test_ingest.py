@@ -219,6 +219,25 @@ def test_dropping_a_run_waiting_on_an_unbuffered_pipe_returns():
     assert p.stdout.split() == ["tensor_0", "closed"]
 
 
+def test_ctrl_c_stops_a_run_waiting_for_a_silent_peer():
+    # A tcp:// peer that accepts and never answers, no idle deadline: the
+    # run is cancelled at once, not at the next chunk.
+    script = textwrap.dedent("""
+        import _thread, socket, threading, hurray
+        server = socket.create_server(("127.0.0.1", 0))
+        url = "tcp://127.0.0.1:%d/x" % server.getsockname()[1]
+        threading.Timer(0.3, _thread.interrupt_main).start()
+        try:
+            next(hurray.ingest(url, idle_timeout=None))
+        except KeyboardInterrupt:
+            print("interrupted")
+    """)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["interrupted"]
+
+
 def test_dash_is_standard_input():
     script = ("import hurray\n"
               "print([n for n, _ in hurray.ingest('-')])\n")

@@ -96,7 +96,10 @@ absl::Status FetchKey(absl::string_view key, ListingSink* sink,
   std::unique_ptr<NetClientSession> c =
       MakeNetConsumer({std::string(key)}, r, sink);
   Loader loader(LoaderOptionsOf(r));
-  return loader.Run(source, c.get()).status;
+  if (r.canceller != nullptr) r.canceller->Attach(&loader);
+  const LoadResult result = loader.Run(source, c.get());
+  if (r.canceller != nullptr) r.canceller->Attach(nullptr);
+  return result.status;
 }
 
 // The server's tensor names (the `hurray:list` key, docs/network.md).
@@ -626,6 +629,7 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
     };
     Loader loader(lo);
     loader_ = &loader;
+    if (r_.canceller != nullptr) r_.canceller->Attach(&loader);
     std::unique_ptr<ByteConsumer> consumer = MakeConsumer(
         SourceFormat::kUnknown, options,
         Tap(selecting.get(), [&loader] { loader.Cancel(); }), nullptr, nullptr);
@@ -636,6 +640,7 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
     }
     const LoadResult res = loader.Run(from, consumer.get());
     loader_ = nullptr;
+    if (r_.canceller != nullptr) r_.canceller->Attach(nullptr);
     report_.status = res.status;
     report_.bytes = res.bytes;
     // A name the index lacks: an error of the request, not of the file.
@@ -708,10 +713,12 @@ absl::StatusOr<IngestReport> IngestRun::Go() {
   };
   Loader run_loader(lo);
   loader_ = &run_loader;
+  if (r_.canceller != nullptr) r_.canceller->Attach(&run_loader);
   LoadResult result;
   if (consumer_ != nullptr) {
     result = run_loader.Run(source_, consumer_.get());
   }  // else: a resumed network ingest with nothing left to fetch
+  if (r_.canceller != nullptr) r_.canceller->Attach(nullptr);
   loader_ = nullptr;
   report_.status = result.status;
   report_.bytes = result.bytes + skipped;

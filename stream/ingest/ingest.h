@@ -42,6 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "parser/options.h"
 #include "stream/ingest/http_url.h"
@@ -50,7 +51,27 @@
 
 namespace hurray::stream {
 
+class Loader;      // loader.h
 class PullReader;  // loader.h
+
+// Stops a run from any thread at once, even while it waits for a byte or
+// for a connection to be accepted (the loader's Cancel, loader.h): the run
+// ends with STREAM-IO "cancelled", as when IngestObserver::Cancelled()
+// returns true, which is polled only between chunks and tensors. A read by
+// ranges (a selection, index_first) and an HTTP request being opened stop
+// at their next tensor or deadline. Thread-safe; sticky.
+class IngestCanceller {
+ public:
+  void Cancel();
+  [[nodiscard]] bool cancelled() const;
+  // Ingest()'s own: the loader of the pass in progress, or null.
+  void Attach(Loader* loader);
+
+ private:
+  mutable absl::Mutex mu_;
+  Loader* loader_ = nullptr;
+  bool cancelled_ = false;
+};
 
 // Deadlines of network sources when the request leaves them unset.
 inline constexpr double kDefaultNetIdleTimeoutSeconds = 60;
@@ -113,6 +134,8 @@ struct IngestRequest {
   // that consumes tensors one by one (Python's hurray.ingest) asks for it.
   // Other sources are read forward as without it.
   bool index_first = false;
+  // Not owned; may be null. See IngestCanceller.
+  IngestCanceller* canceller = nullptr;
   // The resume state (ingest_state.h): rewritten after each completed
   // tensor, removed when the run ends with a verdict. Not for stdin/fds.
   std::string resume_file;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -278,6 +279,34 @@ TEST(IngestTest, ReaderSourceIsReadForward) {
   r.resume_file.clear();
   r.source.reader = nullptr;
   EXPECT_EQ(CheckRequest(r).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(IngestTest, CancellerStopsARunWaitingForBytes) {
+  // A pipe that never sends: without the canceller the run would wait for
+  // ever (no idle timeout for a descriptor).
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  IngestCanceller canceller;
+  IngestRequest r;
+  r.source = IngestSource::Fd(fds[0]);
+  r.canceller = &canceller;
+  absl::StatusOr<IngestReport> report;
+  std::thread run([&] { report = Ingest(r, nullptr); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  canceller.Cancel();
+  run.join();
+  ::close(fds[0]);
+  ::close(fds[1]);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(RuleIdOf(report->status), "STREAM-IO") << report->status;
+  EXPECT_TRUE(canceller.cancelled());
+  // Sticky: a run started after Cancel() stops at once.
+  const std::string dir = FreshDir("ingest_cancelled");
+  r = RequestFor(WriteInput(dir, "s", StreamBytes(MixedTensors(7))));
+  r.canceller = &canceller;
+  report = Ingest(r, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(RuleIdOf(report->status), "STREAM-IO") << report->status;
 }
 
 TEST(IngestTest, SelectionReadsOnlyTheNamedTensors) {

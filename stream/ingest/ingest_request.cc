@@ -12,6 +12,7 @@
 #include "parser/rules.h"
 #include "stream/ingest/http_body.h"
 #include "stream/ingest/ingest.h"
+#include "stream/ingest/loader.h"
 
 namespace hurray::stream {
 
@@ -21,6 +22,23 @@ IngestSource IngestSource::Fd(int fd, std::string label) {
   s.fd = fd;
   s.text = label.empty() ? absl::StrCat("fd:", fd) : std::move(label);
   return s;
+}
+
+void IngestCanceller::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  if (loader_ != nullptr) loader_->Cancel();
+}
+
+bool IngestCanceller::cancelled() const {
+  absl::MutexLock lock(&mu_);
+  return cancelled_;
+}
+
+void IngestCanceller::Attach(Loader* loader) {
+  absl::MutexLock lock(&mu_);
+  loader_ = loader;
+  if (loader_ != nullptr && cancelled_) loader_->Cancel();
 }
 
 IngestSource IngestSource::Reader(PullReader* reader, std::string label) {
