@@ -5,6 +5,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "dequant/dequantizer.h"
 #include "dequant/minifloat.h"
 #include "dequant/params.h"
+#include "parser/data_checks.h"
 #include "parser/decoder.h"
 #include "parser/element_type.h"
 #include "parser/encoder.h"
@@ -92,7 +94,8 @@ py::tuple DecodeQuantizationSection(const py::buffer& bytes) {
 // What a tensor built in Python must satisfy when it is constructed: every
 // descriptor rule (placement, shape, buffer sizes, ...) except the storage
 // type NF4 requires (QNT-NF4-05): the user's documents build NF4 over int4,
-// which has uint4's sizes. Writes and reads check that rule too.
+// which has uint4's sizes, and an unagreed extension layout id (LAY-TAG-04).
+// Writes and reads check those rules too.
 void CheckConstruction(const py::dict& fields) {
   auto d = std::make_unique<TensorDescriptor>();
   DescriptorFromDict(fields, d.get());
@@ -101,7 +104,45 @@ void CheckConstruction(const py::dict& fields) {
       d->type_tag == type_tag::kInt4) {
     d->type_tag = type_tag::kUInt4;
   }
-  ThrowIfError(Validate(*d));
+  absl::Status strict = Validate(*d);
+  // A private extension layout's id is recognised only by a reader that
+  // agreed on it (LAY-TAG-04, strict-only): it is built, and a strict
+  // writer refuses it as a strict reader would; a permissive one writes it.
+  if (RuleIdOf(strict) == "LAY-TAG-04") {
+    strict = Validate(*d, OptionsFor(/*permissive=*/true));
+  }
+  ThrowIfError(strict);
+}
+
+// The data-level rules of a sparse or block-paged tensor's index buffers
+// (parser/data_checks.h: bounds, pointer arrays, order), strict, checked
+// whole over the buffers in memory, so Python never builds (and writers
+// never write) what a strict reader's data checks refuse. `fields` passed
+// CheckConstruction.
+void CheckIndexData(const py::dict& fields, const py::sequence& buffers) {
+  auto d = std::make_unique<TensorDescriptor>();
+  DescriptorFromDict(fields, d.get());
+  std::unique_ptr<IndexDataChecker> checker = MakeIndexChecker(*d);
+  if (checker == nullptr) return;
+  ByteViews views(buffers);
+  std::vector<absl::Span<const uint8_t>> rest;
+  for (size_t i = 0; i < views.spans().size() && i < d->buffer_count; ++i) {
+    rest.push_back(views.spans()[i].first(
+        std::min<uint64_t>(views.spans()[i].size(), d->buffers[i].byte_size)));
+  }
+  // FeedSome stops where the other buffer of a pair must go on: alternate.
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (size_t i = 0; i < rest.size(); ++i) {
+      if (rest[i].empty()) continue;
+      const DataFeedResult r =
+          checker->FeedSome(static_cast<uint32_t>(i), rest[i]);
+      ThrowIfError(ToStatus(r.rejection));
+      rest[i].remove_prefix(r.consumed);
+      progress = progress || r.consumed > 0;
+    }
+  }
+  ThrowIfError(ToStatus(checker->Finish()));
 }
 
 // The strict encoding of a descriptor: validated as a reader would.
@@ -263,6 +304,7 @@ void BindCodec(py::module_& m) {
   m.def("encode_quantization", &EncodeQuantization);
   m.def("decode_quantization", &DecodeQuantizationSection);
   m.def("check_construction", &CheckConstruction);
+  m.def("check_index_data", &CheckIndexData);
   m.def("encode_descriptor", &EncodeDescriptor, py::arg("fields"),
         py::arg("permissive") = false);
   m.def("decode_descriptor", &DecodeDescriptor, py::arg("bytes"),

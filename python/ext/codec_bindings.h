@@ -8,8 +8,6 @@ namespace hurray::python {
 
 void BindCodec(pybind11::module_& m);
 void BindContainers(pybind11::module_& m);  // container_bindings.cc
-void BindNet(pybind11::module_& m);         // net_bindings.cc
-void BindHttp(pybind11::module_& m);        // http_bindings.cc
 
 }  // namespace hurray::python
 

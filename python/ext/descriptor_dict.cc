@@ -191,6 +191,10 @@ py::dict DescriptorToDict(const TensorDescriptor& d) {
             t.outer_layout == layout_tag::kStrided
                 ? py::object(Tuple(t.outer_strides, d.rank))
                 : py::object(py::none());
+        level["inner_strides"] =
+            t.inner_layout == layout_tag::kStrided
+                ? py::object(Tuple(t.inner_strides, d.rank))
+                : py::object(py::none());
         levels.append(level);
       }
       out["tiled"] = levels;
@@ -208,6 +212,7 @@ py::dict DescriptorToDict(const TensorDescriptor& d) {
     default:
       if (layout_tag::IsExtension(d.layout_tag)) {
         out["extension_layout_id"] = l.extension_layout_id;
+        out["extension_data_length"] = l.extension_data_length;
       }
       break;
   }
@@ -220,6 +225,10 @@ py::dict DescriptorToDict(const TensorDescriptor& d) {
   } else {
     out["shard"] = py::none();
   }
+  out["member_role"] =
+      d.has(flag::kHasCompositeMember)
+          ? py::object(py::int_(d.composite_member.member_role))
+          : py::object(py::none());
   out["statistics"] = d.has(flag::kHasStatistics)
                           ? py::object(StatisticsToDict(d.statistics))
                           : py::object(py::none());
@@ -276,7 +285,57 @@ void DescriptorFromDict(const py::dict& in, TensorDescriptor* d) {
       l.hilbert_order = IntField<uint32_t>(in, "hilbert_order", 0);
       l.hilbert_rank = d->rank;
       break;
+    case layout_tag::kTiled: {
+      // One dict per level, outermost first (layouts/tiled.md).
+      py::sequence levels = in["tiled"].cast<py::sequence>();
+      if (levels.size() == 0 || levels.size() > kMaxTiledDepth) {
+        throw py::value_error("a tiled layout has 1 to 8 levels");
+      }
+      l.tiled_depth = static_cast<uint32_t>(levels.size());
+      for (size_t i = 0; i < levels.size(); ++i) {
+        py::dict level = levels[i].cast<py::dict>();
+        TiledLevel& t = l.tiled[i];
+        if (IntArray<uint64_t>(level, "tile_shape", t.tile_shape) != d->rank) {
+          throw py::value_error("a tile shape has one entry per dimension");
+        }
+        t.outer_layout = IntField<uint8_t>(level, "outer_layout", 0);
+        t.inner_layout = IntField<uint8_t>(level, "inner_layout", 0);
+        if (level.contains("outer_strides") &&
+            !py::object(level["outer_strides"]).is_none()) {
+          IntArray<int64_t>(level, "outer_strides", t.outer_strides);
+        }
+        if (level.contains("inner_strides") &&
+            !py::object(level["inner_strides"]).is_none()) {
+          IntArray<int64_t>(level, "inner_strides", t.inner_strides);
+        }
+      }
+      break;
+    }
+    case layout_tag::kBlockPaged:
+      l.page_size = IntField<uint32_t>(in, "page_size", 0);
+      l.num_pages = IntField<uint64_t>(in, "num_pages", 0);
+      l.paged_axis = IntField<uint32_t>(in, "paged_axis", 0);
+      l.num_seqs = IntField<uint32_t>(in, "num_seqs", 0);
+      l.kv_role = IntField<uint8_t>(in, "kv_role", 0);
+      l.layer_index = IntField<uint32_t>(in, "layer_index", 0);
+      l.block_table_index_type =
+          IntField<uint8_t>(in, "block_table_index_type", 0);
+      break;
+    case layout_tag::kComposite:
+      l.composition_rule = IntField<uint8_t>(in, "composition_rule", 0);
+      l.combine_op = IntField<uint8_t>(in, "combine_op", 0);
+      l.member_count = IntField<uint32_t>(in, "member_count", 0);
+      break;
     default:
+      if (layout_tag::IsExtension(d->layout_tag)) {
+        // The extension's opaque data is written as zeros of its length
+        // (the Python layout refuses other data, _sections.py).
+        l.extension_layout_id =
+            IntField<uint64_t>(in, "extension_layout_id", 0);
+        l.extension_data_length =
+            IntField<uint32_t>(in, "extension_data_length", 0);
+        break;
+      }
       PyErr_SetString(PyExc_NotImplementedError,
                       (std::string("building a tensor in layout '") +
                        LayoutName(d->layout_tag) +
@@ -303,6 +362,10 @@ void DescriptorFromDict(const py::dict& in, TensorDescriptor* d) {
           "shard parent_shape and shard_offset need rank entries");
     }
     d->flags |= flag::kHasShard;
+  }
+  if (in.contains("member_role") && !py::object(in["member_role"]).is_none()) {
+    d->composite_member.member_role = IntField<uint8_t>(in, "member_role", 0);
+    d->flags |= flag::kHasCompositeMember;
   }
   if (in.contains("statistics") && !py::object(in["statistics"]).is_none()) {
     StatisticsFromDict(in["statistics"].cast<py::dict>(), &d->statistics);

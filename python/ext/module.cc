@@ -14,8 +14,6 @@ PYBIND11_MODULE(_hurray, m) {
   m.def("_set_error_classes", &hurray::python::SetErrorClasses);
   hurray::python::BindCodec(m);
   hurray::python::BindContainers(m);
-  hurray::python::BindNet(m);
-  hurray::python::BindHttp(m);
   hurray::python::BindCapsules(m);
   hurray::python::BindIngest(m);
 }

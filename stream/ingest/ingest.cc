@@ -96,7 +96,10 @@ absl::Status FetchKey(absl::string_view key, ListingSink* sink,
   std::unique_ptr<NetClientSession> c =
       MakeNetConsumer({std::string(key)}, r, sink);
   Loader loader(LoaderOptionsOf(r));
-  return loader.Run(source, c.get()).status;
+  if (r.canceller != nullptr) r.canceller->Attach(&loader);
+  const LoadResult result = loader.Run(source, c.get());
+  if (r.canceller != nullptr) r.canceller->Attach(nullptr);
+  return result.status;
 }
 
 // The server's tensor names (the `hurray:list` key, docs/network.md).
@@ -275,6 +278,9 @@ class IngestRun {
   std::unique_ptr<ResumeCheckSink> check_;
   std::vector<std::string> net_names_;
   size_t keys_before_ = 0;
+  // index_first met a source that is read forward after all (RunSelected
+  // returned before reading a tensor).
+  bool read_forward_ = false;
   Loader* loader_ = nullptr;
 };
 
@@ -504,6 +510,9 @@ absl::Status IngestRun::SetUpStream() {
     case IngestSource::Kind::kFd:
       source_ = LoadSource::Fd(r_.source.fd);
       break;
+    case IngestSource::Kind::kReader:
+      source_ = LoadSource::Reader(r_.source.reader);
+      break;
     default:
       source_ = LoadSource::File(r_.source.path, resume ? resume->offset : 0);
       break;
@@ -522,8 +531,17 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
   auto read_ranges = [&](RangeSource* src, const FileGeometry& g,
                          const FileIndex& index,
                          const KvSection& kv) -> absl::Status {
+    std::vector<std::string> every;  // index_first: all, in file order
+    if (r_.tensors.empty()) {
+      std::vector<const IndexEntry*> all;
+      for (const IndexEntry& e : index.entries()) all.push_back(&e);
+      std::sort(all.begin(), all.end(), [](const auto* a, const auto* b) {
+        return a->descriptor_offset < b->descriptor_offset;
+      });
+      for (const IndexEntry* e : all) every.emplace_back(e->name);
+    }
     absl::StatusOr<std::vector<const IndexEntry*>> sel =
-        ResolveNames(index, r_.tensors);
+        ResolveNames(index, r_.tensors.empty() ? every : r_.tensors);
     if (!sel.ok()) return sel.status();
     HURRAY_RETURN_IF_ERROR(MakeSink());
     PartialReadStats stats;
@@ -534,11 +552,27 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
   };
   std::unique_ptr<HttpBody> whole;  // the forward pass, over HTTP
   bool forward = r_.source.kind == IngestSource::Kind::kStdin ||
-                 r_.source.kind == IngestSource::Kind::kFd;
+                 r_.source.kind == IngestSource::Kind::kFd ||
+                 r_.source.kind == IngestSource::Kind::kReader;
   if (r_.source.kind == IngestSource::Kind::kHttp) {
     absl::StatusOr<HttpRangeSource::Opened> opened =
         HttpRangeSource::Open(r_.source.url, http_);
     if (!opened.ok()) return opened.status();
+    if (r_.tensors.empty() && opened->ranges != nullptr) {
+      // index_first: a bare stream is read forward.
+      std::vector<uint8_t> magic;
+      HURRAY_RETURN_IF_ERROR(opened->ranges->Read(
+          0, std::min<uint64_t>(opened->ranges->size(), kFileMagic.size()),
+          [&](absl::Span<const uint8_t> piece) {
+            magic.insert(magic.end(), piece.begin(), piece.end());
+            return absl::OkStatus();
+          }));
+      if (SniffFormat(magic) != SourceFormat::kHrry) opened->ranges.reset();
+    }
+    if (r_.tensors.empty() && opened->ranges == nullptr) {
+      read_forward_ = true;  // index_first without ranges
+      return std::move(report_);
+    }
     if (opened->ranges != nullptr) {
       HttpRangeSource* src = opened->ranges.get();
       absl::StatusOr<std::unique_ptr<HrryMetadata>> meta =
@@ -595,14 +629,18 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
     };
     Loader loader(lo);
     loader_ = &loader;
+    if (r_.canceller != nullptr) r_.canceller->Attach(&loader);
     std::unique_ptr<ByteConsumer> consumer = MakeConsumer(
         SourceFormat::kUnknown, options,
         Tap(selecting.get(), [&loader] { loader.Cancel(); }), nullptr, nullptr);
-    const LoadResult res =
-        loader.Run(whole != nullptr ? LoadSource::Reader(whole.get())
-                                    : LoadSource::Fd(r_.source.fd),
-                   consumer.get());
+    LoadSource from = LoadSource::Fd(r_.source.fd);
+    if (whole != nullptr) from = LoadSource::Reader(whole.get());
+    if (r_.source.kind == IngestSource::Kind::kReader) {
+      from = LoadSource::Reader(r_.source.reader);
+    }
+    const LoadResult res = loader.Run(from, consumer.get());
     loader_ = nullptr;
+    if (r_.canceller != nullptr) r_.canceller->Attach(nullptr);
     report_.status = res.status;
     report_.bytes = res.bytes;
     // A name the index lacks: an error of the request, not of the file.
@@ -629,6 +667,17 @@ absl::StatusOr<IngestReport> IngestRun::Go() {
   }
   if (!r_.tensors.empty() && src.kind != IngestSource::Kind::kTcp) {
     return RunSelected();
+  }
+  // index_first: a .hrry file or URL by ranges (the URL falls back to a
+  // forward read when its server cannot serve them or it is not a .hrry).
+  if (r_.index_first && r_.tensors.empty() && r_.resume_file.empty() &&
+      (src.kind == IngestSource::Kind::kHttp ||
+       (src.kind == IngestSource::Kind::kFile &&
+        StartsWithFileMagic(src.path)))) {
+    absl::StatusOr<IngestReport> selected = RunSelected();
+    if (!read_forward_) return selected;
+    report_ = IngestReport();
+    report_.source = r_.source.text;
   }
   HURRAY_RETURN_IF_ERROR(MakeSink());
   // What the outputs are, recorded in the resume state ("" without them).
@@ -664,10 +713,12 @@ absl::StatusOr<IngestReport> IngestRun::Go() {
   };
   Loader run_loader(lo);
   loader_ = &run_loader;
+  if (r_.canceller != nullptr) r_.canceller->Attach(&run_loader);
   LoadResult result;
   if (consumer_ != nullptr) {
     result = run_loader.Run(source_, consumer_.get());
   }  // else: a resumed network ingest with nothing left to fetch
+  if (r_.canceller != nullptr) r_.canceller->Attach(nullptr);
   loader_ = nullptr;
   report_.status = result.status;
   report_.bytes = result.bytes + skipped;

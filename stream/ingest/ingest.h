@@ -42,6 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "parser/options.h"
 #include "stream/ingest/http_url.h"
@@ -49,6 +50,28 @@
 #include "stream/ingest/sinks.h"
 
 namespace hurray::stream {
+
+class Loader;      // loader.h
+class PullReader;  // loader.h
+
+// Stops a run from any thread at once, even while it waits for a byte or
+// for a connection to be accepted (the loader's Cancel, loader.h): the run
+// ends with STREAM-IO "cancelled", as when IngestObserver::Cancelled()
+// returns true, which is polled only between chunks and tensors. A read by
+// ranges (a selection, index_first) and an HTTP request being opened stop
+// at their next tensor or deadline. Thread-safe; sticky.
+class IngestCanceller {
+ public:
+  void Cancel();
+  [[nodiscard]] bool cancelled() const;
+  // Ingest()'s own: the loader of the pass in progress, or null.
+  void Attach(Loader* loader);
+
+ private:
+  mutable absl::Mutex mu_;
+  Loader* loader_ = nullptr;
+  bool cancelled_ = false;
+};
 
 // Deadlines of network sources when the request leaves them unset.
 inline constexpr double kDefaultNetIdleTimeoutSeconds = 60;
@@ -63,7 +86,7 @@ inline constexpr uint64_t kDefaultMaxRawTensorBytes = uint64_t{1} << 30;
 
 // Where the bytes come from.
 struct IngestSource {
-  enum class Kind : uint8_t { kFile, kStdin, kFd, kTcp, kHttp };
+  enum class Kind : uint8_t { kFile, kStdin, kFd, kTcp, kHttp, kReader };
   Kind kind = Kind::kFile;
   // As given (the table, the resume state and messages name it). For kFd,
   // "fd:<n>" unless the caller names it.
@@ -73,10 +96,16 @@ struct IngestSource {
   std::string host, port;         // kTcp (an IPv6 host without brackets)
   std::vector<std::string> keys;  // kTcp: names after the '/', if any
   Url url;                        // kHttp
+  // kReader: bytes pulled from the caller's reader (loader.h PullReader:
+  // an embedder's own byte source, e.g. a Python file object), kept alive
+  // by the caller; read forward once, like a descriptor, never resumed.
+  PullReader* reader = nullptr;
 
   bool is_network() const { return kind == Kind::kTcp || kind == Kind::kHttp; }
   // A file descriptor the caller keeps open (a pipe, a socket, a file).
   static IngestSource Fd(int fd, std::string label = "");
+  // The caller's reader; "reader" unless the caller names it.
+  static IngestSource Reader(PullReader* reader, std::string label = "");
 };
 
 // `-` (standard input), `tcp://HOST:PORT[/name1,name2...]`
@@ -97,6 +126,16 @@ struct IngestRequest {
   // Only these tensors (a .hrry file or URL: range reads where it can; a
   // tcp:// source: the keys requested). Not with resume_file.
   std::vector<std::string> tensors;
+  // Without `tensors`: a .hrry file, or a URL whose server serves byte
+  // ranges, is read as a selection of every tensor (its index first, then
+  // the tensors by ranges in file order), so the observer gets each tensor
+  // named as it ends, not all of them after the file's end (staged on disk
+  // meanwhile with TensorData::kDequantized, unnamed with kRaw). A caller
+  // that consumes tensors one by one (Python's hurray.ingest) asks for it.
+  // Other sources are read forward as without it.
+  bool index_first = false;
+  // Not owned; may be null. See IngestCanceller.
+  IngestCanceller* canceller = nullptr;
   // The resume state (ingest_state.h): rewritten after each completed
   // tensor, removed when the run ends with a verdict. Not for stdin/fds.
   std::string resume_file;
@@ -164,8 +203,10 @@ struct IngestedTensor {
   // type; its verdict says why) and a sparse tensor kept as its arrays.
   absl::Span<const float> values;
   bool has_values = false;
-  // TensorData::kRaw: buffer i as it arrived (its byte_size bytes).
+  // TensorData::kRaw: buffer i as it arrived (its byte_size bytes), and the
+  // descriptor they belong to (a binding rebuilds the tensor from both).
   absl::Span<const absl::Span<const uint8_t>> buffers;
+  const TensorDescriptor* descriptor = nullptr;
 };
 
 // The state a resumable run saved (ingest_state.h).

@@ -1,8 +1,10 @@
-// Ingest() itself (ingest.h): a file source, the selection, a rejection's
-// rule id and offset, values handed to the observer, cancel, and the resume
-// checkpoint.
+// Ingest() itself (ingest.h): a file source, the selection, index_first, a
+// reader source, a rejection's rule id and offset, values handed to the
+// observer, cancel, and the resume checkpoint.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -14,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "parser/rules.h"
 #include "stream/ingest/ingest.h"
+#include "stream/ingest/loader.h"
 #include "stream/ingest/testing/loader_test_util.h"
 #include "stream/net/server.h"
 #include "stream/net/testing/net_test_util.h"
@@ -39,6 +42,7 @@ class Recorder : public IngestObserver {
     bool has_values = false;
     std::vector<uint8_t> values;  // as bytes, little-endian float32
     std::vector<size_t> buffer_sizes;
+    uint32_t descriptor_buffers = 0;  // kRaw: the descriptor's buffer_count
   };
   absl::Status OnTensor(const IngestedTensor& t) override {
     Seen s;
@@ -50,6 +54,9 @@ class Recorder : public IngestObserver {
     s.values.assign(p, p + t.values.size() * sizeof(float));
     for (absl::Span<const uint8_t> b : t.buffers) {
       s.buffer_sizes.push_back(b.size());
+    }
+    if (t.descriptor != nullptr) {
+      s.descriptor_buffers = t.descriptor->buffer_count;
     }
     seen.push_back(std::move(s));
     return absl::OkStatus();
@@ -198,6 +205,108 @@ TEST(IngestTest, ObserverGetsRawBuffers) {
   report = Ingest(r, &rec);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->status.code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(IngestTest, IndexFirstNamesRawTensorsOfAHrryAsTheyEnd) {
+  const std::string dir = FreshDir("ingest_index_first");
+  const std::vector<IngestTensor> tensors = MixedTensors(5);
+  for (const char* kind : {"hrry", "stream"}) {
+    SCOPED_TRACE(kind);
+    const bool hrry = std::string(kind) == "hrry";
+    IngestRequest r = RequestFor(WriteInput(
+        dir, kind, hrry ? HrryBytes(tensors) : StreamBytes(tensors)));
+    r.data = TensorData::kRaw;
+    r.dequantize = false;
+    for (bool index_first : {false, true}) {
+      r.index_first = index_first;
+      Recorder rec;
+      absl::StatusOr<IngestReport> report = Ingest(r, &rec);
+      ASSERT_TRUE(report.ok()) << report.status();
+      ASSERT_TRUE(report->status.ok()) << report->status;
+      ASSERT_EQ(rec.seen.size(), tensors.size());
+      for (size_t i = 0; i < tensors.size(); ++i) {
+        // Read forward, a .hrry names its tensors only after the last one.
+        EXPECT_EQ(rec.seen[i].name, hrry && index_first ? tensors[i].name : "")
+            << i;
+        EXPECT_EQ(rec.seen[i].descriptor_buffers,
+                  rec.seen[i].buffer_sizes.size())
+            << i;
+      }
+    }
+  }
+}
+
+// An embedder's own byte source, handing out a few bytes per Read.
+class PiecesReader final : public PullReader {
+ public:
+  explicit PiecesReader(std::vector<uint8_t> bytes)
+      : bytes_(std::move(bytes)) {}
+  absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) override {
+    const size_t n = std::min<size_t>({into.size(), 7, bytes_.size() - at_});
+    std::memcpy(into.data(), bytes_.data() + at_, n);
+    at_ += n;
+    return n;
+  }
+  void Interrupt() override {}
+
+ private:
+  std::vector<uint8_t> bytes_;
+  size_t at_ = 0;
+};
+
+TEST(IngestTest, ReaderSourceIsReadForward) {
+  const std::vector<IngestTensor> tensors = MixedTensors(6);
+  PiecesReader reader(StreamBytes(tensors));
+  IngestRequest r;
+  r.source = IngestSource::Reader(&reader, "pieces");
+  r.data = TensorData::kDequantized;
+  r.scratch_dir = FreshDir("ingest_reader");
+  Recorder rec;
+  absl::StatusOr<IngestReport> report = Ingest(r, &rec);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_TRUE(report->status.ok()) << report->status;
+  EXPECT_EQ(report->source, "pieces");
+  EXPECT_EQ(report->bytes, StreamBytes(tensors).size());
+  ASSERT_EQ(rec.seen.size(), tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (!tensors[i].expected.empty()) {
+      EXPECT_EQ(rec.seen[i].values, tensors[i].expected) << i;
+    }
+  }
+  // Read once, forward: it cannot be resumed, and it needs a reader.
+  r.resume_file = r.scratch_dir + "/state";
+  EXPECT_EQ(CheckRequest(r).code(), absl::StatusCode::kInvalidArgument);
+  r.resume_file.clear();
+  r.source.reader = nullptr;
+  EXPECT_EQ(CheckRequest(r).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(IngestTest, CancellerStopsARunWaitingForBytes) {
+  // A pipe that never sends: without the canceller the run would wait for
+  // ever (no idle timeout for a descriptor).
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  IngestCanceller canceller;
+  IngestRequest r;
+  r.source = IngestSource::Fd(fds[0]);
+  r.canceller = &canceller;
+  absl::StatusOr<IngestReport> report;
+  std::thread run([&] { report = Ingest(r, nullptr); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  canceller.Cancel();
+  run.join();
+  ::close(fds[0]);
+  ::close(fds[1]);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(RuleIdOf(report->status), "STREAM-IO") << report->status;
+  EXPECT_TRUE(canceller.cancelled());
+  // Sticky: a run started after Cancel() stops at once.
+  const std::string dir = FreshDir("ingest_cancelled");
+  r = RequestFor(WriteInput(dir, "s", StreamBytes(MixedTensors(7))));
+  r.canceller = &canceller;
+  report = Ingest(r, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(RuleIdOf(report->status), "STREAM-IO") << report->status;
 }
 
 TEST(IngestTest, SelectionReadsOnlyTheNamedTensors) {

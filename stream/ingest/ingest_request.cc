@@ -12,6 +12,7 @@
 #include "parser/rules.h"
 #include "stream/ingest/http_body.h"
 #include "stream/ingest/ingest.h"
+#include "stream/ingest/loader.h"
 
 namespace hurray::stream {
 
@@ -20,6 +21,31 @@ IngestSource IngestSource::Fd(int fd, std::string label) {
   s.kind = Kind::kFd;
   s.fd = fd;
   s.text = label.empty() ? absl::StrCat("fd:", fd) : std::move(label);
+  return s;
+}
+
+void IngestCanceller::Cancel() {
+  absl::MutexLock lock(&mu_);
+  cancelled_ = true;
+  if (loader_ != nullptr) loader_->Cancel();
+}
+
+bool IngestCanceller::cancelled() const {
+  absl::MutexLock lock(&mu_);
+  return cancelled_;
+}
+
+void IngestCanceller::Attach(Loader* loader) {
+  absl::MutexLock lock(&mu_);
+  loader_ = loader;
+  if (loader_ != nullptr && cancelled_) loader_->Cancel();
+}
+
+IngestSource IngestSource::Reader(PullReader* reader, std::string label) {
+  IngestSource s;
+  s.kind = Kind::kReader;
+  s.reader = reader;
+  s.text = label.empty() ? "reader" : std::move(label);
   return s;
 }
 
@@ -98,7 +124,11 @@ absl::Status CheckRequest(const IngestRequest& r) {
         "--format safetensors cannot be resumed (model.safetensors is "
         "written whole at the end): use --format npy with --resume");
   }
-  if ((kind == Kind::kStdin || kind == Kind::kFd) && resumable) {
+  if (kind == Kind::kReader && r.source.reader == nullptr) {
+    return absl::InvalidArgumentError("a reader source needs a reader");
+  }
+  if ((kind == Kind::kStdin || kind == Kind::kFd || kind == Kind::kReader) &&
+      resumable) {
     return absl::InvalidArgumentError("standard input cannot be resumed");
   }
   if (!r.tensors.empty() && resumable) {

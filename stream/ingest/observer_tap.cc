@@ -68,6 +68,7 @@ absl::Status ObserverTap::DeliverUpTo(size_t end) {
     if (data_ == TensorData::kRaw) {
       for (const std::vector<uint8_t>& b : buffers_) views.emplace_back(b);
       t.buffers = views;
+      t.descriptor = descriptor_.get();
     } else if (data_ == TensorData::kDequantized && values_dir_ != nullptr &&
                !r.output.empty() && r.more.empty()) {
       HURRAY_RETURN_IF_ERROR(Stop(mapped.Map(*values_dir_, r.output)));

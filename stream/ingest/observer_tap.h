@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,7 @@ class ObserverTap final : public IngestSink {
   }
   absl::Status OnDescriptor(const TensorDescriptor& d) override {
     if (data_ == TensorData::kRaw) {
+      descriptor_ = std::make_unique<TensorDescriptor>(d);
       uint64_t total = 0;
       buffers_.assign(d.buffer_count, {});
       for (uint32_t i = 0; i < d.buffer_count && i < kMaxBuffers; ++i) {
@@ -130,6 +132,7 @@ class ObserverTap final : public IngestSink {
   size_t delivered_;
   bool names_at_end_ = false;
   std::vector<std::vector<uint8_t>> buffers_;
+  std::unique_ptr<TensorDescriptor> descriptor_;  // kRaw: the last one
   absl::Status status_;
 };
 

@@ -126,7 +126,8 @@ class TiledLayout(Layout):
     inner_layout: str
     inner_tiled: Optional[TiledLayout]
     outer_strides: Optional[Tuple[int, ...]]
-    def __init__(self, tile_shape: Sequence[int], outer_layout: str = ..., inner_layout: str = ..., inner_tiled: Optional[TiledLayout] = ..., outer_strides: Optional[Sequence[int]] = ...) -> None: ...
+    inner_strides: Optional[Tuple[int, ...]]
+    def __init__(self, tile_shape: Sequence[int], outer_layout: str = ..., inner_layout: str = ..., inner_tiled: Optional[TiledLayout] = ..., outer_strides: Optional[Sequence[int]] = ..., inner_strides: Optional[Sequence[int]] = ...) -> None: ...
 class BlockPagedLayout(Layout):
     page_size: int
     num_pages: int
@@ -197,6 +198,7 @@ class Descriptor:
     byte_offset: int
     buffer_count: int
     buffer_sizes: Tuple[int, ...]
+    member_role: Optional[str]
     quantization: Optional[Scheme]
     statistics: Optional[Statistics]
     shard: Optional[Shard]
@@ -205,7 +207,7 @@ class Descriptor:
 class Tensor(Descriptor):
     buffers: Tuple[Buffer, ...]
     data: Buffer
-    def __init__(self, data: Buffer, dtype: Union[dtype, str], shape: Sequence[int], device: Optional[Device] = ..., *, aux_buffers: Sequence[Buffer] = ..., quantization: Optional[Scheme] = ..., layout: Optional[Layout] = ..., shard: Optional[Shard] = ..., statistics: Optional[Statistics] = ..., byte_offset: int = ...) -> None: ...
+    def __init__(self, data: Optional[Buffer], dtype: Union[dtype, str], shape: Sequence[int], device: Optional[Device] = ..., *, aux_buffers: Sequence[Buffer] = ..., quantization: Optional[Scheme] = ..., layout: Optional[Layout] = ..., shard: Optional[Shard] = ..., statistics: Optional[Statistics] = ..., byte_offset: int = ..., member_role: Optional[str] = ...) -> None: ...
     values: numpy.ndarray
     col_indices: numpy.ndarray
     row_ptr: numpy.ndarray
@@ -290,4 +292,4 @@ class Decoder:
     def reset(self) -> None: ...
     def raise_if_rejected(self) -> None: ...
 def decode_descriptor(data: Buffer, permissive: bool = ...) -> Tuple[Descriptor, int]: ...
-def ingest(source: Any, dequantize: bool = ..., names: Optional[Iterable[str]] = ..., permissive: bool = ..., idle_timeout: float = ..., connect_timeout: float = ..., *, ca_file: Optional[Union[str, "os.PathLike[str]"]] = ..., headers: Optional[Union[Mapping[str, str], Iterable[Union[str, Tuple[str, str]]]]] = ..., insecure: bool = ..., total_timeout: float = ..., max_open_streams: Optional[int] = ..., max_spool_bytes: Optional[int] = ...) -> Iterator[Tuple[str, Any]]: ...
+def ingest(source: Any, dequantize: bool = ..., names: Optional[Iterable[str]] = ..., permissive: bool = ..., idle_timeout: Optional[float] = ..., connect_timeout: float = ..., *, ca_file: Optional[Union[str, "os.PathLike[str]"]] = ..., headers: Optional[Union[Mapping[str, str], Iterable[Union[str, Tuple[str, str]]]]] = ..., insecure: bool = ..., total_timeout: float = ..., max_open_streams: Optional[int] = ..., max_spool_bytes: Optional[int] = ...) -> Iterator[Tuple[str, Any]]: ...

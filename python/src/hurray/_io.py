@@ -14,7 +14,6 @@ __all__ = ["save", "load", "open", "HrryFile", "StreamWriter",
            "NEED_MORE", "DONE", "REJECTED"]
 
 NEED_MORE, DONE, REJECTED = 0, 1, 2
-_FILE_MAGIC = b"HRRYFILE"
 _CHUNK = 1 << 20
 
 
@@ -296,7 +295,7 @@ def _reader_of(source, chunk_size, idle_timeout):
     if isinstance(source, (bytes, bytearray, memoryview)):
         chunks = iter([memoryview(source)])
         return lambda: next(chunks, b"")
-    if hasattr(source, "recv"):
+    if hasattr(source, "recv") and hasattr(source, "fileno"):
         import select
         if chunk_size < 0:
             raise ValueError("a socket is read in chunks: chunk_size must be "
@@ -321,7 +320,12 @@ def _reader_of(source, chunk_size, idle_timeout):
         return _readinto_reader(source, chunk_size)
     if hasattr(source, "read"):
         return lambda: _checked_chunk(source.read(chunk_size), source)
-    raise TypeError("StreamReader reads bytes, a file object or a socket")
+    if hasattr(source, "recv") and chunk_size > 0:  # socket-like, no fd
+        return lambda: _checked_chunk(source.recv(chunk_size), source)
+    raise TypeError(f"StreamReader reads bytes, a path, a socket or an object "
+                    f"with readinto(buffer), read(n) or recv(n); a "
+                    f"{type(source).__name__} has none of them (wrap its "
+                    "bytes with bytes(...) or give a file object)")
 
 
 class StreamReader:
@@ -435,11 +439,17 @@ def ingest(source, dequantize=True, names=None, permissive=False,
            headers=None, insecure=False, total_timeout=0.0,
            max_open_streams=None, max_spool_bytes=None):
     """Yields ``(name, value)`` for every tensor of a source, validated as
-    it arrives; the value is a float32 numpy array (``dequantize=True``) or
-    the Tensor. Sources:
+    it arrives; the value is a float32 numpy array (``dequantize=True``;
+    None for a tensor that has no values of its own, a composite's head or
+    an extension type) or the Tensor. Every source goes through the
+    library's one ingest call (``stream::Ingest()``, as ``hurray ingest``
+    and the C ABI), with the GIL released while it runs:
 
-    - a path: a .hrry file (read over mmap) or a bare stream file;
-    - a file object or a socket carrying a bare stream;
+    - a path: a .hrry file (its index first, then each tensor as it is
+      read) or a bare stream file; ``"-"``: standard input;
+    - bytes, a file object or a socket: read through its own methods
+      (``readinto``, else ``read``; a socket's ``recv_into``, waited on for
+      at most ``idle_timeout`` s) in chunks of 1 MiB;
     - ``tcp://HOST:PORT[/a,b,...]``: a ``hurray serve`` peer (the framed
       network protocol), every tensor it lists or the named ones, with the
       CLI's deadlines (connect, and idle: no byte for ``idle_timeout`` s).
@@ -451,113 +461,87 @@ def ingest(source, dequantize=True, names=None, permissive=False,
       ``headers`` ({"Name": "value"} or ["Name: value", ...];
       Authorization, Cookie and Proxy-Authorization are dropped when a
       redirect leaves the origin: scheme, host or port), the
-      connect and idle deadlines and ``total_timeout`` (0: none). The
-      server must serve byte ranges: the index is read first, then the
-      tensors (only the named ones with ``names``). A bare stream is read
-      in one pass, with or without ranges.
+      connect and idle deadlines and ``total_timeout`` (0: none). A server
+      that serves byte ranges is read index first, then the tensors (only
+      the named ones with ``names``); one without, and a bare stream, in
+      one forward pass (a .hrry's tensors then come after its index, at its
+      end).
 
-    Memory: the tensor being yielded and, for tcp://, at most 64 MiB of
-    tensors received ahead. A tcp:// peer that multiplexes its answers
-    makes the client hold at most ``max_open_streams`` answers in progress
+    Memory: the tensor being yielded, the reader's ring and, for tcp://, the
+    answers received ahead: a tcp:// peer that multiplexes its answers makes
+    the client hold at most ``max_open_streams`` answers in progress
     (default 16, 1 to 1024; LIMIT-OPEN-STREAMS) and ``max_spool_bytes``
     bytes of later answers (default 64 MiB, 1 to 16 GiB; LIMIT-SPOOL-BYTES),
-    like ``hurray ingest --max-open-streams/--max-spool-bytes``. Bare streams have no names: ``tensor_<i>``.
-    ``names`` selects tensors (a .hrry file, or a tcp:// peer).
+    like ``hurray ingest --max-open-streams/--max-spool-bytes``. Bare
+    streams have no names: ``tensor_<i>``. ``names`` selects tensors (a
+    .hrry file or URL, in file order; a tcp:// peer, in the order given).
+    Ctrl-C while waiting for a tensor stops the run (KeyboardInterrupt);
+    an exception raised by the source's methods is raised once, as is.
     """
-    if isinstance(source, str) and source[:8].lower().startswith(
-            ("http://", "https://")):
-        if max_open_streams is not None or max_spool_bytes is not None:
-            raise ValueError("max_open_streams and max_spool_bytes are for "
-                             "tcp:// sources")
-        yield from _ingest_http(source, dequantize, names, permissive,
-                                idle_timeout, connect_timeout, ca_file,
-                                headers, insecure, total_timeout)
-        return
-    if ca_file is not None or headers or insecure or total_timeout:
-        raise ValueError("ca_file, headers, insecure and total_timeout are "
-                         "for http:// and https:// sources")
-    if isinstance(source, str) and "://" in source:
-        limits = _net_limits(max_open_streams, max_spool_bytes)
-        yield from _ingest_tcp(source, dequantize, names, permissive,
-                               idle_timeout, connect_timeout, limits)
-        return
-    if max_open_streams is not None or max_spool_bytes is not None:
-        raise ValueError("max_open_streams and max_spool_bytes are for "
-                         "tcp:// sources")
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        with _open_input(path) as f:
-            magic = f.read(len(_FILE_MAGIC))
-        if magic == _FILE_MAGIC:
-            yield from _ingest_file(path, dequantize, names, permissive)
-            return
-        with _open_input(path) as f:
-            yield from _ingest_stream(f, dequantize, permissive)
-        return
-    yield from _ingest_stream(source, dequantize, permissive)
-
-
-def _parse_tcp(url):
-    if not url.startswith("tcp://"):
-        raise ValueError(f"unsupported source {url!r}: paths, file objects, "
-                         "sockets and tcp://HOST:PORT")
-    _, host, port, keys = _hurray.parse_source(url)  # stream::ParseSource
-    return host, port, keys
-
-
-_MAX_OPEN_STREAMS = 1024        # as the CLI's --max-open-streams
-_MAX_SPOOL_BYTES = 16 << 30     # as the CLI's --max-spool-bytes
-
-
-def _limit(name, value, high):
-    if value is None:
-        return 0  # the session's default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not 1 <= value <= high:
-        raise ValueError(f"{name} must be from 1 to {high}, got {value}")
-    return value
-
-
-def _net_limits(max_open_streams, max_spool_bytes):
-    return (_limit("max_open_streams", max_open_streams, _MAX_OPEN_STREAMS),
-            _limit("max_spool_bytes", max_spool_bytes, _MAX_SPOOL_BYTES))
-
-
-def _net_tensors(host, port, keys, permissive, idle, connect, limits):
-    session = _hurray.NetIngest(host, port, keys, permissive, idle, connect,
-                                max_open_streams=limits[0],
-                                max_spooled_bytes=limits[1])
+    for key, value in (("max_open_streams", max_open_streams),
+                       ("max_spool_bytes", max_spool_bytes)):
+        if value is not None and (isinstance(value, bool)
+                                  or not isinstance(value, int)):
+            raise TypeError(f"{key} must be an int, not "
+                            f"{type(value).__name__}")
+    if insecure:
+        import warnings
+        warnings.warn("insecure=True: the server's certificate and host name "
+                      "are NOT verified", stacklevel=2)
+    reader, label = None, ""
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        source = _MemoryReader(source)
+    if not isinstance(source, str):
+        reader, label = _reader_method(source), type(source).__name__
+    session = _hurray.LibIngest(
+        source, reader=reader, label=label,
+        names=list(names) if names is not None else None,
+        dequantize=dequantize, permissive=permissive,
+        idle_timeout=idle_timeout, connect_timeout=connect_timeout,
+        total_timeout=total_timeout,
+        ca_file=os.fspath(ca_file) if ca_file is not None else "",
+        headers=_header_lines(headers), insecure=insecure,
+        max_open_streams=max_open_streams, max_spooled_bytes=max_spool_bytes)
     while True:
         item = session.next()
         if item is None:
             return
-        key, fields, buffers = item
-        yield key, Tensor._from_parts(fields, buffers)
-
-
-def _ingest_tcp(url, dequantize, names, permissive, idle, connect, limits):
-    host, port, keys = _parse_tcp(url)
-    if dequantize:  # stream::Ingest(), as `hurray ingest` and the C ABI
-        session = _hurray.LibIngest(
-            url, list(names) if names is not None else None, permissive,
-            idle, connect, max_open_streams=limits[0],
-            max_spooled_bytes=limits[1])
-        while True:
-            item = session.next()
-            if item is None:
-                return
+        if dequantize:
             yield item
-    keys = list(names) if names is not None else keys
-    if not keys:  # every tensor the server lists (docs/network.md)
-        (_, listing), = _net_tensors(host, port, [_hurray.LIST_KEY],
-                                     permissive, idle, connect, limits)
-        keys = _hurray.parse_tensor_list(listing.data)
-    if not keys:
-        return
-    for key, t in _net_tensors(host, port, keys, permissive, idle, connect,
-                               limits):
-        yield key, (t.dequantize() if dequantize else t)
+        else:
+            name, fields, buffers = item
+            yield name, Tensor._from_parts(fields, buffers)
+
+
+class _MemoryReader:
+    """Bytes in memory, read by ``readinto`` (no copy of the whole)."""
+
+    def __init__(self, data):
+        self._view = memoryview(data).cast("B")
+        self._at = 0
+
+    def readinto(self, buf):
+        n = min(len(buf), len(self._view) - self._at)
+        buf[:n] = self._view[self._at:self._at + n]
+        self._at += n
+        return n
+
+
+def _reader_method(source):
+    """How the library pulls bytes from a Python object."""
+    if hasattr(source, "recv_into") and hasattr(source, "fileno"):
+        return "recv"
+    if isinstance(source, io.FileIO):  # unbuffered: waited on, cancellable
+        return "readinto_fd"
+    if hasattr(source, "readinto"):
+        return "readinto"
+    if hasattr(source, "read"):
+        return "read"
+    raise TypeError(f"hurray.ingest reads a path, a URL, bytes, a file object "
+                    f"or a socket, not {type(source).__name__} (an object "
+                    "needs readinto() or read())")
 
 
 def _header_lines(headers):
@@ -571,41 +555,8 @@ def _header_lines(headers):
     return out
 
 
-def _ingest_http(url, dequantize, names, permissive, idle, connect, ca_file,
-                 headers, insecure, total):
-    if insecure:
-        import warnings
-        warnings.warn("insecure=True: the server's certificate and host name "
-                      "are NOT verified", stacklevel=3)
-    session = _hurray.HttpIngest(
-        url, list(names) if names is not None else [], permissive,
-        os.fspath(ca_file) if ca_file is not None else "",
-        _header_lines(headers), insecure, connect, idle, total)
-    i = 0
-    while True:
-        item = session.next()
-        if item is None:
-            return
-        key, fields, buffers = item
-        t = Tensor._from_parts(fields, buffers)
-        yield (key or f"tensor_{i}"), (t.dequantize() if dequantize else t)
-        i += 1
-
-
 def _open_input(path):
     try:
         return io.open(path, "rb")
     except OSError as e:
         raise FileError(f"cannot read {path}: {e}") from e
-
-
-def _ingest_file(path, dequantize, names, permissive):
-    f = HrryFile(path, permissive)
-    for name in (f.names if names is None else names):
-        t = f[name]
-        yield name, (t.dequantize() if dequantize else t)
-
-
-def _ingest_stream(source, dequantize, permissive):
-    for i, t in enumerate(StreamReader(source, permissive=permissive)):
-        yield f"tensor_{i}", (t.dequantize() if dequantize else t)

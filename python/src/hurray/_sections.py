@@ -77,21 +77,23 @@ class StridedLayout(Layout):
 
 
 _TILE_PARTS = ("row_major", "col_major", "column_major", "strided", "tiled")
+_PART_CODES = {"row_major": 0x01, "col_major": 0x02, "column_major": 0x02,
+               "strided": 0x03, "tiled": 0x04}
 
 
 class TiledLayout(Layout):
     """Tiles of ``tile_shape`` (layouts/tiled.md): tiles placed by
     ``outer_layout``, elements inside a tile by ``inner_layout``; a nested
-    level is another TiledLayout as ``inner_tiled``. A value here: tensors
-    in it are read, saved and streamed as they come, not built."""
+    level is another TiledLayout as ``inner_tiled``. ``outer_strides`` (in
+    tiles) and ``inner_strides`` (in elements) go with a "strided" part."""
 
     TAG, NAME = 0x04, "tiled"
     _FIELDS = ("tile_shape", "outer_layout", "inner_layout", "inner_tiled",
-               "outer_strides")
+               "outer_strides", "inner_strides")
 
     def __init__(self, tile_shape, outer_layout="row_major",
                  inner_layout="row_major", inner_tiled=None,
-                 outer_strides=None):
+                 outer_strides=None, inner_strides=None):
         for what, part in (("outer_layout", outer_layout),
                            ("inner_layout", inner_layout)):
             if part not in _TILE_PARTS:
@@ -106,6 +108,34 @@ class TiledLayout(Layout):
         self.inner_layout = inner_layout
         self.inner_tiled = inner_tiled
         self.outer_strides = None if outer_strides is None else _ints(outer_strides)
+        self.inner_strides = None if inner_strides is None else _ints(inner_strides)
+        for what, part, strides in (
+                ("outer", outer_layout, self.outer_strides),
+                ("inner", inner_layout, self.inner_strides)):
+            if (part == "strided") != (strides is not None):
+                raise ValueError(f"{what}_strides is given exactly when "
+                                 f"{what}_layout is 'strided'")
+
+    def __repr__(self):
+        # The reference's repr: the strides only when they are given.
+        shown = {k: v for k, v in self._fields().items()
+                 if not (k in ("outer_strides", "inner_strides") and v is None)}
+        args = ", ".join(f"{k}={v!r}" for k, v in shown.items())
+        return f"{type(self).__name__}({args})"
+
+    def _levels(self, rank):
+        """The wire levels, outermost first (layouts/tiled.md)."""
+        if len(self.tile_shape) != rank:
+            raise InvalidDescriptorError(
+                f"TiledLayout.tile_shape has {len(self.tile_shape)} entries; "
+                f"the tensor has rank {rank}")
+        level = {"tile_shape": self.tile_shape,
+                 "outer_layout": _PART_CODES[self.outer_layout],
+                 "inner_layout": _PART_CODES[self.inner_layout],
+                 "outer_strides": self.outer_strides,
+                 "inner_strides": self.inner_strides}
+        inner = self.inner_tiled._levels(rank) if self.inner_tiled else []
+        return [level, *inner]
 
 
 class MortonLayout(Layout):
@@ -172,8 +202,8 @@ _INDEX_TYPES = ("uint32", "uint64")
 
 
 class BlockPagedLayout(Layout):
-    """Pages of a KV cache (layouts/block-paged.md). A value here: tensors
-    in it are read, saved and streamed as they come, not built."""
+    """Pages of a KV cache (layouts/block-paged.md): buffers pages,
+    block_table and seq_ptr (``aux_buffers``)."""
 
     TAG, NAME = 0x0A, "block_paged"
     _FIELDS = ("page_size", "num_pages", "paged_axis", "num_seqs", "kv_role",
@@ -207,8 +237,10 @@ _COMBINE_OPS = {"replace": 1, "add": 2}
 
 class CompositeLayout(Layout):
     """The head of a composite (file-format.md § Composite Tensors): it
-    owns no buffers; its ``member_count`` members follow it. ``combine_op``
-    applies to the overlay rule only."""
+    owns no buffers (build it with ``data=None``); its ``member_count``
+    members follow it in the file or stream, each built with
+    ``member_role`` ("base" or "correction"). ``combine_op`` applies to the
+    overlay rule only."""
 
     TAG, NAME = 0x0B, "composite"
     is_dense = property(lambda self: False)
@@ -250,6 +282,16 @@ class PrivateExtensionLayout(Layout):
         self.TAG = tag
         self.extension_layout_id = operator.index(extension_layout_id)
         self.extension_data = bytes(extension_data)
+
+    def _wire_fields(self):
+        if any(self.extension_data):
+            raise UnsupportedError(
+                "writing a private extension layout's data is not supported "
+                "from Python (its bytes would be written as zeros): build it "
+                "with extension_data of zeros, or none")
+        return {"layout": self.TAG,
+                "extension_layout_id": self.extension_layout_id,
+                "extension_data_length": len(self.extension_data)}
 
 
 class UnknownLayout(Layout):
@@ -298,18 +340,16 @@ _LAYOUTS = {c.TAG: c for c in (RowMajorLayout, ColumnMajorLayout,
                                CsfLayout, BlockPagedLayout, CompositeLayout)}
 _BUILDABLE = (RowMajorLayout, ColumnMajorLayout, StridedLayout, MortonLayout,
               HilbertLayout, CooLayout, CsrLayout, CscLayout, CsfLayout,
-              OtherLayout)
+              TiledLayout, BlockPagedLayout, CompositeLayout,
+              PrivateExtensionLayout, OtherLayout)
 
 
-def layout_to_fields(layout):
+def layout_to_fields(layout, rank=None):
     if not isinstance(layout, Layout):
         raise TypeError("layout must be a hurray.Layout (e.g. "
                         "hurray.CsrLayout(nnz=...)), not "
                         f"{type(layout).__name__}: a string cannot carry the "
                         "layout's parameters")
-    if isinstance(layout, CompositeLayout):
-        raise UnsupportedError("a composite head owns no buffers: it is not a "
-                               "tensor to build (write its members instead)")
     if isinstance(layout, UnknownLayout):
         raise InvalidDescriptorError(
             f"layout tag 0x{layout.tag:02X} is not assigned: no reader can "
@@ -328,6 +368,22 @@ def layout_to_fields(layout):
             fields["mode_order"] = layout.mode_order
     elif isinstance(layout, HilbertLayout):
         fields["hilbert_order"] = layout.hilbert_order
+    elif isinstance(layout, TiledLayout):
+        fields["tiled"] = layout._levels(rank)
+    elif isinstance(layout, BlockPagedLayout):
+        fields.update(page_size=layout.page_size, num_pages=layout.num_pages,
+                      paged_axis=layout.paged_axis, num_seqs=layout.num_seqs,
+                      kv_role=_KV_ROLES.index(layout.kv_role),
+                      layer_index=layout.layer_index,
+                      block_table_index_type=_INDEX_TYPES.index(
+                          layout.block_table_index_type))
+    elif isinstance(layout, CompositeLayout):
+        fields.update(
+            composition_rule=_COMPOSITION_RULES[layout.composition_rule],
+            combine_op=_COMBINE_OPS.get(layout.combine_op, 0),
+            member_count=layout.member_count)
+    elif isinstance(layout, PrivateExtensionLayout):
+        fields.update(layout._wire_fields())
     elif not isinstance(layout, OtherLayout):
         fields.update(layout._fields())
     return fields
@@ -348,7 +404,8 @@ def _tiled_from_levels(levels):
             return None
         inner = TiledLayout(level["tile_shape"], outer_name, inner_name,
                             inner if inner_name == "tiled" else None,
-                            level["outer_strides"])
+                            level["outer_strides"],
+                            level.get("inner_strides"))
     return inner
 
 
@@ -384,6 +441,8 @@ def layout_from_fields(f):
         if rule is not None and (rule != "overlay" or op is not None):
             return CompositeLayout(rule, f["member_count"], op)
         return OtherLayout(tag)
+    if 0xF0 <= tag <= 0xFE and f.get("extension_data_length") == 0:
+        return PrivateExtensionLayout(tag, f["extension_layout_id"])
     cls = _LAYOUTS.get(tag)
     if cls is None or cls in (TiledLayout, BlockPagedLayout, CompositeLayout):
         return OtherLayout(tag)

@@ -10,7 +10,8 @@ from ._dtype import Device, dtype as _dtype
 from ._errors import (BufferError, CopyRequiredError,
                       InvalidDescriptorError, UnsupportedError)
 from ._quantization import _from_fields as _scheme_from_fields
-from ._sections import (ColumnMajorLayout, RowMajorLayout, Shard,
+from ._sections import (ColumnMajorLayout, CompositeLayout, RowMajorLayout,
+                        Shard,
                         Statistics, StridedLayout, layout_from_fields,
                         layout_to_fields)
 
@@ -18,6 +19,9 @@ __all__ = ["Descriptor", "Tensor", "from_numpy", "from_hurray"]
 
 _MIN_ALIGNMENT = 64  # buffer-protocol.md § Buffer Handle: alignment ≥ 64
 _SPARSE = (0x06, 0x07, 0x08, 0x09)  # COO, CSR, CSC, CSF
+_INDEXED = (*_SPARSE, 0x0A)  # and block-paged: parser/data_checks.h
+# file-format.md § Composite Tensors: a member's role (CompositeMember).
+_MEMBER_ROLES = {"correction": 0x00, "base": 0x01}
 
 
 class _NotExchangeable(builtins.BufferError, TypeError):
@@ -38,6 +42,9 @@ class Descriptor:
     buffer_count = property(lambda self: len(self._fields["buffers"]))
     buffer_sizes = property(
         lambda self: tuple(b[0] for b in self._fields["buffers"]))
+    # A composite member's role, "base" or "correction"; None otherwise.
+    member_role = property(lambda self: {v: k for k, v in _MEMBER_ROLES.items()}
+                           .get(self._fields.get("member_role")))
 
     @property
     def size(self):
@@ -227,7 +234,7 @@ class Tensor(Descriptor):
 
     def __init__(self, data, dtype, shape, device=None, *, aux_buffers=(),
                  quantization=None, layout=None, shard=None, statistics=None,
-                 byte_offset=0):
+                 byte_offset=0, member_role=None):
         if isinstance(dtype, str):
             dtype = _dtype.from_name(dtype)
         if not isinstance(dtype, _dtype):
@@ -237,8 +244,16 @@ class Tensor(Descriptor):
             # Immutable: the tensor owns a writable copy, so numpy views of
             # it are writable as numpy's contract expects.
             data = _aligned_copy(data)
+        if isinstance(layout, CompositeLayout):
+            if data is not None or aux_buffers:
+                raise UnsupportedError(
+                    "a composite head owns no buffers: build it with "
+                    "data=None, then its members (member_role=...)")
+        elif data is None:
+            raise TypeError("data is None: only a composite head "
+                            "(CompositeLayout) has no buffers")
         buffers, handles = [], []
-        for i, b in enumerate([data, *aux_buffers]):
+        for i, b in enumerate([] if data is None else [data, *aux_buffers]):
             obj, nbytes = _contiguous_view(b, f"buffer {i}")
             buffers.append(obj)
             handles.append((nbytes, _MIN_ALIGNMENT, device.tag, 0, 0))
@@ -247,7 +262,11 @@ class Tensor(Descriptor):
         fields = {"type": dtype.tag, "shape": shape,
                   "byte_offset": _index(byte_offset, "byte_offset"),
                   "buffers": handles,
-                  **layout_to_fields(layout)}
+                  **layout_to_fields(layout, len(shape))}
+        if member_role is not None:
+            if member_role not in _MEMBER_ROLES:
+                raise ValueError("member_role is 'base' or 'correction'")
+            fields["member_role"] = _MEMBER_ROLES[member_role]
         _check_rank_fields(layout, len(shape))
         if quantization is not None:
             fields["quantization"] = _hurray.decode_quantization(
@@ -258,6 +277,8 @@ class Tensor(Descriptor):
             fields["statistics"] = statistics._fields()
         try:
             _hurray.check_construction(fields)
+            if fields["layout"] in _INDEXED:  # the index buffers' rules
+                _hurray.check_index_data(fields, buffers)
         except InvalidDescriptorError as e:
             message = str(e) + _explain(fields, layout, handles)
             if e.rule and e.rule.startswith("BUF-SZ"):
