@@ -109,3 +109,37 @@ for src in model.safetensors model.gguf; do
     report "${src} --quantize ${QUANTIZE}" "${q_s}" "${q_rss}"
   fi
 done
+
+# K-quants (issue 48): a GIB GGUF file of 16 Q4_K tensors (re-blocked to
+# uint8 codes on a finer step, approximate) and one of Q6_K (exact), made
+# by bench/make_kquant_gguf.py, against `cp` of the same file: RUNS rounds
+# alternating cp and convert, medians and ranges of the wall time, and the
+# largest peak RSS of the conversions.
+for ktype in Q4_K Q6_K; do
+  f="${dir}/${ktype}.gguf"
+  /usr/bin/python3 bench/make_kquant_gguf.py "${f}" "${ktype}" \
+    "$(awk -v g="${gib}" 'BEGIN {print g * 1024}')"
+  cat "${f}" >/dev/null
+  cp_t="" cv_t="" cv_rss=0
+  for _ in $(seq "${runs}"); do
+    read -r t _ <<<"$(once cp "${f}" "${dir}/out")"
+    cp_t="${cp_t} ${t}"
+    read -r t r <<<"$(once "${hurray}" convert "${f}" -o "${dir}/out")"
+    cv_t="${cv_t} ${t}"
+    ((r > cv_rss)) && cv_rss="${r}"
+  done
+  awk -v n="${ktype}" -v sz="$(stat -c %s "${f}")" -v c="${cp_t}" \
+    -v v="${cv_t}" -v rss="${cv_rss}" '
+    function med(s, a,   k, i, j, t) {
+      k = split(s, a, " ")
+      for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
+        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+      lo = a[1]; hi = a[k]
+      return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+    }
+    BEGIN {
+      mc = med(c); cl = lo; ch = hi; mv = med(v); vl = lo; vh = hi
+      printf "%-6s %5.0f MiB  cp median %.2f s [%.2f, %.2f]  convert median %.2f s [%.2f, %.2f] (%d KiB peak RSS)  convert / cp %.2f\n",
+        n, sz / 1048576, mc, cl, ch, mv, vl, vh, rss, mv / mc }'
+  rm -f "${f}"
+done

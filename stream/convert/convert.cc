@@ -65,6 +65,7 @@ struct Plan {
   uint64_t source_bytes = 0;  // bytes of source data
   Floats floats = Floats::kNone;
   bool needs_requantize = false;  // a GGUF type with no exact form
+  bool compact = false;           // Q4_K / Q2_K at the source's width
   QuantizeSpec spec;              // Kind::kQuantize
   std::string note;
 };
@@ -409,8 +410,10 @@ class TensorStreamer {
 
   // Q4_K / Q5_K / Q2_K: buffer 0 codes, 1 scales, 2 zero points. The codes
   // pass measures the error against ggml's values and keeps the scales and
-  // zero points (both within scale_spool_bytes); otherwise each parameter
-  // buffer reads the tensor again.
+  // zero points (5 bytes per sub-block: the zero points fit in a byte) when
+  // they fit in scale_spool_bytes, so the tensor is read once; otherwise
+  // each parameter buffer reads it again, decoding only the blocks'
+  // headers.
  public:
   const KMinError& kmin_error() const { return kmin_error_; }
 
@@ -418,21 +421,33 @@ class TensorStreamer {
   absl::Status KMin(const Plan& p, uint32_t buffer, stream::ByteSink out) {
     const KMinType type = KMinOf(p.kind);
     const uint32_t in_bytes = KMinSourceBytes(type);
-    const uint32_t param_bytes = 4 * KMinSubBlocks(type);
+    const uint32_t subs = KMinSubBlocks(type);
     const uint64_t blocks = p.elements / 256;
+    const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes_ / in_bytes);
     if (buffer > 0 && spooled_for_ == &p) {
-      if (buffer == 2) spooled_for_ = nullptr;
-      return out(buffer == 1 ? spool_ : spool_zp_);
+      if (buffer == 1) return out(spool_);
+      spooled_for_ = nullptr;
+      // int32 zero points from the bytes kept, a chunk at a time.
+      const uint64_t total = blocks * subs;
+      for (uint64_t b = 0; b < total;) {
+        const uint64_t n = std::min<uint64_t>(per_chunk * subs, total - b);
+        out_.assign(static_cast<size_t>(4 * n), 0);
+        for (uint64_t i = 0; i < n; ++i) out_[4 * i] = spool_zp_[b + i];
+        absl::Status s = out(out_);
+        if (!s.ok()) return s;
+        b += n;
+      }
+      return absl::OkStatus();
     }
     spooled_for_ = nullptr;
     if (buffer == 0) kmin_error_ = KMinError();
-    const bool spool = buffer == 0 && blocks <= spool_bytes_ / 2 / param_bytes;
+    const bool spool = buffer == 0 && blocks <= spool_bytes_ / (5 * subs);
     if (spool) {
-      spool_.resize(static_cast<size_t>(blocks * param_bytes));
-      spool_zp_.resize(spool_.size());
+      spool_.resize(static_cast<size_t>(blocks * subs * 4));
+      spool_zp_.resize(static_cast<size_t>(blocks * subs));
     }
-    const uint32_t part_bytes = buffer == 0 ? 256 : param_bytes;
-    const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes_ / in_bytes);
+    const uint32_t part_bytes =
+        buffer == 0 ? KMinCodeBytes(type, p.compact) : 4 * subs;
     std::string why;
     for (uint64_t b = 0; b < blocks;) {
       const uint64_t n = std::min<uint64_t>(per_chunk, blocks - b);
@@ -440,15 +455,16 @@ class TensorStreamer {
           ReadChunk(p.begin + b * in_bytes, static_cast<size_t>(n * in_bytes));
       if (!s.ok()) return s;
       out_.resize(static_cast<size_t>(n * part_bytes));
-      uint8_t* codes = buffer == 0 ? out_.data() : nullptr;
-      uint8_t* scales = buffer == 1 ? out_.data()
-                        : spool     ? spool_.data() + b * param_bytes
-                                    : nullptr;
-      uint8_t* zps = buffer == 2 ? out_.data()
-                     : spool     ? spool_zp_.data() + b * param_bytes
-                                 : nullptr;
+      KMinOutput o;
+      if (buffer == 0) o.codes = out_.data();
+      if (buffer == 1) o.scales = out_.data();
+      if (buffer == 2) o.zero_points = out_.data();
+      if (spool) {
+        o.scales = spool_.data() + b * subs * 4;
+        o.zero_bytes = spool_zp_.data() + b * subs;
+      }
       const uint64_t done =
-          RewriteKMinBlocks(type, in_.data(), n, codes, scales, zps,
+          RewriteKMinBlocks(type, p.compact, in_.data(), n, o,
                             buffer == 0 ? &kmin_error_ : nullptr, &why);
       if (done != n)
         return absl::InvalidArgumentError(
@@ -762,6 +778,14 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       absl::StatusOr<std::vector<Plan>> p = PlanGguf(*f);
       if (!p.ok()) return p.status();
       plans = *std::move(p);
+      for (Plan& q : plans) {
+        if (!IsKMin(q.kind) || !options.kquant_compact) continue;
+        q.compact = true;
+        const uint32_t bits = KMinCodeBits(KMinOf(q.kind), true);
+        q.type_tag = bits == 4   ? type_tag::kUInt4
+                     : bits == 2 ? type_tag::kUInt2
+                                 : type_tag::kUInt8;
+      }
       break;
     }
     default:
@@ -884,9 +908,11 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       c.max_abs_error = e.max_abs;
       c.rms_error =
           e.count == 0 ? 0 : std::sqrt(e.sum_sq / static_cast<double>(e.count));
-      if (e.min_step_bits < (p.kind == Kind::kQ2_K   ? 6
-                             : p.kind == Kind::kQ4_K ? 4
-                                                     : 3))
+      const KMinType type = KMinOf(p.kind);
+      if (KMinCodeBits(type, p.compact) == 8 &&
+          e.min_step_bits < (type == KMinType::kQ2_K   ? 6
+                             : type == KMinType::kQ4_K ? 4
+                                                       : 3))
         c.note = absl::StrCat("a sub-block on a coarser step: 1/2^",
                               e.min_step_bits, " of ggml's");
     }
