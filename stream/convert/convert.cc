@@ -50,7 +50,10 @@ enum class Floats {
   kQ4_1,
   kQ5_0,
   kQ5_1,
-  kQ8_1
+  kQ8_1,
+  kQ4_K,  // blocks of 256 (ggml_kmin.h)
+  kQ5_K,
+  kQ2_K
 };
 
 // One tensor to write, decided before anything is written.
@@ -150,6 +153,9 @@ class SourceRows : public FloatRows {
   SourceRows(const ByteSource& source, const Plan& p)
       : source_(source), p_(p) {}
   absl::Status Read(uint64_t first, uint64_t n, float* out) override {
+    if (p_.floats == Floats::kQ4_K || p_.floats == Floats::kQ5_K ||
+        p_.floats == Floats::kQ2_K)
+      return ReadKQuant(first, n, out);
     // Plain types: n elements at `first`; ggml blocks: whole blocks of 32
     // (the Quantizer asks for multiples of 32 there).
     const uint64_t bs = BlockBytes(p_.floats);
@@ -188,6 +194,31 @@ class SourceRows : public FloatRows {
   }
 
  private:
+  // K-quant blocks of 256: the blocks holding [first, first + n) decoded
+  // with ggml's formula, and the range copied out.
+  absl::Status ReadKQuant(uint64_t first, uint64_t n, float* out) {
+    const KMinType type = p_.floats == Floats::kQ4_K   ? KMinType::kQ4_K
+                          : p_.floats == Floats::kQ5_K ? KMinType::kQ5_K
+                                                       : KMinType::kQ2_K;
+    const uint64_t bs = KMinSourceBytes(type);
+    const uint64_t b0 = first / 256, b1 = (first + n + 255) / 256;
+    bytes_.resize(static_cast<size_t>((b1 - b0) * bs));
+    absl::Status s = source_.ReadAt(p_.begin + b0 * bs, absl::MakeSpan(bytes_),
+                                    "tensor data");
+    if (!s.ok()) return s;
+    float y[256];
+    std::string why;
+    for (uint64_t b = b0; b < b1; ++b) {
+      if (!GgmlKMinValues(type, bytes_.data() + (b - b0) * bs, y, &why))
+        return absl::InvalidArgumentError(
+            absl::StrCat(p_.source_type, " block ", b, ": ", why));
+      const uint64_t lo = std::max(first, b * 256);
+      const uint64_t hi = std::min(first + n, (b + 1) * 256);
+      std::memcpy(out + (lo - first), y + (lo - b * 256), (hi - lo) * 4);
+    }
+    return absl::OkStatus();
+  }
+
   const ByteSource& source_;
   const Plan& p_;
   std::vector<uint8_t> bytes_;
@@ -581,6 +612,9 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
                  : t.type == ggml_type::kQ5_K ? Kind::kQ5_K
                                               : Kind::kQ2_K;
         p.type_tag = type_tag::kUInt8;
+        p.floats = t.type == ggml_type::kQ4_K   ? Floats::kQ4_K
+                   : t.type == ggml_type::kQ5_K ? Floats::kQ5_K
+                                                : Floats::kQ2_K;
         break;
       case ggml_type::kQ4_1:
       case ggml_type::kQ5_0:
@@ -598,7 +632,7 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
             " has no exact Hurray form and cannot be re-quantized yet "
             "(lossless: F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, MXFP4, "
             "Q6_K, Q3_K; near-lossless: Q4_K, Q5_K, Q2_K; "
-            "--requantize: Q4_1, Q5_0, Q5_1, Q8_1)"));
+            "--requantize: Q4_1, Q5_0, Q5_1, Q8_1, Q4_K, Q5_K, Q2_K)"));
     }
     plans.push_back(std::move(p));
   }
@@ -673,6 +707,18 @@ absl::Status ChooseQuantized(const ConvertOptions& o,
             "tensor '", p.name, "': ggml type ", p.source_type,
             " has no exact Hurray form (--requantize SCHEME re-quantizes "
             "it)"));
+      if (!Applicable(*o.requantize, p.shape, &why))
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor '", p.name, "': --requantize ",
+                         o.requantize->text, " does not fit: ", why));
+      p.kind = Kind::kQuantize;
+      p.spec = *o.requantize;
+      continue;
+    }
+    if (IsKMin(p.kind)) {
+      // Approximate either way: --requantize takes them into its scheme
+      // (ggml's values quantized), else the near-lossless form.
+      if (!o.requantize.has_value()) continue;
       if (!Applicable(*o.requantize, p.shape, &why))
         return absl::InvalidArgumentError(
             absl::StrCat("tensor '", p.name, "': --requantize ",

@@ -80,7 +80,8 @@ struct ConvertOptions {
   std::optional<QuantizeSpec> quantize;
   std::vector<std::string> skip;
   // GGUF Q4_1, Q5_0, Q5_1 and Q8_1 tensors, which have no exact Hurray form,
-  // are dequantized with ggml's formula and quantized with this scheme.
+  // and Q4_K, Q5_K and Q2_K (instead of their near-lossless form) are
+  // dequantized with ggml's formula and quantized with this scheme.
   std::optional<QuantizeSpec> requantize;
   // Called with each tensor once it is written; when set, the report does
   // not keep them (ConvertReport::tensors stays empty), so memory does not

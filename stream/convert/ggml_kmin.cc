@@ -204,6 +204,20 @@ uint32_t KMinCodeBits(KMinType type, bool compact) {
   return !compact || type == KMinType::kQ5_K ? 8 : Bits(type);
 }
 
+bool GgmlKMinValues(KMinType type, const uint8_t* in, float* y,
+                    std::string* why) {
+  float d1[16], m1[16];
+  if (!Header(type, in, d1, m1, why)) return false;
+  const uint32_t sub = KMinSubBlock(type);
+  uint8_t q[32];
+  for (uint32_t j = 0; j < KMinSubBlocks(type); ++j) {
+    SubCodes(type, in, j, q);
+    for (uint32_t l = 0; l < sub; ++l)
+      y[sub * j + l] = d1[j] * static_cast<float>(q[l]) - m1[j];
+  }
+  return true;
+}
+
 namespace {
 
 // The body of RewriteKMinBlocks, inlined twice: for any x86-64 and for

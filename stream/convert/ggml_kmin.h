@@ -72,6 +72,12 @@ uint64_t RewriteKMinBlocks(KMinType type, bool compact, const uint8_t* in,
                            uint64_t n, const KMinOutput& out, KMinError* error,
                            std::string* why);
 
+// ggml's values of one source block (dequantize_row_q4_K / q5_K / q2_K:
+// (d1·q) − m1 in float32, two roundings) to y[0..255]; false with `why` for
+// a NaN or infinite d or dmin.
+bool GgmlKMinValues(KMinType type, const uint8_t* in, float* y,
+                    std::string* why);
+
 }  // namespace hurray::convert
 
 #endif  // HURRAY_STREAM_CONVERT_GGML_KMIN_H_
