@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "stream/convert/byte_source.h"
 #include "stream/convert/convert.h"
+#include "stream/convert/gguf_split.h"
 #include "stream/convert/shards.h"
 #include "stream/ingest/safe_output_dir.h"
 #include "tools/command_util.h"
@@ -94,6 +95,21 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     for (const std::string& w : model->warnings)
       err << "hurray convert: warning: " << TerminalSafe(w) << "\n";
     input = std::move(model->source);
+  } else if (convert::SplitGgufParts(
+                 parsed->input.substr(parsed->input.rfind('/') + 1)) > 0) {
+    // The first part of a split GGUF (<prefix>-00001-of-0000N.gguf): the
+    // parts beside it read as one GGUF file (stream/convert/gguf_split.h).
+    absl::StatusOr<convert::SplitGguf> split =
+        convert::OpenSplitGgufFiles(parsed->input);
+    if (!split.ok()) {
+      const absl::Status& st = split.status();
+      err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
+          << TerminalSafe(st.message()) << "\n";
+      return absl::IsNotFound(st) || absl::IsPermissionDenied(st)
+                 ? kExitError
+                 : kExitRejected;
+    }
+    input = std::move(split->source);
   } else {
     absl::StatusOr<std::unique_ptr<convert::FileSource>> source =
         convert::FileSource::Open(parsed->input);
