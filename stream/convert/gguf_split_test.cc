@@ -167,7 +167,8 @@ TEST(GgufSplit, RefusesALyingTensorsCount) {
 }
 
 // 10,000 parts: above a limit of 1,000, refused before any part opens;
-// within the default limit, the first missing part stops the read.
+// within the default limit, the first missing part stops the read, and
+// 10,000 parts present convert.
 TEST(GgufSplit, TenThousandParts) {
   Parts p = MakeParts(2);
   SplitLimits limits;
@@ -183,6 +184,21 @@ TEST(GgufSplit, TenThousandParts) {
   EXPECT_THAT(std::string(s.status().message()),
               HasSubstr("part 'm-00001-of-10000.gguf': no such file"));
   EXPECT_EQ(p.opened, 1);
+  // 10,000 parts there: converted, one tensor each.
+  Parts many = MakeParts(10000);
+  s = OpenSplitGguf("m-00001-of-10000.gguf", many.Opener());
+  ASSERT_TRUE(s.ok()) << s.status();
+  uint64_t written = 0;
+  ConvertOptions o;
+  o.on_tensor = [](const ConvertedTensor&) {};
+  absl::StatusOr<ConvertReport> r =
+      Convert(*s->source, o, [&written](absl::Span<const uint8_t> b) {
+        written += b.size();
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->tensor_count, 10000u);
+  EXPECT_EQ(r->bytes_written, written);
 }
 
 }  // namespace
