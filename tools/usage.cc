@@ -125,7 +125,8 @@ MXFP4, Q6_K and Q3_K become per-block affine and MXFP tensors that
 dequantize to ggml's values; Q4_K, Q5_K and Q2_K are kept within a stated
 bound, marked approx; other GGUF types are refused); metadata goes to the KV
 section. SRC may also be a model.safetensors.index.json (or a directory
-holding one): its shards become one file. Prints a table of the tensors
+holding one), or the first part of a split GGUF (m-00001-of-0000N.gguf):
+its shards or parts become one file. Prints a table of the tensors
 (exact or approx; max abs and RMS error when approximate).
 
 Options:
