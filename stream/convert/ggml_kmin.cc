@@ -109,12 +109,14 @@ struct Sub {
 };
 
 // Chooses k from `finest` down to 0 so that the zero point and the codes
-// stay within 0..cmax; `qmax` is the sub-block's largest code, computed
-// only when the zero point is negative.
+// stay within 0..cmax; `ratio` is m1 / d1 in float64 (the divisions of a
+// block done together, in vector registers); `qmax` is the sub-block's
+// largest code, computed only when the zero point is negative.
 template <typename QMax>
 inline __attribute__((always_inline)) bool Choose(float d1, float m1,
-                                                  int finest, int32_t cmax,
-                                                  QMax qmax, Sub* s) {
+                                                  double ratio, int finest,
+                                                  int32_t cmax, QMax qmax,
+                                                  Sub* s) {
   s->add = 0, s->zero = 0, s->k = 0;
   if (d1 == 0.0f) {
     if (m1 != 0.0f) {
@@ -125,7 +127,6 @@ inline __attribute__((always_inline)) bool Choose(float d1, float m1,
     }
     return true;
   }
-  const double ratio = static_cast<double>(m1) / static_cast<double>(d1);
   int top = -1;
   for (int k = finest; k >= 0; --k) {
     const double x = ratio * static_cast<double>(1 << k);
@@ -162,28 +163,35 @@ struct ErrorLanes {
 template <uint32_t kSub>
 void SubBlock(const uint8_t* q, const Sub& s, float d1, float m1, uint32_t bits,
               uint8_t* codes, ErrorLanes* lanes) {
-  const int32_t mask = d1 == 0.0f ? 0 : 0xFF;
-  int32_t c[kSub];
-  for (uint32_t l = 0; l < kSub; ++l)
-    c[l] = ((static_cast<int32_t>(q[l]) << s.k) + s.add) & mask;
+  // c = 2^k·q + add (all 0 when d1 = 0), within 0..255 by Choose.
+  const bool zero = d1 == 0.0f;
+  const uint8_t add = static_cast<uint8_t>(s.add);
   if (codes != nullptr) {
-    if (bits == 8) {
-      for (uint32_t l = 0; l < kSub; ++l) codes[l] = static_cast<uint8_t>(c[l]);
+    if (zero) {
+      std::memset(codes, 0, kSub * bits / 8);
+    } else if (bits == 8) {
+      for (uint32_t l = 0; l < kSub; ++l)
+        codes[l] = static_cast<uint8_t>((q[l] << s.k) + add);
     } else {
       // element-types.md § 4-bit and 2-bit packing: element i of a byte in
       // bits bits·i and up.
       const uint32_t per = 8 / bits;
       for (uint32_t l = 0; l < kSub / per; ++l) {
         uint32_t b = 0;
-        for (uint32_t t = 0; t < per; ++t) b |= c[per * l + t] << (bits * t);
+        for (uint32_t t = 0; t < per; ++t)
+          b |= ((q[per * l + t] << s.k) + add) << (bits * t);
         codes[l] = static_cast<uint8_t>(b);
       }
     }
   }
   if (lanes == nullptr) return;
+  // c − zero = 2^k·q + (add − zero): small integers, exact in float32, so
+  // `ours` is the one rounding of (c − zero)·scale.
+  const float step = zero ? 0.0f : static_cast<float>(1 << s.k);
+  const float offset = static_cast<float>((zero ? 0 : s.add) - s.zero);
   for (uint32_t l = 0; l < kSub; ++l) {
     const float ggml = d1 * static_cast<float>(q[l]) - m1;
-    const float ours = static_cast<float>(c[l] - s.zero) * s.scale;
+    const float ours = (static_cast<float>(q[l]) * step + offset) * s.scale;
     const double e =
         std::fabs(static_cast<double>(ours) - static_cast<double>(ggml));
     lanes->max[l] = lanes->max[l] < e ? e : lanes->max[l];
@@ -235,12 +243,16 @@ inline __attribute__((always_inline)) uint64_t Rewrite(
   std::unique_ptr<ErrorLanes> lanes;
   if (error != nullptr) lanes = std::make_unique<ErrorLanes>();
   int min_k = 8;
-  float d1[16], m1[16];
+  float d1[16] = {}, m1[16] = {};  // Q4_K / Q5_K: 8 of them
+  double ratio[16];
   uint8_t q[32];
   uint64_t i = 0;
   for (; i < n; ++i) {
     const uint8_t* block = in + i * KMinSourceBytes(type);
     if (!Header(type, block, d1, m1, why)) break;
+    // ±inf or NaN where d1 = 0: Choose does not look at it there.
+    for (uint32_t j = 0; j < 16; ++j)
+      ratio[j] = static_cast<double>(m1[j]) / static_cast<double>(d1[j]);
     bool ok = true;
     for (uint32_t j = 0; j < subs && ok; ++j) {
       bool decoded = false;
@@ -250,7 +262,7 @@ inline __attribute__((always_inline)) uint64_t Rewrite(
         return *std::max_element(q, q + sub);
       };
       Sub s;
-      if (!Choose(d1[j], m1[j], finest, cmax, qmax, &s)) {
+      if (!Choose(d1[j], m1[j], ratio[j], finest, cmax, qmax, &s)) {
         *why = absl::StrCat("sub-block ", j, ": m1 / d1 = ", m1[j], " / ",
                             d1[j], " needs a zero point outside ",
                             bits == 8 ? "uint8 even at ggml's own step"
