@@ -207,7 +207,10 @@ absl::StatusOr<SplitGguf> OpenSplitGguf(const std::string& first_name,
   std::vector<std::string> parts;
   std::vector<Tensor> tensors;
   absl::flat_hash_set<std::string> names;
-  uint32_t alignment = 0;
+  // The general.alignment values of the parts that have the key: one value
+  // is written once and is the combined file's alignment; differing ones
+  // are written per part and the combined file keeps GGUF's default, 32.
+  absl::flat_hash_set<uint32_t> alignments;
   uint64_t tensors_count = 0;
   bool has_tensors_count = false;
   for (uint64_t i = 0; i < n; ++i) {
@@ -220,10 +223,12 @@ absl::StatusOr<SplitGguf> OpenSplitGguf(const std::string& first_name,
     absl::StatusOr<std::unique_ptr<ByteSource>> f = open(name);
     if (!f.ok()) return fail(f.status().code(), f.status().message());
     uint64_t no = ~uint64_t{0}, count = 0;
+    bool has_alignment = false;
     absl::StatusOr<GgufFile> g =
         ReadGgufHeader(**f, limits.gguf, [&](GgufKv& e) -> absl::Status {
           uint64_t v = 0;
           if (e.key == "split.no" && IntValue(e, &v)) no = v;
+          if (e.key == "general.alignment") has_alignment = true;
           if (e.key == "split.count" && IntValue(e, &v)) count = v;
           if (e.key == "split.tensors.count" && IntValue(e, &v)) {
             if (has_tensors_count && v != tensors_count)
@@ -249,10 +254,7 @@ absl::StatusOr<SplitGguf> OpenSplitGguf(const std::string& first_name,
       return fail(absl::StatusCode::kInvalidArgument,
                   absl::StrCat("split.no / split.count are not ", i, " / ", n,
                                " (its name's)"));
-    if (alignment != 0 && g->alignment != alignment)
-      return fail(absl::StatusCode::kInvalidArgument,
-                  "general.alignment differs from the first part's");
-    alignment = g->alignment;
+    if (has_alignment) alignments.insert(g->alignment);
     for (GgufTensor& t : g->tensors) {
       if (!names.insert(t.name).second)
         return fail(
@@ -270,6 +272,7 @@ absl::StatusOr<SplitGguf> OpenSplitGguf(const std::string& first_name,
     return absl::InvalidArgumentError(
         absl::StrCat("split.tensors.count is ", tensors_count,
                      ", the parts hold ", tensors.size(), " tensors"));
+  const uint32_t alignment = alignments.size() == 1 ? *alignments.begin() : 32;
   // The combined header: version 3, the pairs, the tensor infos.
   uint64_t kv_count = 0;
   std::string body;

@@ -12,8 +12,9 @@
 // tensor: a first part whose split.count is not N of its name, more parts
 // than the limit, a part that does not open or is not GGUF, a part whose
 // split.no or split.count disagree with its name, a tensor in two parts, a
-// split.tensors.count that is not the tensors' number, a general.alignment
-// that differs between parts, a combined header above the metadata limit.
+// split.tensors.count that is not the tensors' number, a combined header
+// above the metadata limit. The combined file's alignment is the parts'
+// general.alignment when they agree (32, GGUF's default, otherwise).
 // Metadata: a key with one value in every part that has it is written
 // once; a key whose values differ once per part as "<file name>:<key>"
 // (split.no is such a key).

@@ -120,6 +120,35 @@ TEST(GgufSplit, PartsConvertAsOneFile) {
                                3 /*tag: differs in part 2*/);
 }
 
+// general.alignment in one part only (gguf-split writes the model's keys
+// in the first), or differing: the parts convert either way.
+TEST(GgufSplit, PartsOfDifferentAlignments) {
+  for (const uint32_t second : {0u, 32u, 128u}) {
+    Parts p;
+    for (int i = 0; i < 2; ++i) {
+      GgufBuilder b;
+      const uint32_t a = i == 0 ? 64 : second;
+      if (a != 0) {
+        b.KvU32("general.alignment", a);
+        b.set_alignment(a);
+      }
+      b.KvRaw("split.no", U16(static_cast<uint16_t>(i)));
+      b.KvRaw("split.count", U16(2));
+      b.Tensor(absl::StrCat("t", i), {4, 2}, 0, F32s(8, 10.0f * i));
+      p.files[absl::StrFormat("m-%05d-of-00002.gguf", i + 1)] = b.Build();
+    }
+    std::vector<uint8_t> out;
+    absl::StatusOr<ConvertReport> r = ConvertParts(p, 2, &out);
+    ASSERT_TRUE(r.ok()) << second << ": " << r.status();
+    EXPECT_EQ(r->tensor_count, 2u);
+    const std::string text(out.begin(), out.end());
+    EXPECT_EQ(text.find("m-00001-of-00002.gguf:general.alignment") !=
+                  std::string::npos,
+              second != 0 && second != 64)
+        << second;
+  }
+}
+
 TEST(GgufSplit, RefusesAMissingPart) {
   Parts p = MakeParts(3);
   p.files.erase("m-00002-of-00003.gguf");
