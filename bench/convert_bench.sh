@@ -109,3 +109,52 @@ for src in model.safetensors model.gguf; do
     report "${src} --quantize ${QUANTIZE}" "${q_s}" "${q_rss}"
   fi
 done
+
+# K-quants (issue 48): a GIB GGUF file of 16 Q4_K tensors (re-blocked to
+# uint8 codes on a finer step, approximate) and one of Q6_K (exact), made
+# by bench/make_kquant_gguf.py, against `cp` of the same file: RUNS rounds
+# alternating cp and convert; medians and ranges of the wall time and of
+# the CPU time (user + system: on a machine shared with other work the wall
+# time of the longer command grows more), and the largest peak RSS of the
+# conversions.
+# Runs "$@" once: "<wall s> <peak RSS KiB> <user + system s>".
+once_cpu() {
+  rm -f "${dir}/out"
+  /usr/bin/time -v -o "${dir}/time" "$@" >/dev/null
+  awk -F': ' '/Elapsed/ {n = split($2, a, ":"); s = 0;
+      for (i = 1; i <= n; i++) s = s * 60 + a[i]; t = s}
+    /Maximum resident/ {r = $2} /User time/ {u = $2} /System time/ {y = $2}
+    END {print t, r, u + y}' "${dir}/time"
+  rm -f "${dir}/out"
+}
+for ktype in Q4_K Q6_K; do
+  f="${dir}/${ktype}.gguf"
+  /usr/bin/python3 bench/make_kquant_gguf.py "${f}" "${ktype}" \
+    "$(awk -v g="${gib}" 'BEGIN {print g * 1024}')"
+  cat "${f}" >/dev/null
+  cp_t="" cv_t="" cp_c="" cv_c="" cv_rss=0
+  for _ in $(seq "${runs}"); do
+    read -r t _ c <<<"$(once_cpu cp "${f}" "${dir}/out")"
+    cp_t="${cp_t} ${t}" cp_c="${cp_c} ${c}"
+    read -r t r c <<<"$(once_cpu "${hurray}" convert "${f}" -o "${dir}/out")"
+    cv_t="${cv_t} ${t}" cv_c="${cv_c} ${c}"
+    ((r > cv_rss)) && cv_rss="${r}"
+  done
+  awk -v n="${ktype}" -v sz="$(stat -c %s "${f}")" -v c="${cp_t}" \
+    -v v="${cv_t}" -v cc="${cp_c}" -v vc="${cv_c}" -v rss="${cv_rss}" '
+    function med(s, a,   k, i, j, t) {
+      k = split(s, a, " ")
+      for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
+        if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+      lo = a[1]; hi = a[k]
+      return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+    }
+    BEGIN {
+      mc = med(c); cl = lo; ch = hi; mv = med(v); vl = lo; vh = hi
+      printf "%-6s %5.0f MiB  wall: cp median %.2f s [%.2f, %.2f]  convert median %.2f s [%.2f, %.2f]  convert / cp %.2f\n",
+        n, sz / 1048576, mc, cl, ch, mv, vl, vh, mv / mc
+      mc = med(cc); cl = lo; ch = hi; mv = med(vc); vl = lo; vh = hi
+      printf "%-6s %5s      CPU:  cp median %.2f s [%.2f, %.2f]  convert median %.2f s [%.2f, %.2f]  convert / cp %.2f  (%d KiB peak RSS)\n",
+        n, "", mc, cl, ch, mv, vl, vh, mv / mc, rss }'
+  rm -f "${f}"
+done

@@ -12,10 +12,17 @@
 //     the scalar reference (strict: zero points in range); one with
 //     --quantize and --requantize (schemes picked by the input's length)
 //     opens too.
+//   * An input starting with 'S' is a split GGUF (gguf_split.h): byte 1 the
+//     part count n (2..9), then n little-endian uint32 lengths, then the
+//     parts back to back; part i of "m-0000i-of-0000n.gguf" is the i-th.
+//     OpenSplitGguf never crashes and refuses with a status; the file it
+//     gives converts like one GGUF file (the properties above, without the
+//     dequantization check).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "dequant/params.h"
@@ -23,9 +30,56 @@
 #include "fuzz/convert_fuzz_util.h"
 #include "parser/descriptor.h"
 #include "stream/convert/gguf.h"
+#include "stream/convert/gguf_split.h"
+
+namespace {
+
+int Split(const uint8_t* data, size_t size) {
+  using namespace hurray;
+  if (size < 2 || data[1] < 2 || data[1] > 9) return 0;
+  const size_t n = data[1];
+  if (size < 2 + 4 * n) return 0;
+  std::vector<absl::Span<const uint8_t>> parts;
+  size_t at = 2 + 4 * n;
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* l = data + 2 + 4 * i;
+    const size_t len =
+        l[0] | (l[1] << 8) | (l[2] << 16) | (static_cast<size_t>(l[3]) << 24);
+    if (len > size - at) return 0;
+    parts.push_back(absl::MakeConstSpan(data + at, len));
+    at += len;
+  }
+  convert::PartOpener open = [&parts, n](const std::string& name)
+      -> absl::StatusOr<std::unique_ptr<convert::ByteSource>> {
+    // "m-0000i-of-0000n.gguf"
+    if (name.size() != 21 || name[6] < '1' ||
+        static_cast<size_t>(name[6] - '0') > n)
+      return absl::NotFoundError("no such part");
+    return std::unique_ptr<convert::ByteSource>(
+        new convert::MemorySource(parts[name[6] - '1']));
+  };
+  convert::SplitLimits limits;
+  limits.max_parts = 9;
+  limits.gguf.max_tensors = 64;
+  limits.gguf.max_kv = 256;
+  limits.gguf.max_metadata_bytes = 1 << 20;
+  absl::StatusOr<convert::SplitGguf> split = convert::OpenSplitGguf(
+      "m-00001-of-0000" + std::to_string(n) + ".gguf", open, limits);
+  if (!split.ok()) return 0;
+  convert::ConvertOptions options;
+  options.gguf = limits.gguf;
+  options.chunk_bytes = 4096;
+  if (size % 2 == 1) options.scale_spool_bytes = 0;
+  fuzz::PickReaderLimits(size / 2, &options);
+  fuzz::ConvertAndOpen(*split->source, options);
+  return 0;
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace hurray;
+  if (size > 0 && data[0] == 'S') return Split(data, size);
   convert::MemorySource src(absl::MakeConstSpan(data, size));
   convert::GgufLimits limits;
   limits.max_tensors = 64;

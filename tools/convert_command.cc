@@ -10,10 +10,12 @@
 #include "absl/strings/str_join.h"
 #include "stream/convert/byte_source.h"
 #include "stream/convert/convert.h"
+#include "stream/convert/gguf_split.h"
 #include "stream/convert/shards.h"
 #include "stream/ingest/safe_output_dir.h"
 #include "tools/command_util.h"
 #include "tools/display_text.h"
+#include "tools/json_writer.h"
 
 namespace hurray::tools {
 namespace {
@@ -22,6 +24,7 @@ struct ConvertArgs {
   std::string input;
   std::string output;
   convert::ConvertOptions options;
+  bool json = false;
 };
 
 absl::StatusOr<ConvertArgs> ParseConvertArgs(
@@ -43,6 +46,10 @@ absl::StatusOr<ConvertArgs> ParseConvertArgs(
           convert::ParseQuantizeSpec(args[++i]);
       if (!q.ok()) return q.status();
       (a == "--quantize" ? p.options.quantize : p.options.requantize) = *q;
+    } else if (a == "--json") {
+      p.json = true;
+    } else if (a == "--compact-kquants") {
+      p.options.kquant_compact = true;
     } else if (a == "--skip" && has_value) {
       p.options.skip.push_back(args[++i]);
     } else if (!a.empty() && a[0] == '-' && a != "-") {
@@ -88,6 +95,21 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     for (const std::string& w : model->warnings)
       err << "hurray convert: warning: " << TerminalSafe(w) << "\n";
     input = std::move(model->source);
+  } else if (convert::SplitGgufParts(
+                 parsed->input.substr(parsed->input.rfind('/') + 1)) > 0) {
+    // The first part of a split GGUF (<prefix>-00001-of-0000N.gguf): the
+    // parts beside it read as one GGUF file (stream/convert/gguf_split.h).
+    absl::StatusOr<convert::SplitGguf> split =
+        convert::OpenSplitGgufFiles(parsed->input);
+    if (!split.ok()) {
+      const absl::Status& st = split.status();
+      err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
+          << TerminalSafe(st.message()) << "\n";
+      return absl::IsNotFound(st) || absl::IsPermissionDenied(st)
+                 ? kExitError
+                 : kExitRejected;
+    }
+    input = std::move(split->source);
   } else {
     absl::StatusOr<std::unique_ptr<convert::FileSource>> source =
         convert::FileSource::Open(parsed->input);
@@ -114,7 +136,41 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
   // source's values bit for bit) or approx, and for quantized tensors the max
   // abs and RMS error against the source values: a line per tensor as it is
   // written (none kept in memory).
-  parsed->options.on_tensor = [&out](const convert::ConvertedTensor& t) {
+  // --json: one JSON object, its "tensors" array written a tensor at a time
+  // (source type, Hurray type and scheme, exact or not, the errors).
+  const bool json = parsed->json;
+  bool first_tensor = true;
+  if (json) {
+    std::string head = "{\"input\":";
+    AppendJsonString(parsed->input, &head);
+    head += ",\"output\":";
+    AppendJsonString(parsed->output, &head);
+    out << head << ",\"tensors\":[";
+  }
+  parsed->options.on_tensor = [&](const convert::ConvertedTensor& t) {
+    if (json) {
+      std::string line = first_tensor ? "" : ",";
+      first_tensor = false;
+      JsonWriter w(&line);
+      w.BeginObject();
+      w.Key("name").String(t.name);
+      w.Key("shape").BeginArray();
+      for (uint64_t d : t.shape) w.Uint(d);
+      w.EndArray();
+      w.Key("source_type").String(t.source_type);
+      w.Key("type").String(t.hurray_type);
+      w.Key("scheme").String(t.scheme);
+      w.Key("exact").Bool(t.exact);
+      w.Key("quantized").Bool(t.quantized);
+      if (!t.exact) {
+        w.Key("max_abs_error").Double(t.max_abs_error);
+        w.Key("rms_error").Double(t.rms_error);
+      }
+      if (!t.note.empty()) w.Key("note").String(t.note);
+      w.EndObject();
+      out << line;
+      return;
+    }
     out << PadRight(TerminalSafe(t.name, 48), 48) << "  "
         << PadRight(absl::StrCat("[", absl::StrJoin(t.shape, ", "), "]"), 16)
         << "  "
@@ -133,6 +189,22 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
       convert::Convert(*input, parsed->options, sink);
   absl::Status s = report.status();
   if (s.ok()) s = (*file)->Commit();
+  if (json) {
+    std::string tail = "]";
+    if (s.ok()) {
+      tail += ",\"format\":";
+      AppendJsonString(report->format, &tail);
+      absl::StrAppend(&tail, ",\"tensor_count\":", report->tensor_count,
+                      ",\"kv_entries\":", report->kv_entries,
+                      ",\"bytes_written\":", report->bytes_written,
+                      ",\"padding_bytes\":", report->padding_bytes);
+    } else {
+      tail += ",\"error\":";
+      AppendJsonString(s.message(), &tail);
+    }
+    out << tail << "}\n";
+    if (s.ok()) return kExitOk;
+  }
   if (!s.ok()) {
     // Names in messages come from the input: escaped.
     err << "hurray convert: " << TerminalSafe(parsed->input) << ": "

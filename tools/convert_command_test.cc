@@ -103,6 +103,48 @@ TEST_F(ConvertCommandTest, MetadataPastTheBudgetExitsOneWithTheRule) {
   EXPECT_FALSE(fs::exists(out));
 }
 
+// --json (issue 48): one object whose tensors name their source type and
+// whether they are exact, with the errors of an approximate one; --compact-
+// kquants narrows Q4_K to uint4.
+TEST_F(ConvertCommandTest, JsonNamesSourceTypesAndExactness) {
+  convert::testing::GgufBuilder b;
+  std::vector<uint8_t> f32(4 * 8, 0);
+  f32[3] = 0x3F;  // 0.5
+  b.Tensor("norm", {8}, /*F32*/ 0, f32);
+  // One Q4_K block: d = 1, dmin = 0.5, sc = 1, m = 1 / 0, codes 0..15.
+  std::vector<uint8_t> q4k(144, 0);
+  q4k[1] = 0x3C, q4k[3] = 0x38;
+  for (int i = 4; i < 16; ++i) q4k[i] = 0x01;
+  for (int i = 16; i < 144; ++i) q4k[i] = static_cast<uint8_t>(i * 7);
+  b.Tensor("w", {256}, /*Q4_K*/ 12, q4k);
+  const std::vector<uint8_t> file = b.Build();
+  const fs::path in = dir_ / "m.gguf";
+  std::ofstream(in, std::ios::binary)
+      .write(reinterpret_cast<const char*>(file.data()), file.size());
+  for (const bool compact : {false, true}) {
+    out_.str(""), err_.str("");
+    std::vector<std::string> args = {in.string(), "-o",
+                                     (dir_ / "m.hrry").string(), "--json"};
+    if (compact) args.push_back("--compact-kquants");
+    ASSERT_EQ(RunConvert(args, out_, err_), kExitOk) << err_.str();
+    const std::string text = out_.str();
+    EXPECT_EQ(text.front(), '{');
+    EXPECT_EQ(text.substr(text.size() - 2), "}\n");
+    EXPECT_THAT(text, HasSubstr(R"({"name":"norm","shape":[8],)"
+                                R"("source_type":"F32","type":"float32",)"
+                                R"("scheme":"","exact":true,)"
+                                R"("quantized":false})"));
+    EXPECT_THAT(text,
+                HasSubstr(std::string(R"({"name":"w","shape":[256],)"
+                                      R"("source_type":"Q4_K","type":")") +
+                          (compact ? "uint4" : "uint8") +
+                          R"(","scheme":"per_block_affine",)"
+                          R"("exact":false,"quantized":false,)"
+                          R"("max_abs_error":)"));
+    EXPECT_THAT(text, HasSubstr(R"("format":"gguf","tensor_count":2,)"));
+  }
+}
+
 // A sharded model (issue 48): the index or its directory is taken, a
 // total_size that disagrees is a warning on stderr, a hostile shard name is
 // a rejection (exit 1) and leaves no output.

@@ -116,7 +116,8 @@ Options:
      false, false},
     {"convert",
      "convert SRC -o OUT.hrry [--kv KEY=VALUE]... [--quantize SCHEME]\n"
-     "        [--skip PATTERN]... [--requantize SCHEME]",
+     "        [--skip PATTERN]... [--requantize SCHEME] [--compact-kquants] "
+     "[--json]",
      "convert a safetensors or GGUF file to .hrry",
      R"(Convert a safetensors or GGUF file (told apart by its magic) to .hrry,
 losslessly: every tensor keeps its element type and values (GGUF Q8_0, Q4_0,
@@ -124,7 +125,8 @@ MXFP4, Q6_K and Q3_K become per-block affine and MXFP tensors that
 dequantize to ggml's values; Q4_K, Q5_K and Q2_K are kept within a stated
 bound, marked approx; other GGUF types are refused); metadata goes to the KV
 section. SRC may also be a model.safetensors.index.json (or a directory
-holding one): its shards become one file. Prints a table of the tensors
+holding one), or the first part of a split GGUF (m-00001-of-0000N.gguf):
+its shards or parts become one file. Prints a table of the tensors
 (exact or approx; max abs and RMS error when approximate).
 
 Options:
@@ -134,7 +136,14 @@ Options:
                  quantize float tensors of rank >= 2, round to nearest
   --skip PATTERN keep tensors whose name matches this glob as they are
   --requantize SCHEME
-                 re-quantize GGUF Q4_1/Q5_0/Q5_1/Q8_1 tensors
+                 re-quantize GGUF Q4_1/Q5_0/Q5_1/Q8_1 tensors (no exact
+                 form) and Q4_K/Q5_K/Q2_K (instead of their uint8 form)
+                 from ggml's values; the table gives the error against them
+  --compact-kquants
+                 GGUF Q4_K / Q2_K as uint4 / uint2 codes (the source's
+                 width): within half of ggml's step, not 1/32 (Q4_K)
+  --json         one JSON object: each tensor's source type, Hurray type,
+                 scheme, exact or not and its errors, then the totals
   SCHEME: per_tensor:int8|uint8, per_channel:int8|uint8,
   per_block:int8|uint8|int4|uint4[:BLOCK], nf4[:BLOCK],
   mxfp:e2m1|e4m3|e5m2[:BLOCK]. See stream/convert/README.md.

@@ -50,7 +50,10 @@ enum class Floats {
   kQ4_1,
   kQ5_0,
   kQ5_1,
-  kQ8_1
+  kQ8_1,
+  kQ4_K,  // blocks of 256 (ggml_kmin.h)
+  kQ5_K,
+  kQ2_K
 };
 
 // One tensor to write, decided before anything is written.
@@ -65,6 +68,7 @@ struct Plan {
   uint64_t source_bytes = 0;  // bytes of source data
   Floats floats = Floats::kNone;
   bool needs_requantize = false;  // a GGUF type with no exact form
+  bool compact = false;           // Q4_K / Q2_K at the source's width
   QuantizeSpec spec;              // Kind::kQuantize
   std::string note;
 };
@@ -149,6 +153,9 @@ class SourceRows : public FloatRows {
   SourceRows(const ByteSource& source, const Plan& p)
       : source_(source), p_(p) {}
   absl::Status Read(uint64_t first, uint64_t n, float* out) override {
+    if (p_.floats == Floats::kQ4_K || p_.floats == Floats::kQ5_K ||
+        p_.floats == Floats::kQ2_K)
+      return ReadKQuant(first, n, out);
     // Plain types: n elements at `first`; ggml blocks: whole blocks of 32
     // (the Quantizer asks for multiples of 32 there).
     const uint64_t bs = BlockBytes(p_.floats);
@@ -187,6 +194,31 @@ class SourceRows : public FloatRows {
   }
 
  private:
+  // K-quant blocks of 256: the blocks holding [first, first + n) decoded
+  // with ggml's formula, and the range copied out.
+  absl::Status ReadKQuant(uint64_t first, uint64_t n, float* out) {
+    const KMinType type = p_.floats == Floats::kQ4_K   ? KMinType::kQ4_K
+                          : p_.floats == Floats::kQ5_K ? KMinType::kQ5_K
+                                                       : KMinType::kQ2_K;
+    const uint64_t bs = KMinSourceBytes(type);
+    const uint64_t b0 = first / 256, b1 = (first + n + 255) / 256;
+    bytes_.resize(static_cast<size_t>((b1 - b0) * bs));
+    absl::Status s = source_.ReadAt(p_.begin + b0 * bs, absl::MakeSpan(bytes_),
+                                    "tensor data");
+    if (!s.ok()) return s;
+    float y[256];
+    std::string why;
+    for (uint64_t b = b0; b < b1; ++b) {
+      if (!GgmlKMinValues(type, bytes_.data() + (b - b0) * bs, y, &why))
+        return absl::InvalidArgumentError(
+            absl::StrCat(p_.source_type, " block ", b, ": ", why));
+      const uint64_t lo = std::max(first, b * 256);
+      const uint64_t hi = std::min(first + n, (b + 1) * 256);
+      std::memcpy(out + (lo - first), y + (lo - b * 256), (hi - lo) * 4);
+    }
+    return absl::OkStatus();
+  }
+
   const ByteSource& source_;
   const Plan& p_;
   std::vector<uint8_t> bytes_;
@@ -409,8 +441,10 @@ class TensorStreamer {
 
   // Q4_K / Q5_K / Q2_K: buffer 0 codes, 1 scales, 2 zero points. The codes
   // pass measures the error against ggml's values and keeps the scales and
-  // zero points (both within scale_spool_bytes); otherwise each parameter
-  // buffer reads the tensor again.
+  // zero points (5 bytes per sub-block: the zero points fit in a byte) when
+  // they fit in scale_spool_bytes, so the tensor is read once; otherwise
+  // each parameter buffer reads it again, decoding only the blocks'
+  // headers.
  public:
   const KMinError& kmin_error() const { return kmin_error_; }
 
@@ -418,21 +452,33 @@ class TensorStreamer {
   absl::Status KMin(const Plan& p, uint32_t buffer, stream::ByteSink out) {
     const KMinType type = KMinOf(p.kind);
     const uint32_t in_bytes = KMinSourceBytes(type);
-    const uint32_t param_bytes = 4 * KMinSubBlocks(type);
+    const uint32_t subs = KMinSubBlocks(type);
     const uint64_t blocks = p.elements / 256;
+    const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes_ / in_bytes);
     if (buffer > 0 && spooled_for_ == &p) {
-      if (buffer == 2) spooled_for_ = nullptr;
-      return out(buffer == 1 ? spool_ : spool_zp_);
+      if (buffer == 1) return out(spool_);
+      spooled_for_ = nullptr;
+      // int32 zero points from the bytes kept, a chunk at a time.
+      const uint64_t total = blocks * subs;
+      for (uint64_t b = 0; b < total;) {
+        const uint64_t n = std::min<uint64_t>(per_chunk * subs, total - b);
+        out_.assign(static_cast<size_t>(4 * n), 0);
+        for (uint64_t i = 0; i < n; ++i) out_[4 * i] = spool_zp_[b + i];
+        absl::Status s = out(out_);
+        if (!s.ok()) return s;
+        b += n;
+      }
+      return absl::OkStatus();
     }
     spooled_for_ = nullptr;
     if (buffer == 0) kmin_error_ = KMinError();
-    const bool spool = buffer == 0 && blocks <= spool_bytes_ / 2 / param_bytes;
+    const bool spool = buffer == 0 && blocks <= spool_bytes_ / (5 * subs);
     if (spool) {
-      spool_.resize(static_cast<size_t>(blocks * param_bytes));
-      spool_zp_.resize(spool_.size());
+      spool_.resize(static_cast<size_t>(blocks * subs * 4));
+      spool_zp_.resize(static_cast<size_t>(blocks * subs));
     }
-    const uint32_t part_bytes = buffer == 0 ? 256 : param_bytes;
-    const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes_ / in_bytes);
+    const uint32_t part_bytes =
+        buffer == 0 ? KMinCodeBytes(type, p.compact) : 4 * subs;
     std::string why;
     for (uint64_t b = 0; b < blocks;) {
       const uint64_t n = std::min<uint64_t>(per_chunk, blocks - b);
@@ -440,15 +486,16 @@ class TensorStreamer {
           ReadChunk(p.begin + b * in_bytes, static_cast<size_t>(n * in_bytes));
       if (!s.ok()) return s;
       out_.resize(static_cast<size_t>(n * part_bytes));
-      uint8_t* codes = buffer == 0 ? out_.data() : nullptr;
-      uint8_t* scales = buffer == 1 ? out_.data()
-                        : spool     ? spool_.data() + b * param_bytes
-                                    : nullptr;
-      uint8_t* zps = buffer == 2 ? out_.data()
-                     : spool     ? spool_zp_.data() + b * param_bytes
-                                 : nullptr;
+      KMinOutput o;
+      if (buffer == 0) o.codes = out_.data();
+      if (buffer == 1) o.scales = out_.data();
+      if (buffer == 2) o.zero_points = out_.data();
+      if (spool) {
+        o.scales = spool_.data() + b * subs * 4;
+        o.zero_bytes = spool_zp_.data() + b * subs;
+      }
       const uint64_t done =
-          RewriteKMinBlocks(type, in_.data(), n, codes, scales, zps,
+          RewriteKMinBlocks(type, p.compact, in_.data(), n, o,
                             buffer == 0 ? &kmin_error_ : nullptr, &why);
       if (done != n)
         return absl::InvalidArgumentError(
@@ -565,6 +612,9 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
                  : t.type == ggml_type::kQ5_K ? Kind::kQ5_K
                                               : Kind::kQ2_K;
         p.type_tag = type_tag::kUInt8;
+        p.floats = t.type == ggml_type::kQ4_K   ? Floats::kQ4_K
+                   : t.type == ggml_type::kQ5_K ? Floats::kQ5_K
+                                                : Floats::kQ2_K;
         break;
       case ggml_type::kQ4_1:
       case ggml_type::kQ5_0:
@@ -582,7 +632,7 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
             " has no exact Hurray form and cannot be re-quantized yet "
             "(lossless: F32, F16, BF16, F64, I8-I64, Q8_0, Q4_0, MXFP4, "
             "Q6_K, Q3_K; near-lossless: Q4_K, Q5_K, Q2_K; "
-            "--requantize: Q4_1, Q5_0, Q5_1, Q8_1)"));
+            "--requantize: Q4_1, Q5_0, Q5_1, Q8_1, Q4_K, Q5_K, Q2_K)"));
     }
     plans.push_back(std::move(p));
   }
@@ -657,6 +707,18 @@ absl::Status ChooseQuantized(const ConvertOptions& o,
             "tensor '", p.name, "': ggml type ", p.source_type,
             " has no exact Hurray form (--requantize SCHEME re-quantizes "
             "it)"));
+      if (!Applicable(*o.requantize, p.shape, &why))
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor '", p.name, "': --requantize ",
+                         o.requantize->text, " does not fit: ", why));
+      p.kind = Kind::kQuantize;
+      p.spec = *o.requantize;
+      continue;
+    }
+    if (IsKMin(p.kind)) {
+      // Approximate either way: --requantize takes them into its scheme
+      // (ggml's values quantized), else the near-lossless form.
+      if (!o.requantize.has_value()) continue;
       if (!Applicable(*o.requantize, p.shape, &why))
         return absl::InvalidArgumentError(
             absl::StrCat("tensor '", p.name, "': --requantize ",
@@ -762,6 +824,14 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       absl::StatusOr<std::vector<Plan>> p = PlanGguf(*f);
       if (!p.ok()) return p.status();
       plans = *std::move(p);
+      for (Plan& q : plans) {
+        if (!IsKMin(q.kind) || !options.kquant_compact) continue;
+        q.compact = true;
+        const uint32_t bits = KMinCodeBits(KMinOf(q.kind), true);
+        q.type_tag = bits == 4   ? type_tag::kUInt4
+                     : bits == 2 ? type_tag::kUInt2
+                                 : type_tag::kUInt8;
+      }
       break;
     }
     default:
@@ -884,9 +954,11 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       c.max_abs_error = e.max_abs;
       c.rms_error =
           e.count == 0 ? 0 : std::sqrt(e.sum_sq / static_cast<double>(e.count));
-      if (e.min_step_bits < (p.kind == Kind::kQ2_K   ? 6
-                             : p.kind == Kind::kQ4_K ? 4
-                                                     : 3))
+      const KMinType type = KMinOf(p.kind);
+      if (KMinCodeBits(type, p.compact) == 8 &&
+          e.min_step_bits < (type == KMinType::kQ2_K   ? 6
+                             : type == KMinType::kQ4_K ? 4
+                                                       : 3))
         c.note = absl::StrCat("a sub-block on a coarser step: 1/2^",
                               e.min_step_bits, " of ggml's");
     }

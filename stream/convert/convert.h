@@ -70,13 +70,18 @@ struct ConvertOptions {
   // this (a Q8_0 tensor over 17 × this many source bytes) is read again for
   // each parameter buffer instead.
   uint64_t scale_spool_bytes = uint64_t{32} << 20;
+  // GGUF Q4_K and Q2_K in the compact form (ggml_kmin.h): codes at the
+  // source's own width (uint4, uint2), within half of ggml's step, instead
+  // of uint8 codes within 1/32 (Q4_K) or 1/128 (Q2_K) of it.
+  bool kquant_compact = false;
   // Float tensors (F32, F16, BF16, F64) of rank >= 2 whose name matches no
   // `skip` pattern (fnmatch(3)) and whose shape the scheme takes are
   // quantized; the others are kept as they are.
   std::optional<QuantizeSpec> quantize;
   std::vector<std::string> skip;
   // GGUF Q4_1, Q5_0, Q5_1 and Q8_1 tensors, which have no exact Hurray form,
-  // are dequantized with ggml's formula and quantized with this scheme.
+  // and Q4_K, Q5_K and Q2_K (instead of their near-lossless form) are
+  // dequantized with ggml's formula and quantized with this scheme.
   std::optional<QuantizeSpec> requantize;
   // Called with each tensor once it is written; when set, the report does
   // not keep them (ConvertReport::tensors stays empty), so memory does not

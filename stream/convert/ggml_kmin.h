@@ -32,6 +32,19 @@ uint32_t KMinSourceBytes(KMinType type);  // 144, 176, 84 per 256 elements
 uint32_t KMinSubBlock(KMinType type);     // 32, 32, 16
 uint32_t KMinSubBlocks(KMinType type);    // 8, 8, 16 per source block
 
+// The compact form (ConvertOptions::kquant_compact): codes at the source's
+// own width, c = q (+ a negative zero point moved into them), zero point
+// z = round(m1 / d1), scale d1: within |d1| / 2 of ggml's value (half its
+// step) before float32 rounding. Q4_K becomes uint4 and Q2_K uint2; Q5_K,
+// for which Hurray has no 5-bit type, keeps the default form. A sub-block
+// whose zero point or codes leave the storage range is refused.
+// Storage bits of a block's codes (8, or 4 / 2 in the compact form), and
+// code bytes per source block of 256.
+uint32_t KMinCodeBits(KMinType type, bool compact);
+inline uint32_t KMinCodeBytes(KMinType type, bool compact) {
+  return 256 * KMinCodeBits(type, compact) / 8;
+}
+
 // Error of the converted values against ggml's, over the blocks rewritten.
 struct KMinError {
   double max_abs = 0, sum_sq = 0;
@@ -40,15 +53,30 @@ struct KMinError {
   int min_step_bits = 8;
 };
 
-// Rewrites `n` source blocks: 256 uint8 codes per block to `codes`, float32
-// scales and int32 zero points (little-endian, KMinSubBlocks per block) to
-// `scales` / `zero_points`; any of the three may be null. With `error`,
-// adds each value's error against ggml's formula. Returns n, or the index
-// of the first block refused, with `why`.
-uint64_t RewriteKMinBlocks(KMinType type, const uint8_t* in, uint64_t n,
-                           uint8_t* codes, uint8_t* scales,
-                           uint8_t* zero_points, KMinError* error,
+// Where RewriteKMinBlocks writes; any may be null.
+struct KMinOutput {
+  uint8_t* codes = nullptr;        // KMinCodeBytes per source block
+  uint8_t* scales = nullptr;       // float32 little-endian per sub-block
+  uint8_t* zero_points = nullptr;  // int32 little-endian per sub-block
+  // The zero points again, one byte each (all fit in uint8): 5 bytes per
+  // sub-block with `scales`, for a caller that keeps them for later.
+  uint8_t* zero_bytes = nullptr;
+};
+
+// Rewrites `n` source blocks to `out`. With `error`, adds each value's error
+// against ggml's formula. Without codes and error, a sub-block's codes are
+// decoded only when its zero point does not fit at the finest step (the
+// parameters alone cost a read of the block's header). Returns n, or the
+// index of the first block refused, with `why`.
+uint64_t RewriteKMinBlocks(KMinType type, bool compact, const uint8_t* in,
+                           uint64_t n, const KMinOutput& out, KMinError* error,
                            std::string* why);
+
+// ggml's values of one source block (dequantize_row_q4_K / q5_K / q2_K:
+// (d1·q) − m1 in float32, two roundings) to y[0..255]; false with `why` for
+// a NaN or infinite d or dmin.
+bool GgmlKMinValues(KMinType type, const uint8_t* in, float* y,
+                    std::string* why);
 
 }  // namespace hurray::convert
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -219,17 +220,28 @@ struct Result {
   absl::Status status;
 };
 
+// The default form; the compact one (ConvertOptions::kquant_compact); or
+// --requantize SCHEME.
+struct Mode {
+  bool compact = false;
+  std::optional<QuantizeSpec> requantize;
+  uint64_t row = 256;  // ne[0]
+};
+
 Result ConvertK(uint32_t type, const std::vector<uint8_t>& raw,
                 size_t chunk = 4096, uint64_t spool = uint64_t{32} << 20,
-                std::vector<uint8_t>* file = nullptr) {
+                std::vector<uint8_t>* file = nullptr, const Mode& mode = {}) {
   Result res;
   GgufBuilder g;
-  g.Tensor("w", {256, raw.size() / BlockBytes(type)}, type, raw);
+  g.Tensor("w", {mode.row, raw.size() / BlockBytes(type) * 256 / mode.row},
+           type, raw);
   const std::vector<uint8_t> gguf = g.Build();
   MemorySource src(gguf);
   ConvertOptions o;
   o.chunk_bytes = chunk;
   o.scale_spool_bytes = spool;
+  o.kquant_compact = mode.compact;
+  o.requantize = mode.requantize;
   std::vector<uint8_t> out;
   absl::StatusOr<ConvertReport> r =
       Convert(src, o, [&out](absl::Span<const uint8_t> b) {
@@ -247,11 +259,16 @@ Result ConvertK(uint32_t type, const std::vector<uint8_t>& raw,
   const stream::IndexEntry* e = (*f)->Find("w");
   auto d = std::make_unique<TensorDescriptor>();
   EXPECT_TRUE((*f)->ReadDescriptor(*e, d.get()).ok());
-  EXPECT_EQ(d->type_tag, type_tag::kUInt8);
-  EXPECT_EQ(d->quantization.scheme_tag, scheme_tag::kPerBlockAffine);
-  EXPECT_EQ(d->quantization.block_size, SubBlock(type));
-  EXPECT_EQ(d->quantization.scale_type_tag, type_tag::kFloat32);
-  EXPECT_FALSE(d->quantization.symmetric());
+  if (!mode.requantize.has_value()) {
+    const bool narrow = mode.compact && type != ggml_type::kQ5_K;
+    EXPECT_EQ(d->type_tag, !narrow                    ? type_tag::kUInt8
+                           : type == ggml_type::kQ4_K ? type_tag::kUInt4
+                                                      : type_tag::kUInt2);
+    EXPECT_EQ(d->quantization.scheme_tag, scheme_tag::kPerBlockAffine);
+    EXPECT_EQ(d->quantization.block_size, SubBlock(type));
+    EXPECT_EQ(d->quantization.scale_type_tag, type_tag::kFloat32);
+    EXPECT_FALSE(d->quantization.symmetric());
+  }
   std::vector<std::vector<uint8_t>> keep;
   std::vector<absl::Span<const uint8_t>> bufs;
   for (uint32_t i = 0; i < d->buffer_count; ++i) {
@@ -321,6 +338,110 @@ TEST_P(KMin, WithinTheBoundOfGgmlsValuesAndReportsTheError) {
   ASSERT_TRUE(ConvertK(type, raw, 4096, uint64_t{32} << 20, &a).status.ok());
   ASSERT_TRUE(ConvertK(type, raw, 4096, 0, &b).status.ok());
   EXPECT_EQ(a, b);
+}
+
+// The compact form: codes at the source's width, within half of ggml's step
+// (|d1| / 2) plus the roundings; Q5_K, with no 5-bit type, keeps the
+// default form and its bound.
+TEST_P(KMin, CompactFormWithinHalfAStep) {
+  const uint32_t type = GetParam();
+  // d and dmin ≥ 0, as ggml's quantizer writes them (m1 ≥ 0): a negative
+  // zero point moves into the codes, past uint4 when q reaches 15.
+  std::vector<uint8_t> raw = Blocks(type, 200, 11 + type);
+  const size_t d_at = type == ggml_type::kQ2_K ? 80 : 0;
+  for (size_t b = 0; b < raw.size(); b += BlockBytes(type))
+    raw[b + d_at + 1] &= 0x7F, raw[b + d_at + 3] &= 0x7F;
+  Mode compact;
+  compact.compact = true;
+  Result r = ConvertK(type, raw, 4096, uint64_t{32} << 20, nullptr, compact);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  std::vector<float> want, d1;
+  Ggml(type, raw, &want, &d1);
+  ASSERT_EQ(r.values.size(), want.size());
+  const int k = type == ggml_type::kQ5_K ? 8 - SourceBits(type) : 0;
+  double max_abs = 0, sum_sq = 0, max_step_share = 0;
+  size_t over = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double e = std::fabs(static_cast<double>(r.values[i]) - want[i]);
+    const double bound =
+        std::ldexp(std::fabs(d1[i]), -(k + 1)) +
+        std::ldexp(std::fabs(want[i]) + std::fabs(r.values[i]) +
+                       std::fabs(d1[i]) * ((1 << SourceBits(type)) - 1),
+                   -23);
+    if (e > bound && over++ < 5)
+      ADD_FAILURE() << "element " << i << ": got " << r.values[i] << " want "
+                    << want[i] << " (d1 " << d1[i] << ")";
+    max_abs = std::max(max_abs, e);
+    sum_sq += e * e;
+    if (d1[i] != 0)
+      max_step_share = std::max(max_step_share, e / std::fabs(d1[i]));
+  }
+  EXPECT_EQ(over, 0u);
+  // The compact form uses its half step (Q5_K: its 1/16).
+  EXPECT_GT(max_step_share, type == ggml_type::kQ5_K ? 0.03 : 0.3);
+  ASSERT_EQ(r.report.tensors.size(), 1u);
+  const ConvertedTensor& t = r.report.tensors[0];
+  EXPECT_FALSE(t.exact);
+  EXPECT_EQ(t.max_abs_error, max_abs);
+  EXPECT_NEAR(t.rms_error, std::sqrt(sum_sq / want.size()),
+              1e-12 * (1 + t.rms_error));
+  EXPECT_EQ(t.note, "");
+  std::vector<uint8_t> a, b;
+  ASSERT_TRUE(
+      ConvertK(type, raw, 4096, uint64_t{32} << 20, &a, compact).status.ok());
+  ASSERT_TRUE(ConvertK(type, raw, 4096, 0, &b, compact).status.ok());
+  EXPECT_EQ(a, b);
+}
+
+// A zero point past the compact form's range (m1 / d1 = 63 or 15 with
+// dmin = d) is refused, naming the tensor and the form.
+TEST_P(KMin, CompactFormRefusesWideZeroPoints) {
+  const uint32_t type = GetParam();
+  if (type == ggml_type::kQ5_K) GTEST_SKIP() << "keeps the default form";
+  const int subs = 256 / static_cast<int>(SubBlock(type));
+  const int wide = type == ggml_type::kQ2_K ? 15 : 63;
+  int sc[16], m[16], q[256];
+  for (int e = 0; e < 256; ++e) q[e] = e % 2;
+  for (int j = 0; j < subs; ++j) sc[j] = 1, m[j] = j == 3 ? wide : 0;
+  Mode compact;
+  compact.compact = true;
+  Result r = ConvertK(type, Pack(type, sc, m, q, 0x3C00, 0x3C00), 4096,
+                      uint64_t{32} << 20, nullptr, compact);
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_THAT(std::string(r.status.message()), HasSubstr("tensor 'w': "));
+  EXPECT_THAT(std::string(r.status.message()),
+              HasSubstr("block 0: sub-block 3: m1 / d1"));
+  EXPECT_THAT(std::string(r.status.message()), HasSubstr("(the compact form)"));
+}
+
+// --requantize SCHEME: ggml's values quantized with SCHEME, the error
+// reported against them. Rows of 1536, longer than a chunk of 5000 bytes
+// (1250 floats), are read in pieces of 1248 (39 blocks of 32), which cut
+// ggml's blocks of 256.
+TEST_P(KMin, RequantizeMeasuresTheErrorAgainstGgmlsValues) {
+  const uint32_t type = GetParam();
+  const std::vector<uint8_t> raw = Blocks(type, 48, 3 + type);
+  Mode mode;
+  mode.row = 1536;
+  absl::StatusOr<QuantizeSpec> spec = ParseQuantizeSpec("per_block:int8:32");
+  ASSERT_TRUE(spec.ok());
+  mode.requantize = *spec;
+  Result r = ConvertK(type, raw, 5000, uint64_t{32} << 20, nullptr, mode);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  std::vector<float> want, d1;
+  Ggml(type, raw, &want, &d1);
+  ASSERT_EQ(r.values.size(), want.size());
+  double max_abs = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    max_abs = std::max(max_abs,
+                       std::fabs(static_cast<double>(r.values[i]) - want[i]));
+  ASSERT_EQ(r.report.tensors.size(), 1u);
+  const ConvertedTensor& t = r.report.tensors[0];
+  EXPECT_TRUE(t.quantized);
+  EXPECT_FALSE(t.exact);
+  EXPECT_EQ(t.hurray_type, "int8");
+  EXPECT_GT(max_abs, 0);
+  EXPECT_NEAR(t.max_abs_error, max_abs, 1e-6 * max_abs);
 }
 
 // d1 = 0 (sc = 0) with m1 ≠ 0: every value −m1, kept exactly; d = −0 with

@@ -107,7 +107,130 @@ std::vector<uint8_t> Cat(std::vector<std::vector<uint8_t>> parts) {
 
 // ggml type ids (ggml.h enum ggml_type).
 constexpr uint32_t kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ4_1 = 3, kQ8_0 = 8,
+                   kQ2_K = 10, kQ3_K = 11, kQ4_K = 12, kQ5_K = 13, kQ6_K = 14,
                    kBF16 = 30, kMxfp4 = 39;
+
+// `n` K-quant blocks of 256 (ggml-common.h layouts): bytes from `seed`,
+// the float16 d (and dmin) set; `scale` fills the packed sub-block scales
+// when not 0.
+std::vector<uint8_t> KBlocks(uint32_t type, int n, uint16_t d, uint16_t dmin,
+                             uint8_t seed, uint8_t scale = 0) {
+  const size_t bytes = type == kQ2_K   ? 84
+                       : type == kQ3_K ? 110
+                       : type == kQ4_K ? 144
+                       : type == kQ5_K ? 176
+                                       : 210;
+  const size_t d_at = type == kQ2_K   ? 80
+                      : type == kQ3_K ? 108
+                      : type == kQ6_K ? 208
+                                      : 0;
+  const size_t sc_at = type == kQ2_K   ? 0
+                       : type == kQ3_K ? 96
+                       : type == kQ6_K ? 192
+                                       : 4;
+  const size_t sc_len = type == kQ2_K || type == kQ6_K ? 16 : 12;
+  std::vector<uint8_t> out;
+  for (int i = 0; i < n; ++i) {
+    std::vector<uint8_t> b = Bytes(bytes, static_cast<uint8_t>(seed + i));
+    if (scale != 0)
+      for (size_t k = 0; k < sc_len; ++k) b[sc_at + k] = scale;
+    b[d_at] = static_cast<uint8_t>(d),
+    b[d_at + 1] = static_cast<uint8_t>(d >> 8);
+    if (type == kQ2_K || type == kQ4_K || type == kQ5_K)
+      b[d_at + 2] = static_cast<uint8_t>(dmin),
+               b[d_at + 3] = static_cast<uint8_t>(dmin >> 8);
+    out.insert(out.end(), b.begin(), b.end());
+  }
+  return out;
+}
+
+// A split GGUF input of gguf_fuzz: 'S', the part count, the parts' uint32
+// lengths, the parts.
+std::vector<uint8_t> SplitInput(
+    const std::vector<std::vector<uint8_t>>& parts) {
+  std::vector<uint8_t> out = {'S', static_cast<uint8_t>(parts.size())};
+  for (const auto& p : parts)
+    for (int i = 0; i < 4; ++i)
+      out.push_back(static_cast<uint8_t>(p.size() >> (8 * i)));
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+// Part `no` of `count` (gguf-split's keys: split.no and split.count uint16,
+// split.tensors.count int32) holding `tensors` (name, type, ne, data).
+struct PartTensor {
+  std::string name;
+  uint32_t type;
+  std::vector<uint64_t> ne;
+  std::vector<uint8_t> data;
+};
+std::vector<uint8_t> Part(int no, int count, int total,
+                          const std::vector<PartTensor>& tensors) {
+  GgufBuilder b;
+  b.KvRaw("split.no", {2, 0, 0, 0, static_cast<uint8_t>(no), 0});
+  b.KvRaw("split.count", {2, 0, 0, 0, static_cast<uint8_t>(count), 0});
+  b.KvI32("split.tensors.count", total);
+  if (no == 0) b.KvString("general.architecture", "llama");
+  for (const PartTensor& t : tensors) b.Tensor(t.name, t.ne, t.type, t.data);
+  return b.Build();
+}
+
+void KQuantAndSplitSeeds(const std::string& dir) {
+  // K-quants: the exact ones (Q6_K, Q3_K), the approximate ones, and the
+  // corners (a zero sub-block scale, NaN d, m1 / d1 past uint8).
+  struct K {
+    const char* name;
+    uint32_t type;
+  };
+  for (const K& k : {K{"q6_k", kQ6_K}, K{"q3_k", kQ3_K}, K{"q4_k", kQ4_K},
+                     K{"q5_k", kQ5_K}, K{"q2_k", kQ2_K}}) {
+    GgufBuilder b;
+    b.Tensor("norm", {4}, kF32, Bytes(16, 5));
+    b.Tensor("w", {256, 2}, k.type, KBlocks(k.type, 2, 0x2C00, 0x2800, 7));
+    Write(dir, k.name, b.Build());
+  }
+  {
+    GgufBuilder b;  // sub-block scales 0 (Q6_K: d·0; Q4_K: d1 = 0, m1 = 0)
+    b.Tensor("q6", {256}, kQ6_K, KBlocks(kQ6_K, 1, 0x2C00, 0, 9, 0x00));
+    b.Tensor("q4", {256}, kQ4_K, KBlocks(kQ4_K, 1, 0x2C00, 0x2C00, 9, 0x00));
+    Write(dir, "kquant_zero_scales", b.Build());
+  }
+  {
+    GgufBuilder b;  // NaN d: refused
+    b.Tensor("w", {256}, kQ4_K, KBlocks(kQ4_K, 1, 0x7E00, 0x2800, 3));
+    Write(dir, "q4_k_nan_d", b.Build());
+  }
+  {
+    GgufBuilder b;  // dmin = 256·d, scales 1: m1 / d1 past uint8
+    b.Tensor("w", {256}, kQ4_K, KBlocks(kQ4_K, 1, 0x3C00, 0x5C00, 3, 0x01));
+    Write(dir, "q4_k_wide_zero_point", b.Build());
+  }
+  // Split GGUF (the 'S' inputs of gguf_fuzz).
+  const std::vector<uint8_t> f32 = Bytes(32, 1);
+  const std::vector<uint8_t> q4k = KBlocks(kQ4_K, 1, 0x2C00, 0x2800, 4);
+  Write(dir, "split_two_parts",
+        SplitInput({Part(0, 2, 2, {{"a", kF32, {4, 2}, f32}}),
+                    Part(1, 2, 2, {{"b", kQ4_K, {256}, q4k}})}));
+  Write(dir, "split_three_parts_kquant",
+        SplitInput(
+            {Part(0, 3, 3, {{"a", kF32, {4, 2}, f32}}),
+             Part(1, 3, 3, {{"b", kQ4_K, {256}, q4k}}),
+             Part(2, 3, 3,
+                  {{"c", kQ6_K, {256}, KBlocks(kQ6_K, 1, 0x2C00, 0, 8)}})}));
+  Write(dir, "split_tensor_in_two_parts",
+        SplitInput({Part(0, 2, 2, {{"a", kF32, {4, 2}, f32}}),
+                    Part(1, 2, 2, {{"a", kF32, {4, 2}, f32}})}));
+  Write(dir, "split_missing_part",
+        SplitInput({Part(0, 3, 3, {{"a", kF32, {4, 2}, f32}}),
+                    Part(1, 3, 3, {{"b", kF32, {4, 2}, f32}}),
+                    {}}));
+  Write(dir, "split_wrong_no",
+        SplitInput({Part(0, 2, 2, {{"a", kF32, {4, 2}, f32}}),
+                    Part(0, 2, 2, {{"b", kF32, {4, 2}, f32}})}));
+  Write(dir, "split_lying_tensor_count",
+        SplitInput({Part(0, 2, 9, {{"a", kF32, {4, 2}, f32}}),
+                    Part(1, 2, 9, {{"b", kF32, {4, 2}, f32}})}));
+}
 
 void Gguf(const std::string& dir) {
   {
@@ -216,6 +339,54 @@ void Gguf(const std::string& dir) {
   }
 }
 
+// Sharded safetensors (the '{' inputs of safetensors_fuzz): the index, then
+// each shard after a 0xFF byte; shard name n opens file 1 + (sum of n's
+// bytes) mod the file count, so "a.st" (sum even... or odd) is placed by
+// that sum here.
+void ShardSeeds(const std::string& dir) {
+  auto input =
+      [](const std::string& index,
+         const std::vector<std::pair<std::string, std::vector<uint8_t>>>&
+             shards) {
+        std::vector<std::vector<uint8_t>> files(shards.size());
+        for (const auto& [name, bytes] : shards) {
+          size_t h = 0;
+          for (unsigned char c : name) h += c;
+          files[h % shards.size()] = bytes;
+        }
+        std::vector<uint8_t> out(index.begin(), index.end());
+        for (const auto& f : files) {
+          out.push_back(0xFF);
+          out.insert(out.end(), f.begin(), f.end());
+        }
+        return out;
+      };
+  // Tensor data without 0xFF bytes.
+  const std::vector<uint8_t> a = {1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<uint8_t> s1 = BuildSafetensors({{"x", "U8", {8}, a}});
+  const std::vector<uint8_t> s2 =
+      BuildSafetensors({{"y", "U8", {8}, a}}, {{"format", "pt"}});
+  const std::string map2 =
+      R"({"metadata":{"total_size":16},"weight_map":{"x":"a.st","y":"b.st"}})";
+  Write(dir, "shards_two", input(map2, {{"a.st", s1}, {"b.st", s2}}));
+  Write(dir, "shards_total_size_lies",
+        input(R"({"metadata":{"total_size":999},)"
+              R"("weight_map":{"x":"a.st","y":"b.st"}})",
+              {{"a.st", s1}, {"b.st", s2}}));
+  Write(dir, "shards_tensor_in_two",
+        input(map2, {{"a.st", s1},
+                     {"b.st", BuildSafetensors({{"x", "U8", {8}, a},
+                                                {"y", "U8", {8}, a}})}}));
+  Write(dir, "shards_missing_tensor",
+        input(R"({"weight_map":{"x":"a.st","y":"b.st","z":"b.st"}})",
+              {{"a.st", s1}, {"b.st", s2}}));
+  Write(dir, "shards_dotdot_name",
+        input(R"({"weight_map":{"x":"../a.st","y":"b.st"}})",
+              {{"../a.st", s1}, {"b.st", s2}}));
+  Write(dir, "shards_missing_shard",
+        input(R"({"weight_map":{"x":"a.st"}})", {}));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -226,5 +397,7 @@ int main(int argc, char** argv) {
   const std::string root = argv[1];
   Safetensors(root + "/safetensors_fuzz");
   Gguf(root + "/gguf_fuzz");
+  KQuantAndSplitSeeds(root + "/gguf_fuzz");
+  ShardSeeds(root + "/safetensors_fuzz");
   return 0;
 }
