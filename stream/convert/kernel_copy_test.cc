@@ -276,6 +276,31 @@ TEST(KernelCopy, ShardsAreCopiedFromTheirFiles) {
   EXPECT_TRUE(ReadFile(dir + "/out") == want);
 }
 
+TEST(KernelCopy, GgufPlainTensorsAreCopiedAndQ8_0IsRewritten) {
+  testing::GgufBuilder g;
+  g.KvString("general.name", "m");
+  g.Tensor("f", {1000, 3}, 0 /* F32 */, Pattern(12000, 6));
+  std::vector<uint8_t> q8(34 * 64);  // 64 Q8_0 blocks, scale 1.0 (0x3C00)
+  for (size_t b = 0; b < 64; ++b) {
+    q8[34 * b + 1] = 0x3C;
+    for (size_t j = 0; j < 32; ++j) q8[34 * b + 2 + j] = (b + j) & 0x7F;
+  }
+  g.Tensor("q", {64, 32}, 8 /* Q8_0 */, q8);
+  g.Tensor("i", {4097}, 24 /* I8 */, Pattern(4097, 7));
+  const std::string dir = TempDir();
+  WriteFile(dir + "/m.gguf", g.Build());
+  absl::StatusOr<std::unique_ptr<FileSource>> src =
+      FileSource::Open(dir + "/m.gguf");
+  ASSERT_TRUE(src.ok()) << src.status();
+  const std::vector<uint8_t> want = ThroughSink(**src);
+  const int fd = ::open((dir + "/out").c_str(), O_RDWR | O_CREAT, 0644);
+  absl::StatusOr<ConvertReport> r = ToFd(**src, fd);
+  ::close(fd);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kernel_copied_bytes, 12000u + 4097u);
+  EXPECT_TRUE(ReadFile(dir + "/out") == want);
+}
+
 TEST(KernelCopy, MemorySourcesTakeTheSinkPath) {
   const std::vector<uint8_t> model = Model();
   MemorySource src(model);
