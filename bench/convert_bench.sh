@@ -10,8 +10,124 @@
 # is kept for each command (runs interleaved with cp). Needs 4 × GIB of free space in $TMPDIR.
 # QUANTIZE=SCHEME (e.g. per_block:int4) also times `convert --quantize
 # SCHEME` of the safetensors file against the same cp.
+#
+# bench/convert_bench.sh --paired [GIB] [ROUNDS] [DIR...]   (issue 47 item 3,
+# issue 48's shard speed; defaults 1 GiB, 9 rounds, /dev/shm and /tmp)
+#
+# On each DIR (tmpfs, disk): a GIB safetensors file against `cp` of it, and
+# the same bytes as a 2-shard model (model.safetensors.index.json) against
+# `cat` of the shards into one file, in alternating rounds (the baseline
+# first in odd rounds, convert first in even ones), page cache warm, each
+# output removed before the next command. Prints per pair the median and
+# range of the per-round ratio convert / baseline (<= 1.0: as fast), the
+# median seconds of each, and convert's peak RSS (max over the rounds,
+# /usr/bin/time -v). No fsync on either side: both leave dirty pages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ "${1:-}" == --paired ]]; then
+  shift
+  bazel build -c opt //tools:hurray >/dev/null 2>&1
+  hurray="$(bazel info -c opt bazel-bin 2>/dev/null)/tools/hurray"
+  exec python3 - "${hurray}" "$@" <<'PY'
+import json, os, random, shutil, statistics, struct, subprocess, sys, tempfile, time
+hurray = sys.argv[1]
+gib = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
+rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 9
+dirs = sys.argv[4:] or ["/dev/shm", "/tmp"]
+total = int(gib * (1 << 30))
+n = 16
+per = total // n // 16384 * 16384
+random.seed(1)
+chunk = struct.pack("<262144f", *(random.gauss(0, 1) for _ in range(262144)))
+
+def st_file(path, names):
+    hdr = {t: {"dtype": "F32", "shape": [per // 16384, 4096],
+               "data_offsets": [i * per, (i + 1) * per]}
+           for i, t in enumerate(names)}
+    h = json.dumps(hdr).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h)
+        left = per * len(names)
+        while left:
+            k = min(left, len(chunk)); f.write(chunk[:k]); left -= k
+
+def timed(cmd, out, rss, cpu):
+    """Wall seconds; appends peak RSS (KiB) and user + system seconds."""
+    if os.path.exists(out): os.unlink(out)
+    tv = out + ".time"
+    t0 = time.perf_counter()
+    subprocess.run(["/usr/bin/time", "-v", "-o", tv] + cmd, check=True,
+                   stdout=subprocess.DEVNULL)
+    t = time.perf_counter() - t0
+    c = 0.0
+    for line in open(tv):
+        if "Maximum resident" in line:
+            rss.append(int(line.split(":")[1]))
+        if "User time" in line or "System time" in line:
+            c += float(line.split(":")[1])
+    cpu.append(c)
+    os.unlink(out)
+    return t
+
+def cat_into(out, shards):
+    return ["sh", "-c", 'cat "$@" > ' + out, "cat"] + shards
+
+with open("/proc/loadavg") as f:
+    print("load average at start:", f.read().split()[:3])
+for base in dirs:
+    d = tempfile.mkdtemp(prefix="convert_paired.", dir=base)
+    try:
+        names = [f"t{i}" for i in range(n)]
+        st_file(f"{d}/model.safetensors", names)
+        half = n // 2
+        shard_files = [f"model-0000{k + 1}-of-00002.safetensors" for k in range(2)]
+        wm = {}
+        for k in range(2):
+            part = names[k * half:(k + 1) * half]
+            st_file(f"{d}/{shard_files[k]}", part)
+            wm.update({t: shard_files[k] for t in part})
+        with open(f"{d}/model.safetensors.index.json", "w") as f:
+            json.dump({"metadata": {"total_size": per * n}, "weight_map": wm}, f)
+        for p in os.listdir(d):
+            subprocess.run(["cat", f"{d}/{p}"], stdout=subprocess.DEVNULL)
+        out = f"{d}/out"
+        pairs = [
+            ("safetensors vs cp", ["cp", f"{d}/model.safetensors", out],
+             [hurray, "convert", f"{d}/model.safetensors", "-o", out]),
+            ("2 shards vs cat", cat_into(out, [f"{d}/{s}" for s in shard_files]),
+             [hurray, "convert", f"{d}/model.safetensors.index.json", "-o", out]),
+        ]
+        for label, base_cmd, cv_cmd in pairs:
+            ratios, tb, tc, rss, brss, cb, cc = [], [], [], [], [], [], []
+            for r in range(rounds):
+                if r % 2 == 0:
+                    b = timed(base_cmd, out, brss, cb)
+                    c = timed(cv_cmd, out, rss, cc)
+                else:
+                    c = timed(cv_cmd, out, rss, cc)
+                    b = timed(base_cmd, out, brss, cb)
+                tb.append(b); tc.append(c); ratios.append(c / b)
+            cpu_ratios = [c / b for b, c in zip(cb, cc) if b > 0]
+            fs = subprocess.run(["stat", "-f", "-c", "%T", d], capture_output=True,
+                                text=True).stdout.strip()
+            print(f"{base} ({fs}) {label}: {per * n / 2**20:.0f} MiB, {rounds} rounds: "
+                  f"ratio median {statistics.median(ratios):.3f} "
+                  f"[{min(ratios):.3f}-{max(ratios):.3f}], baseline median "
+                  f"{statistics.median(tb):.3f} s, convert median "
+                  f"{statistics.median(tc):.3f} s, convert peak RSS "
+                  f"{max(rss) / 1024:.1f} MiB; CPU (user + system) median "
+                  f"{statistics.median(cb):.3f} s vs {statistics.median(cc):.3f} s, "
+                  f"per-round CPU ratio median "
+                  f"{statistics.median(cpu_ratios) if cpu_ratios else float('nan'):.3f}")
+            print("  rounds (convert/baseline):",
+                  " ".join(f"{x:.2f}" for x in ratios))
+    finally:
+        shutil.rmtree(d)
+with open("/proc/loadavg") as f:
+    print("load average at end:", f.read().split()[:3])
+PY
+fi
 gib="${1:-1}"
 runs="${2:-3}"
 bazel build -c opt //tools:hurray >/dev/null 2>&1

@@ -132,6 +132,14 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     write_failed = write_failed || !s.ok();
     return s;
   };
+  // Unchanged data spans go from the input file to the temp by
+  // copy_file_range, the buffered bytes flushed first.
+  parsed->options.direct_output.fd = (*file)->fd();
+  parsed->options.direct_output.flush = [&file, &write_failed] {
+    absl::Status s = (*file)->Flush();
+    write_failed = write_failed || !s.ok();
+    return s;
+  };
   // tensor, shape, source type -> Hurray type and scheme, exact (the
   // source's values bit for bit) or approx, and for quantized tensors the max
   // abs and RMS error against the source values: a line per tensor as it is

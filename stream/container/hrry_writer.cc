@@ -26,6 +26,15 @@ absl::Status HrryWriter::Put(ByteSink sink, absl::Span<const uint8_t> bytes) {
   return s;
 }
 
+absl::Status HrryWriter::CountWritten(uint64_t n) {
+  if (!in_buffer_ || stage_ != Stage::kTensors) {
+    return absl::FailedPreconditionError(
+        "CountWritten() is for a BufferWriter of AddStreamed()");
+  }
+  pos_ += n;
+  return absl::OkStatus();
+}
+
 absl::Status HrryWriter::PadTo(ByteSink sink, uint64_t alignment) {
   const uint64_t pad = (alignment - pos_ % alignment) % alignment;
   absl::Status s = WriteZeros(sink, pad);
@@ -140,9 +149,11 @@ absl::Status HrryWriter::AddImpl(absl::string_view name,
     if (s.ok() && i == 0) e.data_offset = pos_;
     if (!s.ok()) return s;
     const uint64_t start = pos_;
+    in_buffer_ = true;
     s = write_buffer(i, [this, sink](absl::Span<const uint8_t> piece) {
       return Put(sink, piece);
     });
+    in_buffer_ = false;
     if (s.ok() && pos_ - start != d.buffers[i].byte_size) {
       s = absl::InternalError("a buffer writer gave the wrong byte count");
     }

@@ -69,6 +69,12 @@ class HrryWriter {
   absl::Status AddStreamed(absl::string_view name, const TensorDescriptor& d,
                            BufferWriter write_buffer, ByteSink sink,
                            absl::Span<const uint8_t> extension_data = {});
+  // Only inside a BufferWriter of AddStreamed: counts `n` bytes of the
+  // buffer that the caller put on the sink's destination itself, after
+  // every byte it passed to the sink (convert copies data spans with
+  // copy_file_range this way, the sink flushed first). They count toward
+  // the buffer's byte_size like bytes passed to the sink.
+  absl::Status CountWritten(uint64_t n);
   // KV entries, added any time before Finish (with_kv must be set).
   KvBuilder& kv() { return kv_; }
   // Writes the KV section, the index and the trailer.
@@ -87,6 +93,7 @@ class HrryWriter {
 
   HrryWriterOptions options_;
   Stage stage_ = Stage::kNew;
+  bool in_buffer_ = false;  // inside a BufferWriter
   uint64_t pos_ = 0;
   std::unique_ptr<DescriptorDecoder> decoder_;
   CompositeBinder composites_;

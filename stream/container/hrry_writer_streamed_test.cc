@@ -87,5 +87,35 @@ TEST(AddStreamed, WrongCountOrFailureFailsTheWriter) {
   }
 }
 
+// Bytes the caller put on the destination itself (convert's
+// copy_file_range) count toward the buffer inside a BufferWriter only.
+TEST(AddStreamed, CountWrittenCountsBytesPutOutsideTheSink) {
+  std::vector<uint8_t> out;
+  auto sink = [&out](absl::Span<const uint8_t> b) {
+    out.insert(out.end(), b.begin(), b.end());
+    return absl::OkStatus();
+  };
+  std::vector<uint8_t> data(400);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i);
+  HrryWriter w;
+  ASSERT_TRUE(w.Begin(sink).ok());
+  EXPECT_EQ(w.CountWritten(1).code(), absl::StatusCode::kFailedPrecondition);
+  const auto d = std::make_unique<TensorDescriptor>(Floats(data.size() / 4));
+  ASSERT_TRUE(w.AddStreamed(
+                   "t", *d,
+                   [&](uint32_t, ByteSink s) {
+                     absl::Status st = s(absl::MakeConstSpan(data).first(100));
+                     if (!st.ok()) return st;
+                     // The rest "written directly" to the same destination.
+                     out.insert(out.end(), data.begin() + 100, data.end());
+                     return w.CountWritten(300);
+                   },
+                   sink)
+                  .ok());
+  EXPECT_EQ(w.CountWritten(1).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(w.Finish(sink).ok());
+  EXPECT_EQ(out, Write(false, data));
+}
+
 }  // namespace
 }  // namespace hurray::stream

@@ -23,6 +23,22 @@ absl::Status ByteSource::ReadAt(uint64_t offset, absl::Span<uint8_t> out,
   return DoRead(offset, out);
 }
 
+absl::Status ByteSource::FileRangeAt(uint64_t offset, uint64_t length,
+                                     FileRange* r,
+                                     absl::string_view what) const {
+  *r = FileRange();
+  if (offset > size() || length > size() - offset) {
+    return absl::OutOfRangeError(
+        absl::StrCat(what, ": ", length, " bytes at offset ", offset,
+                     " run past the end of the input (", size(), " bytes)"));
+  }
+  if (length == 0) return absl::OkStatus();
+  absl::Status s = DoFileRange(offset, length, r);
+  if (s.ok() && r->fd >= 0 && (r->length == 0 || r->length > length))
+    return absl::InternalError("a source gave a wrong file range");
+  return s;
+}
+
 absl::Status MemorySource::DoRead(uint64_t offset,
                                   absl::Span<uint8_t> out) const {
   std::memcpy(out.data(), bytes_.data() + offset, out.size());
@@ -65,6 +81,14 @@ absl::Status FileSource::DoRead(uint64_t offset,
     }
     done += static_cast<size_t>(n);
   }
+  return absl::OkStatus();
+}
+
+absl::Status FileSource::DoFileRange(uint64_t offset, uint64_t length,
+                                     FileRange* r) const {
+  r->fd = fd_;
+  r->offset = offset;
+  r->length = length;
   return absl::OkStatus();
 }
 

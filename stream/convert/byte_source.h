@@ -16,6 +16,13 @@
 
 namespace hurray::convert {
 
+// Where a stretch of a source lies in an open file (ByteSource::FileRangeAt).
+struct FileRange {
+  int fd = -1;          // -1: not in a file (memory, a built header)
+  uint64_t offset = 0;  // in that file
+  uint64_t length = 0;  // bytes from the asked offset lying there contiguously
+};
+
 class ByteSource {
  public:
   virtual ~ByteSource() = default;
@@ -23,11 +30,23 @@ class ByteSource {
   // Fills `out` with the bytes at [offset, offset + out.size()).
   absl::Status ReadAt(uint64_t offset, absl::Span<uint8_t> out,
                       absl::string_view what) const;
+  // Where the bytes at [offset, offset + length) lie in one open file, for
+  // the kernel to copy them (fd_copy.h): r->fd is -1 when they are not in a
+  // file, else r->length (1..length) of them lie at r->offset of r->fd. The
+  // range is checked as ReadAt checks it. The descriptor stays valid until
+  // the next call on this source.
+  absl::Status FileRangeAt(uint64_t offset, uint64_t length, FileRange* r,
+                           absl::string_view what) const;
 
  protected:
   // Called with a range inside [0, size()).
   virtual absl::Status DoRead(uint64_t offset,
                               absl::Span<uint8_t> out) const = 0;
+  // Called with a non-empty range inside [0, size()); r starts as "none".
+  virtual absl::Status DoFileRange(uint64_t /*offset*/, uint64_t /*length*/,
+                                   FileRange* /*r*/) const {
+    return absl::OkStatus();
+  }
 };
 
 class MemorySource : public ByteSource {
@@ -52,6 +71,8 @@ class FileSource : public ByteSource {
   FileSource(int fd, uint64_t size, std::string path)
       : fd_(fd), size_(size), path_(std::move(path)) {}
   absl::Status DoRead(uint64_t offset, absl::Span<uint8_t> out) const override;
+  absl::Status DoFileRange(uint64_t offset, uint64_t length,
+                           FileRange* r) const override;
   int fd_;
   uint64_t size_;
   std::string path_;

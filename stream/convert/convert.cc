@@ -343,7 +343,10 @@ class TensorStreamer {
   }
 
   absl::Status Copy(const Plan& p, stream::ByteSink out) {
-    for (uint64_t done = 0; done < p.source_bytes;) {
+    uint64_t done = 0;
+    const absl::Status kernel = KernelCopy(p, &done);
+    if (!kernel.ok()) return kernel;
+    while (done < p.source_bytes) {
       const size_t n = static_cast<size_t>(
           std::min<uint64_t>(chunk_bytes_, p.source_bytes - done));
       absl::Status s = ReadChunk(p.begin + done, n);
@@ -354,6 +357,55 @@ class TensorStreamer {
     return absl::OkStatus();
   }
 
+  // Copies what it can of p's bytes with copy_file_range (fd_copy.h) and
+  // counts them with the writer; `*done` bytes are written when it returns.
+  // Stops for good at the first output the kernel cannot copy to.
+  absl::Status KernelCopy(const Plan& p, uint64_t* done) {
+    const ConvertOptions::DirectOutput* d = direct_;
+    if (d == nullptr || d->fd < 0 || kernel_off_) return absl::OkStatus();
+    if (!IsRegularFile(d->fd)) {
+      kernel_off_ = true;
+      return absl::OkStatus();
+    }
+    bool flushed = false;
+    while (*done < p.source_bytes) {
+      FileRange r;
+      absl::Status s = source_.FileRangeAt(
+          p.begin + *done, p.source_bytes - *done, &r, "tensor data");
+      if (!s.ok() || r.fd < 0) return s;  // not in a file: the sink's way
+      if (!flushed) {
+        // The sink's bytes first: the kernel writes at the file position.
+        s = d->flush ? d->flush() : absl::OkStatus();
+        if (!s.ok()) return s;
+        flushed = true;
+      }
+      bool unsupported = false;
+      absl::StatusOr<uint64_t> n =
+          ::hurray::convert::KernelCopy(r.fd, r.offset, d->fd, r.length,
+                                        d->copy, "tensor data", &unsupported);
+      if (!n.ok()) return n.status();
+      s = writer_->CountWritten(*n);
+      if (!s.ok()) return s;
+      *done += *n;
+      copied_ += *n;
+      if (unsupported) {
+        kernel_off_ = true;
+        return absl::OkStatus();
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ public:
+  // Kernel copies for Kind::kCopy tensors to `d`, counted with `writer`.
+  void UseKernelCopies(const ConvertOptions::DirectOutput* d,
+                       stream::HrryWriter* writer) {
+    direct_ = d;
+    writer_ = writer;
+  }
+  uint64_t kernel_copied_bytes() const { return copied_; }
+
+ private:
   // safetensors BOOL: one byte (0 or 1) per element → bits, LSB first
   // (element-types.md § Boolean Type), the last byte's unused bits zero.
   absl::Status Bools(const Plan& p, stream::ByteSink out) {
@@ -511,6 +563,10 @@ class TensorStreamer {
   const ByteSource& source_;
   size_t chunk_bytes_;
   uint64_t spool_bytes_;
+  const ConvertOptions::DirectOutput* direct_ = nullptr;
+  stream::HrryWriter* writer_ = nullptr;
+  bool kernel_off_ = false;  // the output takes no kernel copies
+  uint64_t copied_ = 0;
   KMinError kmin_error_;
   std::vector<uint8_t> spool_zp_;
   std::vector<uint8_t> in_, out_;
@@ -908,6 +964,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
   if (!s.ok()) return s;
   TensorStreamer streamer(source, options.chunk_bytes,
                           options.scale_spool_bytes);
+  streamer.UseKernelCopies(&options.direct_output, &writer);
   for (const Plan& p : plans) {
     ConvertedTensor c;
     if (p.kind == Kind::kQuantize) {
@@ -977,6 +1034,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
   s = writer.Finish(sink);
   if (!s.ok()) return s;
   report.bytes_written = writer.bytes_written();
+  report.kernel_copied_bytes = streamer.kernel_copied_bytes();
   payload += index_bytes;
   report.padding_bytes =
       report.bytes_written > payload ? report.bytes_written - payload : 0;

@@ -29,6 +29,7 @@
 #include "stream/container/byte_sink.h"
 #include "stream/container/file_format.h"
 #include "stream/convert/byte_source.h"
+#include "stream/convert/fd_copy.h"
 #include "stream/convert/gguf.h"
 #include "stream/convert/quantizer.h"
 #include "stream/convert/safetensors.h"
@@ -83,6 +84,18 @@ struct ConvertOptions {
   // and Q4_K, Q5_K and Q2_K (instead of their near-lossless form) are
   // dequantized with ggml's formula and quantized with this scheme.
   std::optional<QuantizeSpec> requantize;
+  // Kernel copies (fd_copy.h): when `fd` >= 0 (the sink's destination, a
+  // file written at its file position), a tensor whose bytes are copied
+  // unchanged and lie in the input's file moves from there to `fd` with
+  // copy_file_range, after `flush` has written out what the sink holds.
+  // Where the kernel cannot copy (EXDEV, EINVAL, ENOSYS, EOPNOTSUPP, or
+  // `fd` is not a regular file), the bytes go through the sink as before.
+  struct DirectOutput {
+    int fd = -1;
+    std::function<absl::Status()> flush;
+    CopyFileRangeFn copy = nullptr;  // nullptr: copy_file_range (tests: own)
+  };
+  DirectOutput direct_output;
   // Called with each tensor once it is written; when set, the report does
   // not keep them (ConvertReport::tensors stays empty), so memory does not
   // grow with a report line per tensor.
@@ -96,6 +109,8 @@ struct ConvertReport {
   uint64_t tensor_count = 0;
   uint64_t kv_entries = 0;
   uint64_t bytes_written = 0;
+  // Of them, copied by the kernel (ConvertOptions::direct_output).
+  uint64_t kernel_copied_bytes = 0;
   // Zero padding among them, mostly the alignment of every data buffer to
   // data_buffer_alignment (4096: file-format.md requires at least that).
   uint64_t padding_bytes = 0;

@@ -210,6 +210,28 @@ class CombinedSource : public ByteSource {
     return absl::OkStatus();
   }
 
+  // A segment lies in one shard file: the kernel may copy it from there.
+  absl::Status DoFileRange(uint64_t offset, uint64_t length,
+                           FileRange* r) const override {
+    if (offset < head_.size()) return absl::OkStatus();  // built in memory
+    auto it = std::upper_bound(
+        segments_.begin(), segments_.end(), offset,
+        [](uint64_t v, const Segment& s) { return v < s.begin; });
+    if (it == segments_.begin() || offset >= (it - 1)->begin + (it - 1)->length)
+      return absl::InternalError("combined shard read outside the data");
+    const Segment& s = *(it - 1);
+    if (open_shard_ != s.shard || file_ == nullptr) {
+      file_.reset();
+      absl::StatusOr<std::unique_ptr<ByteSource>> f = open_(shards_[s.shard]);
+      if (!f.ok()) return f.status();
+      file_ = *std::move(f);
+      open_shard_ = s.shard;
+    }
+    const uint64_t n = std::min(s.begin + s.length - offset, length);
+    return file_->FileRangeAt(s.shard_offset + (offset - s.begin), n, r,
+                              shards_[s.shard]);
+  }
+
   std::vector<uint8_t> head_;
   std::vector<Segment> segments_;
   std::vector<std::string> shards_;

@@ -411,6 +411,7 @@ SafeOutputFile::~SafeOutputFile() {
 }
 
 absl::Status SafeOutputFile::Flush() {
+  if (temp_.fd < 0) return absl::FailedPreconditionError("already committed");
   absl::Status s = WriteAllFd(temp_.fd, buffer_.data(), buffer_.size(), path_);
   buffer_.clear();
   return s;

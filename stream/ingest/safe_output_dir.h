@@ -126,15 +126,17 @@ class SafeOutputFile {
 
   // Buffered writes (1 MiB); Commit flushes.
   absl::Status Write(absl::Span<const uint8_t> bytes);
-  // The temp's descriptor, for unbuffered writes of one's own.
+  // The temp's descriptor, for unbuffered writes of one's own (Flush
+  // first: they go at its file position).
   int fd() const { return temp_.fd; }
+  // Writes out the buffered bytes.
+  absl::Status Flush();
   // Flushes, closes (after fsync when `durable`) and publishes.
   absl::Status Commit(bool durable = false);
 
  private:
   SafeOutputFile(std::unique_ptr<SafeOutputDir> dir, TempFile temp,
                  std::string base, std::string path);
-  absl::Status Flush();
 
   std::unique_ptr<SafeOutputDir> dir_;
   TempFile temp_;

@@ -1,0 +1,317 @@
+// Kernel copies of unchanged data spans (fd_copy.h, ConvertOptions::
+// direct_output; issue 47 item 3): the output is byte for byte the one the
+// sink alone writes, whether the kernel copies everything, gives up midway
+// (an injected EXDEV / EINVAL) or cannot write to the output (a pipe); a
+// source that shrinks while read is an error naming the tensor.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "stream/convert/byte_source.h"
+#include "stream/convert/convert.h"
+#include "stream/convert/fd_copy.h"
+#include "stream/convert/shards.h"
+#include "stream/convert/testing/source_builders.h"
+
+namespace hurray::convert {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string TempDir() {
+  std::string t = absl::StrCat(::testing::TempDir(), "/kcopyXXXXXX");
+  EXPECT_NE(::mkdtemp(t.data()), nullptr);
+  return t;
+}
+
+void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0) << path;
+  ASSERT_EQ(::write(fd, bytes.data(), bytes.size()),
+            static_cast<ssize_t>(bytes.size()));
+  ::close(fd);
+}
+
+std::vector<uint8_t> ReadFile(const std::string& path) {
+  std::vector<uint8_t> out;
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  EXPECT_GE(fd, 0) << path;
+  uint8_t buf[65536];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;)
+    out.insert(out.end(), buf, buf + n);
+  ::close(fd);
+  return out;
+}
+
+std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>((i * 2654435761u + seed) >> 13);
+  return v;
+}
+
+// Three tensors of odd sizes (copies of several chunks, and a BOOL tensor,
+// which is rewritten, between them).
+std::vector<uint8_t> Model() {
+  std::vector<uint8_t> bools(1000);
+  for (size_t i = 0; i < bools.size(); ++i) bools[i] = (i * 7) % 3 == 0;
+  return testing::BuildSafetensors({
+      {"a", "F32", {300001}, Pattern(1200004, 1)},
+      {"b", "BOOL", {1000}, bools},
+      {"c", "U8", {777777}, Pattern(777777, 2)},
+  });
+}
+
+// The reference: every byte through the sink (no kernel copies).
+std::vector<uint8_t> ThroughSink(const ByteSource& src) {
+  std::vector<uint8_t> out;
+  ConvertOptions o;
+  o.chunk_bytes = 64 << 10;
+  absl::StatusOr<ConvertReport> r =
+      Convert(src, o, [&out](absl::Span<const uint8_t> b) {
+        out.insert(out.end(), b.begin(), b.end());
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(r.ok()) << r.status();
+  return out;
+}
+
+// Converts to a file through a buffering sink on `fd` with kernel copies.
+absl::StatusOr<ConvertReport> ToFd(const ByteSource& src, int fd,
+                                   CopyFileRangeFn copy = nullptr) {
+  std::vector<uint8_t> buffer;
+  auto flush = [&buffer, fd]() -> absl::Status {
+    size_t done = 0;
+    while (done < buffer.size()) {
+      const ssize_t n = ::write(fd, buffer.data() + done, buffer.size() - done);
+      if (n <= 0) return absl::DataLossError("write failed");
+      done += static_cast<size_t>(n);
+    }
+    buffer.clear();
+    return absl::OkStatus();
+  };
+  ConvertOptions o;
+  o.chunk_bytes = 64 << 10;
+  o.direct_output.fd = fd;
+  o.direct_output.flush = flush;
+  o.direct_output.copy = copy;
+  absl::StatusOr<ConvertReport> r =
+      Convert(src, o, [&](absl::Span<const uint8_t> b) -> absl::Status {
+        buffer.insert(buffer.end(), b.begin(), b.end());
+        return buffer.size() >= (256 << 10) ? flush() : absl::OkStatus();
+      });
+  if (!r.ok()) return r;
+  absl::Status s = flush();
+  if (!s.ok()) return s;
+  return r;
+}
+
+TEST(KernelCopy, OutputIsByteIdenticalToTheSinkPath) {
+  const std::string dir = TempDir();
+  WriteFile(dir + "/m.safetensors", Model());
+  absl::StatusOr<std::unique_ptr<FileSource>> src =
+      FileSource::Open(dir + "/m.safetensors");
+  ASSERT_TRUE(src.ok()) << src.status();
+  const std::vector<uint8_t> want = ThroughSink(**src);
+  const int fd = ::open((dir + "/out").c_str(), O_RDWR | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  absl::StatusOr<ConvertReport> r = ToFd(**src, fd);
+  ::close(fd);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kernel_copied_bytes, 1200004u + 777777u);
+  EXPECT_EQ(r->bytes_written, want.size());
+  EXPECT_TRUE(ReadFile(dir + "/out") == want);
+}
+
+// An injected copy_file_range that copies `budget` bytes in small pieces,
+// then fails with `err` (as across file systems, EXDEV, or on a file
+// system without it, EINVAL / EOPNOTSUPP / ENOSYS).
+int64_t g_budget = 0;
+int g_err = 0;
+int g_calls_after_failure = 0;
+ssize_t FailingCopy(int in, off64_t* off_in, int out, off64_t* off_out,
+                    size_t len, unsigned flags) {
+  if (g_budget <= 0) {
+    ++g_calls_after_failure;
+    errno = g_err;
+    return -1;
+  }
+  len = std::min<size_t>({len, static_cast<size_t>(g_budget), 100000});
+  const ssize_t n = ::copy_file_range(in, off_in, out, off_out, len, flags);
+  if (n > 0) g_budget -= n;
+  return n;
+}
+
+TEST(KernelCopy, FallsBackMidwayWhenTheKernelCannotCopy) {
+  const std::string dir = TempDir();
+  WriteFile(dir + "/m.safetensors", Model());
+  absl::StatusOr<std::unique_ptr<FileSource>> src =
+      FileSource::Open(dir + "/m.safetensors");
+  ASSERT_TRUE(src.ok()) << src.status();
+  const std::vector<uint8_t> want = ThroughSink(**src);
+  for (int err : {EXDEV, EINVAL, ENOSYS, EOPNOTSUPP}) {
+    for (int64_t budget : {0, 300000}) {
+      SCOPED_TRACE(absl::StrCat("errno ", err, ", budget ", budget));
+      g_budget = budget;
+      g_err = err;
+      g_calls_after_failure = 0;
+      const std::string out = absl::StrCat(dir, "/out", err, "_", budget);
+      const int fd = ::open(out.c_str(), O_RDWR | O_CREAT, 0644);
+      ASSERT_GE(fd, 0);
+      absl::StatusOr<ConvertReport> r = ToFd(**src, fd, FailingCopy);
+      ::close(fd);
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_EQ(r->kernel_copied_bytes, static_cast<uint64_t>(budget));
+      // Given up for good: tensor c is not tried again.
+      EXPECT_EQ(g_calls_after_failure, 1);
+      EXPECT_TRUE(ReadFile(out) == want);
+    }
+  }
+}
+
+TEST(KernelCopy, AnotherErrorIsAnErrorNamingTheTensor) {
+  const std::string dir = TempDir();
+  WriteFile(dir + "/m.safetensors", Model());
+  absl::StatusOr<std::unique_ptr<FileSource>> src =
+      FileSource::Open(dir + "/m.safetensors");
+  ASSERT_TRUE(src.ok()) << src.status();
+  g_budget = 0;
+  g_err = EIO;
+  const int fd = ::open((dir + "/out").c_str(), O_RDWR | O_CREAT, 0644);
+  absl::StatusOr<ConvertReport> r = ToFd(**src, fd, FailingCopy);
+  ::close(fd);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("tensor 'a'"));
+}
+
+TEST(KernelCopy, APipeOutputTakesTheSinkPath) {
+  const std::string dir = TempDir();
+  WriteFile(dir + "/m.safetensors", Model());
+  absl::StatusOr<std::unique_ptr<FileSource>> src =
+      FileSource::Open(dir + "/m.safetensors");
+  ASSERT_TRUE(src.ok()) << src.status();
+  const std::vector<uint8_t> want = ThroughSink(**src);
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  EXPECT_FALSE(IsRegularFile(p[1]));
+  std::vector<uint8_t> got;
+  std::thread reader([&got, fd = p[0]] {
+    uint8_t buf[65536];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;)
+      got.insert(got.end(), buf, buf + n);
+  });
+  absl::StatusOr<ConvertReport> r = ToFd(**src, p[1]);
+  ::close(p[1]);
+  reader.join();
+  ::close(p[0]);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kernel_copied_bytes, 0u);
+  EXPECT_TRUE(got == want);
+}
+
+TEST(KernelCopy, ASourceThatShrinksIsAnErrorNamingTheTensor) {
+  const std::string dir = TempDir();
+  const std::vector<uint8_t> model = Model();
+  for (bool kernel : {true, false}) {
+    SCOPED_TRACE(kernel ? "kernel copies" : "sink");
+    WriteFile(dir + "/m.safetensors", model);
+    absl::StatusOr<std::unique_ptr<FileSource>> src =
+        FileSource::Open(dir + "/m.safetensors");
+    ASSERT_TRUE(src.ok()) << src.status();
+    // Cut inside tensor c (the last 777777 bytes) after the size was taken.
+    ASSERT_EQ(::truncate((dir + "/m.safetensors").c_str(),
+                         static_cast<off_t>(model.size() - 1000)),
+              0);
+    absl::StatusOr<ConvertReport> r;
+    if (kernel) {
+      const int fd =
+          ::open((dir + "/out").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+      r = ToFd(**src, fd);
+      ::close(fd);
+    } else {
+      r = Convert(**src, ConvertOptions(),
+                  [](absl::Span<const uint8_t>) { return absl::OkStatus(); });
+    }
+    ASSERT_FALSE(r.ok());
+    EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
+    EXPECT_THAT(r.status().message(), HasSubstr("tensor 'c'"));
+    EXPECT_THAT(r.status().message(), HasSubstr("shrank"));
+  }
+}
+
+TEST(KernelCopy, ShardsAreCopiedFromTheirFiles) {
+  const std::string dir = TempDir();
+  WriteFile(
+      dir + "/model-00001-of-00002.safetensors",
+      testing::BuildSafetensors({{"a.0", "U8", {70001}, Pattern(70001, 3)},
+                                 {"a.1", "F32", {9}, Pattern(36, 4)}}));
+  WriteFile(
+      dir + "/model-00002-of-00002.safetensors",
+      testing::BuildSafetensors({{"b.0", "U8", {500000}, Pattern(500000, 5)}}));
+  const std::string index =
+      R"({"weight_map": {"a.0": "model-00001-of-00002.safetensors", )"
+      R"("a.1": "model-00001-of-00002.safetensors", )"
+      R"("b.0": "model-00002-of-00002.safetensors"}})";
+  WriteFile(dir + "/model.safetensors.index.json",
+            std::vector<uint8_t>(index.begin(), index.end()));
+  absl::StatusOr<ShardedModel> m =
+      OpenShardedSafetensors(dir + "/model.safetensors.index.json");
+  ASSERT_TRUE(m.ok()) << m.status();
+  const std::vector<uint8_t> want = ThroughSink(*m->source);
+  const int fd = ::open((dir + "/out").c_str(), O_RDWR | O_CREAT, 0644);
+  absl::StatusOr<ConvertReport> r = ToFd(*m->source, fd);
+  ::close(fd);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kernel_copied_bytes, 70001u + 36u + 500000u);
+  EXPECT_TRUE(ReadFile(dir + "/out") == want);
+}
+
+TEST(KernelCopy, GgufPlainTensorsAreCopiedAndQ8_0IsRewritten) {
+  testing::GgufBuilder g;
+  g.KvString("general.name", "m");
+  g.Tensor("f", {1000, 3}, 0 /* F32 */, Pattern(12000, 6));
+  std::vector<uint8_t> q8(34 * 64);  // 64 Q8_0 blocks, scale 1.0 (0x3C00)
+  for (size_t b = 0; b < 64; ++b) {
+    q8[34 * b + 1] = 0x3C;
+    for (size_t j = 0; j < 32; ++j) q8[34 * b + 2 + j] = (b + j) & 0x7F;
+  }
+  g.Tensor("q", {64, 32}, 8 /* Q8_0 */, q8);
+  g.Tensor("i", {4097}, 24 /* I8 */, Pattern(4097, 7));
+  const std::string dir = TempDir();
+  WriteFile(dir + "/m.gguf", g.Build());
+  absl::StatusOr<std::unique_ptr<FileSource>> src =
+      FileSource::Open(dir + "/m.gguf");
+  ASSERT_TRUE(src.ok()) << src.status();
+  const std::vector<uint8_t> want = ThroughSink(**src);
+  const int fd = ::open((dir + "/out").c_str(), O_RDWR | O_CREAT, 0644);
+  absl::StatusOr<ConvertReport> r = ToFd(**src, fd);
+  ::close(fd);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kernel_copied_bytes, 12000u + 4097u);
+  EXPECT_TRUE(ReadFile(dir + "/out") == want);
+}
+
+TEST(KernelCopy, MemorySourcesTakeTheSinkPath) {
+  const std::vector<uint8_t> model = Model();
+  MemorySource src(model);
+  const std::string dir = TempDir();
+  const int fd = ::open((dir + "/out").c_str(), O_RDWR | O_CREAT, 0644);
+  absl::StatusOr<ConvertReport> r = ToFd(src, fd);
+  ::close(fd);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->kernel_copied_bytes, 0u);
+  EXPECT_TRUE(ReadFile(dir + "/out") == ThroughSink(src));
+}
+
+}  // namespace
+}  // namespace hurray::convert
