@@ -57,8 +57,8 @@
 #include "parser/options.h"
 #include "parser/rules.h"
 #include "stream/container/crc32c.h"
+#include "stream/container/safe_output_dir.h"
 #include "stream/ingest/consumers.h"
-#include "stream/ingest/safe_output_dir.h"
 #include "stream/ingest/sinks.h"
 
 namespace hurray::fuzz {

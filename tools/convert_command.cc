@@ -8,10 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "stream/container/safe_output_dir.h"
 #include "stream/convert/byte_source.h"
 #include "stream/convert/convert.h"
 #include "stream/convert/shards.h"
-#include "stream/ingest/safe_output_dir.h"
 #include "tools/command_util.h"
 #include "tools/display_text.h"
 

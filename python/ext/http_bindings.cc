@@ -25,10 +25,10 @@
 #include "python/ext/next_tensor.h"
 #include "python/ext/queue_sink.h"
 #include "stream/container/file_format.h"
+#include "stream/http/http_body.h"
+#include "stream/http/http_ranges.h"
+#include "stream/http/http_url.h"
 #include "stream/ingest/consumers.h"
-#include "stream/ingest/http_body.h"
-#include "stream/ingest/http_ranges.h"
-#include "stream/ingest/http_url.h"
 #include "stream/ingest/loader.h"
 #include "stream/ingest/partial_hrry.h"
 
@@ -74,12 +74,12 @@ class PyHttpIngest {
                double connect_timeout, double idle_timeout,
                double total_timeout, size_t max_queued_bytes)
       : queue_(max_queued_bytes), sink_(&queue_) {
-    absl::StatusOr<stream::Url> u = stream::ParseUrl(url);
+    absl::StatusOr<stream::http::Url> u = stream::http::ParseUrl(url);
     if (!u.ok()) throw py::value_error(std::string(u.status().message()));
-    stream::HttpOptions http;
+    stream::http::HttpOptions http;
     for (const std::string& h : headers) {
       absl::StatusOr<std::pair<std::string, std::string>> f =
-          stream::ParseHeaderFlag(h);
+          stream::http::ParseHeaderFlag(h);
       if (!f.ok()) throw py::value_error(std::string(f.status().message()));
       http.headers.push_back(*std::move(f));
     }
@@ -112,11 +112,12 @@ class PyHttpIngest {
   py::object Next() { return NextTensor(queue_); }
 
  private:
-  absl::Status Run(const stream::Url& url, const stream::HttpOptions& http,
+  absl::Status Run(const stream::http::Url& url,
+                   const stream::http::HttpOptions& http,
                    const std::vector<std::string>& names,
                    const stream::FileOptions& options) {
-    absl::StatusOr<stream::HttpRangeSource::Opened> opened =
-        stream::HttpRangeSource::Open(url, http);
+    absl::StatusOr<stream::http::HttpRangeSource::Opened> opened =
+        stream::http::HttpRangeSource::Open(url, http);
     if (!opened.ok()) return opened.status();
     if (opened->ranges == nullptr) {
       if (!names.empty()) {
@@ -125,14 +126,14 @@ class PyHttpIngest {
             "at its end)");
       }
       // One forward pass: a bare stream (a .hrry is refused, see above).
-      std::unique_ptr<stream::HttpBody> body = std::move(opened->whole);
+      std::unique_ptr<stream::http::HttpBody> body = std::move(opened->whole);
       auto consumer = stream::MakeConsumer(stream::SourceFormat::kUnknown,
                                            options, &sink_, nullptr, nullptr);
       return loader_
           ->Run(stream::LoadSource::Reader(body.get()), consumer.get())
           .status;
     }
-    stream::HttpRangeSource* src = opened->ranges.get();
+    stream::http::HttpRangeSource* src = opened->ranges.get();
     std::vector<uint8_t> magic;
     magic.reserve(stream::kFileMagic.size());
     absl::Status s =

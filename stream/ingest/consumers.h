@@ -12,7 +12,7 @@
 // reader rejects a later byte of the same chunk (the verdict does not depend
 // on where the chunks end).
 //
-// Checkpoints (stream/ingest/ingest_state.h, `hurray ingest --resume`): after
+// Checkpoints (stream/resume/ingest_state.h, `hurray ingest --resume`): after
 // each tensor whose bytes all arrived, the sink saw it whole, and that ends
 // outside any composite (and, in a file, has buffers, so no head padding is
 // pending), the adapter calls the checkpoint callback with what a resumed

@@ -44,7 +44,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "parser/options.h"
-#include "stream/ingest/http_url.h"
+#include "stream/http/http_url.h"
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/sinks.h"
 
@@ -72,7 +72,7 @@ struct IngestSource {
   int fd = -1;                    // kStdin (0), kFd: never closed by Ingest
   std::string host, port;         // kTcp (an IPv6 host without brackets)
   std::vector<std::string> keys;  // kTcp: names after the '/', if any
-  Url url;                        // kHttp
+  http::Url url;                  // kHttp
 
   bool is_network() const { return kind == Kind::kTcp || kind == Kind::kHttp; }
   // A file descriptor the caller keeps open (a pipe, a socket, a file).
