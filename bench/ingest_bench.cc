@@ -214,7 +214,7 @@ double RunLoader(const std::string& kind, double throttle = 0,
   std::filesystem::create_directories(out);
   std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, out);
   std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      SourceFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
+      ContainerFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
   Loader loader(BenchLoaderOptions());
   LoaderTestPeer::SetThrottle(loader, throttle);
   const auto t0 = Clock::now();
@@ -760,7 +760,7 @@ int HttpModes(int argc, char** argv) {
     }
     std::unique_ptr<RecordingIngestSink> sink = MakeSink(argv[2], "/tmp");
     std::unique_ptr<ByteConsumer> c = MakeConsumer(
-        SourceFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
+        ContainerFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
     Loader loader(BenchLoaderOptions());
     const LoadResult r = loader.Run(LoadSource::Reader(body->get()), c.get());
     const double t = Seconds(t0);

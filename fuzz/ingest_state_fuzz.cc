@@ -94,7 +94,7 @@ void CheckAccepted(const stream::resume::IngestState& st) {
     }
   }
   HURRAY_FUZZ_CHECK(st.records.size() == st.checkpoint.tensors);
-  HURRAY_FUZZ_CHECK(st.checkpoint.format != stream::SourceFormat::kUnknown);
+  HURRAY_FUZZ_CHECK(st.checkpoint.format != stream::ContainerFormat::kUnknown);
 }
 
 }  // namespace
@@ -122,7 +122,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   stream::ValidateSink sink;
   HURRAY_FUZZ_CHECK(sink.Preload(st->records).ok());
   std::unique_ptr<stream::ByteConsumer> consumer = stream::MakeConsumer(
-      stream::SourceFormat::kUnknown, stream::FileOptions(), &sink,
+      stream::ContainerFormat::kUnknown, stream::FileOptions(), &sink,
       &st->checkpoint, [](const stream::Checkpoint&) {});
   const absl::Status s = consumer->Finish();
   HURRAY_FUZZ_CHECK(s.ok() || RuleIdOf(s).has_value());

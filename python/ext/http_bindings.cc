@@ -127,7 +127,7 @@ class PyHttpIngest {
       }
       // One forward pass: a bare stream (a .hrry is refused, see above).
       std::unique_ptr<stream::http::HttpBody> body = std::move(opened->whole);
-      auto consumer = stream::MakeConsumer(stream::SourceFormat::kUnknown,
+      auto consumer = stream::MakeConsumer(stream::ContainerFormat::kUnknown,
                                            options, &sink_, nullptr, nullptr);
       return loader_
           ->Run(stream::LoadSource::Reader(body.get()), consumer.get())
@@ -143,13 +143,13 @@ class PyHttpIngest {
                     return absl::OkStatus();
                   });
     if (!s.ok()) return s;
-    if (stream::SniffFormat(magic) != stream::SourceFormat::kHrry) {
+    if (stream::SniffFormat(magic) != stream::ContainerFormat::kHrry) {
       if (!names.empty()) {
         return absl::InvalidArgumentError(
             "names= needs a .hrry (a bare stream names no tensor)");
       }
       // A bare stream, read whole in one range.
-      auto consumer = stream::MakeConsumer(stream::SourceFormat::kStream,
+      auto consumer = stream::MakeConsumer(stream::ContainerFormat::kStream,
                                            options, &sink_, nullptr, nullptr);
       s = src->Read(0, src->size(), [&](absl::Span<const uint8_t> piece) {
         return consumer->Feed(piece);

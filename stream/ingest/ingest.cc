@@ -491,7 +491,7 @@ absl::Status IngestRun::SetUpStream() {
   if (!r_.resume_file.empty()) {
     checkpoint = [this](const Checkpoint& c) { SaveFileCheckpoint(c); };
   }
-  consumer_ = MakeConsumer(SourceFormat::kUnknown, options,
+  consumer_ = MakeConsumer(ContainerFormat::kUnknown, options,
                            Tap(sink_.get(), [this] { loader_->Cancel(); }),
                            resume, checkpoint);
   switch (r_.source.kind) {
@@ -604,7 +604,7 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
     Loader loader(lo);
     loader_ = &loader;
     std::unique_ptr<ByteConsumer> consumer = MakeConsumer(
-        SourceFormat::kUnknown, options,
+        ContainerFormat::kUnknown, options,
         Tap(selecting.get(), [&loader] { loader.Cancel(); }), nullptr, nullptr);
     const LoadResult res =
         loader.Run(whole != nullptr ? LoadSource::Reader(whole.get())

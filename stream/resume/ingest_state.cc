@@ -351,9 +351,9 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
       if (!IsServerIdentity(s)) return Bad("bad server identity");
       st.server = std::move(s);
     } else if (key == "format" && f.size() == 2 && num(1, &v[0]) &&
-               (v[0] == static_cast<uint64_t>(SourceFormat::kStream) ||
-                v[0] == static_cast<uint64_t>(SourceFormat::kHrry))) {
-      c.format = static_cast<SourceFormat>(v[0]);
+               (v[0] == static_cast<uint64_t>(ContainerFormat::kStream) ||
+                v[0] == static_cast<uint64_t>(ContainerFormat::kHrry))) {
+      c.format = static_cast<ContainerFormat>(v[0]);
     } else if (key == "offset" && f.size() == 2 && num(1, &c.offset)) {
     } else if (key == "tensors" && f.size() == 2 && num(1, &c.tensors) &&
                c.tensors <= kMaxStateEntries) {
@@ -437,7 +437,7 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
       return Bad(absl::StrCat("no '", k, "' line"));
     }
   }
-  if (c.format == SourceFormat::kHrry) {
+  if (c.format == ContainerFormat::kHrry) {
     if (c.header.size() != kFileHeaderSize || c.last.size() != kTrailerSize ||
         c.extents.size() != c.tensors || c.offset < kFileHeaderSize) {
       return Bad("incomplete file checkpoint");

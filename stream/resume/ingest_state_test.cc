@@ -35,7 +35,7 @@ TEST(IngestState, RoundTrip) {
   IngestState st;
   st.source = "some file";
   st.out_dir = "out dir";
-  st.checkpoint.format = SourceFormat::kHrry;
+  st.checkpoint.format = ContainerFormat::kHrry;
   st.identity = SourceIdentity{1, 2, 3, -4};
   st.checkpoint.offset = 13096;
   st.checkpoint.crc32c = 0xDEADBEEF;
@@ -155,7 +155,7 @@ Outcome Ingest(const std::string& path, const std::string& dir,
   };
   const Checkpoint* resume = resumed.ok() ? &resumed->checkpoint : nullptr;
   std::unique_ptr<ByteConsumer> c =
-      MakeConsumer(SourceFormat::kUnknown, FileOptions(), &sink, resume, fn);
+      MakeConsumer(ContainerFormat::kUnknown, FileOptions(), &sink, resume, fn);
   Outcome out;
   out.status =
       loader.Run(LoadSource::File(path, resume ? resume->offset : 0), c.get())
@@ -352,7 +352,7 @@ TEST(IngestState, ChangedKeptIndexArrayIsRefused) {
 TEST(IngestState, KeptSparseLinesAreCheckedStrictly) {
   IngestState st;
   st.source = "in";
-  st.checkpoint.format = SourceFormat::kStream;
+  st.checkpoint.format = ContainerFormat::kStream;
   st.checkpoint.offset = 100;
   st.checkpoint.tensors = 2;
   TensorRecord r;
@@ -564,7 +564,7 @@ Interrupted InterruptHrry(const std::string& name) {
 TEST(IngestState, RefusesWhatSaveStateWouldNotWrite) {
   IngestState st;
   st.source = "in";
-  st.checkpoint.format = SourceFormat::kStream;
+  st.checkpoint.format = ContainerFormat::kStream;
   st.checkpoint.offset = 100;
   st.checkpoint.tensors = 1;
   TensorRecord r;
@@ -678,7 +678,7 @@ TEST(IngestState, RefusesWhatSaveStateWouldNotWrite) {
 TEST(IngestState, OutputsLineRoundTripsAndIsOptional) {
   IngestState st;
   st.source = "in";
-  st.checkpoint.format = SourceFormat::kStream;
+  st.checkpoint.format = ContainerFormat::kStream;
   st.checkpoint.offset = 100;
   const std::string old_state = SerializeState(st);
   EXPECT_EQ(old_state.find("outputs"), std::string::npos);
@@ -701,7 +701,7 @@ TEST(IngestState, OutputsLineRoundTripsAndIsOptional) {
 TEST(IngestState, HttpValidatorRoundTripsAndIsPrintableOnly) {
   IngestState st;
   st.source = "https://h/m.hrry";
-  st.checkpoint.format = SourceFormat::kStream;
+  st.checkpoint.format = ContainerFormat::kStream;
   st.http = HttpValidator{"\"5f1-abc\"", 123456789};
   const std::string good = SerializeState(st);
   absl::StatusOr<IngestState> back = ParseState(good);
@@ -737,7 +737,7 @@ TEST(IngestState, HttpValidatorRoundTripsAndIsPrintableOnly) {
 TEST(IngestState, ServerIdentityRoundTripsAndIsCheckedStrictly) {
   IngestState st;
   st.source = "tcp://127.0.0.1:7420/a,b";
-  st.checkpoint.format = SourceFormat::kStream;
+  st.checkpoint.format = ContainerFormat::kStream;
   st.server = "hrry dev=2049 ino=77 size=4096 mtime_ns=1 index_crc32c=0badf00d";
   const std::string good = SerializeState(st);
   ASSERT_TRUE(absl::StartsWith(good, "hurray-ingest-state 4\n"));
