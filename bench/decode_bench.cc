@@ -53,7 +53,7 @@
 #include "parser/decoder.h"
 #include "parser/descriptor.h"
 #include "parser/element_type.h"
-#include "stream/ingest/safe_output_dir.h"
+#include "stream/container/safe_output_dir.h"
 #include "tests/vectors.h"
 
 namespace hurray {

@@ -81,9 +81,9 @@
 #include "stream/container/hrry_mmap.h"
 #include "stream/container/hrry_writer.h"
 #include "stream/container/mapped_file.h"
+#include "stream/http/http_body.h"
+#include "stream/http/http_url.h"
 #include "stream/ingest/consumers.h"
-#include "stream/ingest/http_body.h"
-#include "stream/ingest/http_url.h"
 #include "stream/ingest/loader.h"
 #include "stream/ingest/sinks.h"
 #include "stream/ingest/testing/loader_test_peer.h"
@@ -214,7 +214,7 @@ double RunLoader(const std::string& kind, double throttle = 0,
   std::filesystem::create_directories(out);
   std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, out);
   std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      SourceFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
+      ContainerFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
   Loader loader(BenchLoaderOptions());
   LoaderTestPeer::SetThrottle(loader, throttle);
   const auto t0 = Clock::now();
@@ -746,12 +746,13 @@ int HttpModes(int argc, char** argv) {
     return 0;
   }
   if (mode == "--http" && argc == 5) {
-    absl::StatusOr<Url> url = ParseUrl(argv[3]);
+    absl::StatusOr<http::Url> url = http::ParseUrl(argv[3]);
     if (!url.ok()) return 1;
-    HttpOptions ho;
+    http::HttpOptions ho;
     ho.ca_file = argv[4];
     const auto t0 = Clock::now();
-    absl::StatusOr<std::unique_ptr<HttpBody>> body = HttpBody::Open(*url, ho);
+    absl::StatusOr<std::unique_ptr<http::HttpBody>> body =
+        http::HttpBody::Open(*url, ho);
     if (!body.ok()) {
       std::fprintf(stderr, "%s\n",
                    std::string(body.status().message()).c_str());
@@ -759,7 +760,7 @@ int HttpModes(int argc, char** argv) {
     }
     std::unique_ptr<RecordingIngestSink> sink = MakeSink(argv[2], "/tmp");
     std::unique_ptr<ByteConsumer> c = MakeConsumer(
-        SourceFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
+        ContainerFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
     Loader loader(BenchLoaderOptions());
     const LoadResult r = loader.Run(LoadSource::Reader(body->get()), c.get());
     const double t = Seconds(t0);

@@ -21,8 +21,8 @@
 #include "absl/strings/string_view.h"
 #include "capi/hurray.h"
 #include "parser/rules.h"
-#include "stream/ingest/http_body.h"
-#include "stream/ingest/http_fields.h"
+#include "stream/http/http_body.h"
+#include "stream/http/http_fields.h"
 #include "stream/ingest/output/element_convert.h"
 
 namespace {
@@ -182,7 +182,7 @@ absl::StatusOr<IngestRequest> RequestOf(const char* source,
   if (o.header_count > 0 && o.headers == nullptr) {
     return absl::InvalidArgumentError("null headers with a header_count");
   }
-  if (o.header_count > stream::kMaxExtraHeaders) {
+  if (o.header_count > stream::http::kMaxExtraHeaders) {
     return absl::InvalidArgumentError("too many headers");
   }
   for (size_t i = 0; i < o.header_count; ++i) {
@@ -190,7 +190,7 @@ absl::StatusOr<IngestRequest> RequestOf(const char* source,
       return absl::InvalidArgumentError("a null header");
     }
     absl::StatusOr<std::pair<std::string, std::string>> h =
-        stream::ParseHeaderFlag(o.headers[i]);
+        stream::http::ParseHeaderFlag(o.headers[i]);
     if (!h.ok()) return h.status();
     r.headers.push_back(*std::move(h));
   }

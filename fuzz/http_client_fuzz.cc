@@ -1,6 +1,6 @@
 // Fuzz target: the HTTP client as a whole (issue 46 item 3). The fuzzed
 // bytes are what a hostile server answers; they are played to the real
-// client (stream/ingest/http_body.h HttpBody, http_ranges.h
+// client (stream/http/http_body.h HttpBody, http_ranges.h
 // HttpRangeSource) over loopback by a server thread of this harness, so the
 // status line, interim (1xx) responses, redirects, Content-Length and
 // chunked framing, Content-Range and the body readers (Beast's parser and
@@ -53,18 +53,18 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_util.h"
-#include "stream/ingest/http_body.h"
-#include "stream/ingest/http_ranges.h"
-#include "stream/ingest/http_url.h"
+#include "stream/http/http_body.h"
+#include "stream/http/http_ranges.h"
+#include "stream/http/http_url.h"
 
 namespace hurray::fuzz {
 namespace {
 
-using stream::HttpBody;
-using stream::HttpOptions;
-using stream::HttpRange;
-using stream::HttpRangeSource;
-using stream::Url;
+using stream::http::HttpBody;
+using stream::http::HttpOptions;
+using stream::http::HttpRange;
+using stream::http::HttpRangeSource;
+using stream::http::Url;
 
 constexpr size_t kMaxResponses = 16;
 constexpr size_t kMaxRequestBytes = 16 << 10;
@@ -253,7 +253,7 @@ void OneGet(const Url& url, const HttpOptions& options,
       HttpBody::Open(url, options, range);
   Drained d;
   if (body.ok()) d = Drain(**body, step);
-  std::optional<stream::HttpResponseInfo> info;
+  std::optional<stream::http::HttpResponseInfo> info;
   if (body.ok()) info = (*body)->info();
   body = absl::UnknownError("closed");  // the connection closes here
   std::vector<std::string> requests, served;
@@ -336,7 +336,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.connect_to_host = "127.0.0.1";
   options.connect_to_port = std::to_string(server->port());
   const absl::StatusOr<Url> url =
-      hurray::stream::ParseUrl("http://origin.test/models/m.hrry");
+      hurray::stream::http::ParseUrl("http://origin.test/models/m.hrry");
   HURRAY_FUZZ_CHECK(url.ok());
 
   if (mode == 2) {

@@ -1,9 +1,9 @@
 // Fuzz target: the parsing of HTTP(S) sources (issue 15), everything that
 // reads what a user or a server wrote before any byte of the object:
-// URLs (stream/ingest/http_url.h ParseUrl), redirect targets
+// URLs (stream/http/http_url.h ParseUrl), redirect targets
 // (ResolveLocation), --header flags, Content-Range values and a response
 // header as Boost.Beast parses it then InterpretResponse judges it
-// (stream/ingest/http_fields.h).
+// (stream/http/http_fields.h).
 //
 // Input: one mode byte, then the mode's text.
 //   0  a URL. Accepted: printed (ToString) it parses back to the same URL;
@@ -31,14 +31,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_util.h"
-#include "stream/ingest/http_fields.h"
-#include "stream/ingest/http_url.h"
+#include "stream/http/http_fields.h"
+#include "stream/http/http_url.h"
 
 namespace hurray::fuzz {
 namespace {
 
 namespace http = boost::beast::http;
-using stream::Url;
+using stream::http::Url;
 
 bool Clean(absl::string_view s) {
   for (char ch : s) {
@@ -53,7 +53,7 @@ void CheckUrl(const Url& u) {
   HURRAY_FUZZ_CHECK(!u.target.empty() && u.target[0] == '/');
   HURRAY_FUZZ_CHECK(Clean(u.target) && Clean(u.HostHeader()));
   HURRAY_FUZZ_CHECK(u.target.find('#') == std::string::npos);
-  const absl::StatusOr<Url> again = stream::ParseUrl(u.ToString());
+  const absl::StatusOr<Url> again = stream::http::ParseUrl(u.ToString());
   HURRAY_FUZZ_CHECK(again.ok());
   HURRAY_FUZZ_CHECK(again->tls == u.tls && again->host == u.host &&
                     again->port == u.port && again->target == u.target &&
@@ -63,10 +63,11 @@ void CheckUrl(const Url& u) {
 void Location(absl::string_view text) {
   const size_t nl = text.find('\n');
   if (nl == absl::string_view::npos) return;
-  const absl::StatusOr<Url> base = stream::ParseUrl(text.substr(0, nl));
+  const absl::StatusOr<Url> base = stream::http::ParseUrl(text.substr(0, nl));
   if (!base.ok()) return;
   const absl::string_view location = text.substr(nl + 1);
-  const absl::StatusOr<Url> next = stream::ResolveLocation(*base, location);
+  const absl::StatusOr<Url> next =
+      stream::http::ResolveLocation(*base, location);
   if (!next.ok()) return;
   CheckUrl(*next);
   if (base->tls && !next->tls) {
@@ -75,7 +76,7 @@ void Location(absl::string_view text) {
 }
 
 void HeaderFlag(absl::string_view text) {
-  const auto h = stream::ParseHeaderFlag(text);
+  const auto h = stream::http::ParseHeaderFlag(text);
   if (!h.ok()) return;
   HURRAY_FUZZ_CHECK(!h->first.empty());
   for (char ch : h->second) {
@@ -92,7 +93,7 @@ void HeaderFlag(absl::string_view text) {
 void ContentRange(absl::string_view text) {
   uint64_t first = 0, last = 0;
   std::optional<uint64_t> size;
-  if (!stream::ParseContentRange(text, &first, &last, &size)) return;
+  if (!stream::http::ParseContentRange(text, &first, &last, &size)) return;
   HURRAY_FUZZ_CHECK(first <= last);
   HURRAY_FUZZ_CHECK(!size.has_value() || *size > last);
 }
@@ -101,7 +102,7 @@ void Response(const uint8_t* data, size_t size) {
   if (size < 8) return;
   uint64_t word;
   std::memcpy(&word, data, 8);
-  stream::HttpRange range;
+  stream::http::HttpRange range;
   range.first = word & ((uint64_t{1} << 40) - 1);
   if ((word >> 63) == 0) range.last = range.first + ((word >> 40) & 0xffff);
   http::response_parser<http::empty_body> parser;
@@ -111,19 +112,19 @@ void Response(const uint8_t* data, size_t size) {
   parser.put(boost::asio::buffer(data + 8, size - 8), ec);
   if (ec || !parser.is_header_done()) return;
   const auto& msg = parser.get();
-  std::vector<stream::HeaderField> fields;
+  std::vector<stream::http::HeaderField> fields;
   for (const auto& f : msg) {
     fields.push_back(
         {absl::string_view(f.name_string().data(), f.name_string().size()),
          absl::string_view(f.value().data(), f.value().size())});
   }
-  stream::HttpResponseInfo info;
+  stream::http::HttpResponseInfo info;
   info.status = static_cast<int>(msg.result_int());
   if (const auto cl = parser.content_length(); cl.has_value()) {
     info.content_length = *cl;
   }
   info.chunked = parser.chunked();
-  const absl::Status s = stream::InterpretResponse(fields, range, &info);
+  const absl::Status s = stream::http::InterpretResponse(fields, range, &info);
   if (!s.ok()) {
     HURRAY_FUZZ_CHECK(s.code() == absl::StatusCode::kUnavailable);
     for (char c : s.message()) HURRAY_FUZZ_CHECK(c >= 0x20 && c < 0x7f);
@@ -151,10 +152,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                size - 1);
   switch (data[0] % 5) {
     case 0: {
-      const auto u = hurray::stream::ParseUrl(text);
+      const auto u = hurray::stream::http::ParseUrl(text);
       if (u.ok()) {
         CheckUrl(*u);
-        HURRAY_FUZZ_CHECK(hurray::stream::IsHttpUrl(text));
+        HURRAY_FUZZ_CHECK(hurray::stream::http::IsHttpUrl(text));
       }
       break;
     }

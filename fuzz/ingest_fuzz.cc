@@ -57,22 +57,22 @@
 #include "parser/options.h"
 #include "parser/rules.h"
 #include "stream/container/crc32c.h"
+#include "stream/container/safe_output_dir.h"
 #include "stream/ingest/consumers.h"
-#include "stream/ingest/safe_output_dir.h"
 #include "stream/ingest/sinks.h"
 
 namespace hurray::fuzz {
 namespace {
 
 using stream::Checkpoint;
-using stream::SourceFormat;
+using stream::ContainerFormat;
 using stream::TensorRecord;
 
 constexpr size_t kHeaderSize = 4;
 
 struct Config {
   stream::FileOptions options;
-  SourceFormat format = SourceFormat::kUnknown;
+  ContainerFormat format = ContainerFormat::kUnknown;
   bool resume = false;
   bool spool_to_file = false;
   bool rename_to_names = true;
@@ -87,9 +87,9 @@ Config ParseHeader(absl::Span<const uint8_t> h) {
   Config c;
   c.options.parse.mode = (h[0] & 1) != 0 ? Mode::kPermissive : Mode::kStrict;
   const int f = (h[0] >> 1) & 3;
-  c.format = f == 1   ? SourceFormat::kStream
-             : f == 2 ? SourceFormat::kHrry
-                      : SourceFormat::kUnknown;
+  c.format = f == 1   ? ContainerFormat::kStream
+             : f == 2 ? ContainerFormat::kHrry
+                      : ContainerFormat::kUnknown;
   c.resume = (h[0] & 8) != 0;
   c.spool_to_file = (h[0] & 16) != 0;
   c.rename_to_names = (h[0] & 32) == 0;
@@ -363,16 +363,16 @@ class TempDir {
 
 void CheckSniff(absl::Span<const uint8_t> input) {
   static constexpr char kMagic[] = "HRRYFILE";
-  const SourceFormat f = stream::SniffFormat(input);
+  const ContainerFormat f = stream::SniffFormat(input);
   const size_t n = input.size() < 8 ? input.size() : 8;
   const bool prefix = n == 0 || std::memcmp(input.data(), kMagic, n) == 0;
   if (n == 0) {
-    HURRAY_FUZZ_CHECK(f == SourceFormat::kUnknown);
+    HURRAY_FUZZ_CHECK(f == ContainerFormat::kUnknown);
   } else if (!prefix) {
-    HURRAY_FUZZ_CHECK(f == SourceFormat::kStream);
+    HURRAY_FUZZ_CHECK(f == ContainerFormat::kStream);
   } else {
-    HURRAY_FUZZ_CHECK(f ==
-                      (n == 8 ? SourceFormat::kHrry : SourceFormat::kUnknown));
+    HURRAY_FUZZ_CHECK(
+        f == (n == 8 ? ContainerFormat::kHrry : ContainerFormat::kUnknown));
   }
 }
 

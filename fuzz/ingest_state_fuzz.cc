@@ -1,5 +1,5 @@
 // Fuzz target: the resume state file of `hurray ingest --resume`
-// (stream/ingest/ingest_state.h), parsed as the hostile input it is (issue 13).
+// (stream/resume/ingest_state.h), parsed as the hostile input it is (issue 13).
 //
 // Input: the bytes of a state file. Properties:
 //   * ParseState never crashes and refuses with InvalidArgument only;
@@ -26,18 +26,18 @@
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_util.h"
 #include "parser/rules.h"
+#include "stream/container/safe_output_dir.h"
 #include "stream/ingest/consumers.h"
-#include "stream/ingest/ingest_state.h"
-#include "stream/ingest/safe_output_dir.h"
 #include "stream/ingest/sinks.h"
+#include "stream/resume/ingest_state.h"
 
 namespace hurray::fuzz {
 namespace {
 
-void CheckAccepted(const stream::IngestState& st) {
+void CheckAccepted(const stream::resume::IngestState& st) {
   // A server identity is printed in errors: printable ASCII, bounded.
   if (st.server.has_value()) {
-    HURRAY_FUZZ_CHECK(stream::IsServerIdentity(*st.server));
+    HURRAY_FUZZ_CHECK(stream::resume::IsServerIdentity(*st.server));
     HURRAY_FUZZ_CHECK(absl::StartsWith(st.source, "tcp://"));
   }
   for (size_t i = 0; i < st.records.size(); ++i) {
@@ -87,13 +87,14 @@ void CheckAccepted(const stream::IngestState& st) {
   if (st.http.has_value()) {
     // Sent as an If-Range header: printable ASCII only, bounded.
     HURRAY_FUZZ_CHECK(!st.http->validator.empty() &&
-                      st.http->validator.size() <= stream::kMaxValidatorBytes);
+                      st.http->validator.size() <=
+                          stream::resume::kMaxValidatorBytes);
     for (char c : st.http->validator) {
       HURRAY_FUZZ_CHECK(c >= 0x20 && c <= 0x7e);
     }
   }
   HURRAY_FUZZ_CHECK(st.records.size() == st.checkpoint.tensors);
-  HURRAY_FUZZ_CHECK(st.checkpoint.format != stream::SourceFormat::kUnknown);
+  HURRAY_FUZZ_CHECK(st.checkpoint.format != stream::ContainerFormat::kUnknown);
 }
 
 }  // namespace
@@ -102,7 +103,8 @@ void CheckAccepted(const stream::IngestState& st) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace hurray;
   const absl::string_view text(reinterpret_cast<const char*>(data), size);
-  absl::StatusOr<stream::IngestState> st = stream::ParseState(text);
+  absl::StatusOr<stream::resume::IngestState> st =
+      stream::resume::ParseState(text);
   if (!st.ok()) {
     HURRAY_FUZZ_CHECK(st.status().code() == absl::StatusCode::kInvalidArgument);
     return 0;
@@ -110,16 +112,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::CheckAccepted(*st);
 
   // One spelling: what we write parses back to itself.
-  const std::string again = stream::SerializeState(*st);
-  absl::StatusOr<stream::IngestState> back = stream::ParseState(again);
+  const std::string again = stream::resume::SerializeState(*st);
+  absl::StatusOr<stream::resume::IngestState> back =
+      stream::resume::ParseState(again);
   HURRAY_FUZZ_CHECK(back.ok());
-  HURRAY_FUZZ_CHECK(stream::SerializeState(*back) == again);
+  HURRAY_FUZZ_CHECK(stream::resume::SerializeState(*back) == again);
 
   // Resume from the checkpoint: no file is touched (validation only).
   stream::ValidateSink sink;
   HURRAY_FUZZ_CHECK(sink.Preload(st->records).ok());
   std::unique_ptr<stream::ByteConsumer> consumer = stream::MakeConsumer(
-      stream::SourceFormat::kUnknown, stream::FileOptions(), &sink,
+      stream::ContainerFormat::kUnknown, stream::FileOptions(), &sink,
       &st->checkpoint, [](const stream::Checkpoint&) {});
   const absl::Status s = consumer->Finish();
   HURRAY_FUZZ_CHECK(s.ok() || RuleIdOf(s).has_value());

@@ -9,7 +9,7 @@
 // and Q8_1 tensors (SCHEME: stream/convert/quantizer.h).
 //
 // The output is written to a hidden temp of OUT's directory and renamed to
-// OUT once complete (stream/ingest/safe_output_dir.h). Prints one line per
+// OUT once complete (stream/container/safe_output_dir.h). Prints one line per
 // tensor (name, shape, source type → Hurray type and scheme, max abs and RMS
 // error of quantized tensors). Exit 0, 1 (the input
 // was refused: the reason, naming the tensor, is printed) or 2 (usage or

@@ -25,11 +25,11 @@
 #include "parser/element_type.h"
 #include "parser/rules.h"
 #include "parser/wire.h"
+#include "stream/container/safe_output_dir.h"
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/output/npy.h"
 #include "stream/ingest/output/row_major_gather.h"
 #include "stream/ingest/output/safetensors.h"
-#include "stream/ingest/safe_output_dir.h"
 #include "tools/command_util.h"
 #include "tools/json_writer.h"
 
@@ -298,8 +298,8 @@ absl::StatusOr<Written> Dequantize(const std::string& file,
 
   // The data buffer, streamed through the dequantizer into a hidden temp of
   // OUT's directory, published as OUT only once complete
-  // (stream/ingest/safe_output_dir.h): a rejection or failure leaves OUT as it
-  // was, and a symlink at OUT is replaced, never written through.
+  // (stream/container/safe_output_dir.h): a rejection or failure leaves OUT as
+  // it was, and a symlink at OUT is replaced, never written through.
   absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> out =
       stream::SafeOutputFile::Create(output);
   if (!out.ok()) return out.status();

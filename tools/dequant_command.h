@@ -13,10 +13,11 @@
 // buffer (stream/ingest/output/row_major_gather.h) and dequantized as the
 // same tensor stored row-major, as `hurray ingest --dequant` does: the
 // buffer is held in memory up to DequantLimits::data_memory_bytes, else
-// copied to a hidden temp of OUT's directory (stream/ingest/safe_output_dir.h),
-// read back through a block cache of DequantLimits::gather_cache_bytes
-// (never mapped), and removed at the end. Memory stays bounded whatever the
-// tensor's size; --json says how many bytes went to the temp ("spooled_bytes").
+// copied to a hidden temp of OUT's directory
+// (stream/container/safe_output_dir.h), read back through a block cache of
+// DequantLimits::gather_cache_bytes (never mapped), and removed at the end.
+// Memory stays bounded whatever the tensor's size; --json says how many bytes
+// went to the temp ("spooled_bytes").
 #ifndef HURRAY_TOOLS_DEQUANT_COMMAND_H_
 #define HURRAY_TOOLS_DEQUANT_COMMAND_H_
 

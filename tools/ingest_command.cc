@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "parser/rules.h"
-#include "stream/ingest/http_body.h"
-#include "stream/ingest/http_fields.h"
+#include "stream/http/http_body.h"
+#include "stream/http/http_fields.h"
 #include "stream/ingest/output/element_convert.h"
 #include "tools/arg_parser.h"
 #include "tools/command_util.h"
@@ -128,9 +128,9 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
       {"--header", true,
        [&r](absl::string_view v) {
          absl::StatusOr<std::pair<std::string, std::string>> h =
-             stream::ParseHeaderFlag(v);
+             stream::http::ParseHeaderFlag(v);
          if (!h.ok()) return h.status();
-         if (r.headers.size() >= stream::kMaxExtraHeaders) {
+         if (r.headers.size() >= stream::http::kMaxExtraHeaders) {
            return absl::InvalidArgumentError("too many --header options");
          }
          r.headers.push_back(*std::move(h));

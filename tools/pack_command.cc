@@ -11,8 +11,8 @@
 #include "parser/rules.h"
 #include "stream/container/byte_sink.h"
 #include "stream/container/hrry_writer.h"
+#include "stream/container/safe_output_dir.h"
 #include "stream/container/stream_reader.h"
-#include "stream/ingest/safe_output_dir.h"
 #include "tools/command_util.h"
 #include "tools/sample_model.h"
 
@@ -158,9 +158,9 @@ int RunPack(absl::Span<const std::string> args, std::ostream& out,
   if (!parsed.ok()) return UsageError("pack", parsed.status().message(), err);
 
   // Written to a hidden temp of the output's directory, published under
-  // its name only once complete (stream/ingest/safe_output_dir.h): a rejected
-  // input or a failed write leaves the old file, and a symlink at OUT is
-  // replaced, never written through.
+  // its name only once complete (stream/container/safe_output_dir.h): a
+  // rejected input or a failed write leaves the old file, and a symlink at OUT
+  // is replaced, never written through.
   absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> file =
       stream::SafeOutputFile::Create(parsed->output);
   if (!file.ok()) {

@@ -10,7 +10,7 @@
 // One tensor is named NAME; several (e.g. a composite head and its members)
 // are NAME.0, NAME.1, ... in stream order. The output is written to a
 // hidden temp of OUT's directory and renamed to OUT once complete
-// (stream/ingest/safe_output_dir.h). Exit 0, 1 (an input was
+// (stream/container/safe_output_dir.h). Exit 0, 1 (an input was
 // rejected: its rule id is printed) or 2 (usage or I/O error).
 #ifndef HURRAY_TOOLS_PACK_COMMAND_H_
 #define HURRAY_TOOLS_PACK_COMMAND_H_

@@ -21,10 +21,10 @@
 #include "stream/container/file_format.h"
 #include "stream/container/file_kv.h"
 #include "stream/container/hrry_writer.h"
+#include "stream/container/safe_output_dir.h"
 #include "stream/container/stream_reader.h"
 #include "stream/container/stream_writer.h"
 #include "stream/container/tensor_sink.h"
-#include "stream/ingest/safe_output_dir.h"
 
 namespace hurray::python {
 namespace {
@@ -345,8 +345,9 @@ class PyStreamDecoder : public stream::TensorSink {
 };
 
 // A whole file written through the library's one way of creating files
-// (stream/ingest/safe_output_dir.h): a hidden temp beside `path` created with
-// O_EXCL | O_NOFOLLOW, published by renameat at commit(), removed otherwise.
+// (stream/container/safe_output_dir.h): a hidden temp beside `path` created
+// with O_EXCL | O_NOFOLLOW, published by renameat at commit(), removed
+// otherwise.
 class PySafeOutputFile {
  public:
   explicit PySafeOutputFile(const std::string& path) {

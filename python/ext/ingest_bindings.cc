@@ -45,7 +45,7 @@
 #include "python/ext/buffers.h"
 #include "python/ext/descriptor_dict.h"
 #include "python/ext/errors.h"
-#include "stream/ingest/http_fields.h"
+#include "stream/http/http_fields.h"
 #include "stream/ingest/ingest.h"
 #include "stream/ingest/loader.h"
 
@@ -241,7 +241,7 @@ class IngestRun {
     request_.ca_file = std::move(ca_file);
     for (const std::string& h : headers) {
       absl::StatusOr<std::pair<std::string, std::string>> f =
-          stream::ParseHeaderFlag(h);
+          stream::http::ParseHeaderFlag(h);
       if (!f.ok()) throw py::value_error(std::string(f.status().message()));
       request_.headers.push_back(*std::move(f));
     }

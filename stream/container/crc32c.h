@@ -1,7 +1,7 @@
 // CRC-32C (Castagnoli) of the .hrry index section (file-format.md § Trailer,
 // index_crc32c; FILE-TRL-03), computed by Boost.CRC, and the incremental
 // form the resume state uses for bytes as they pass
-// (stream/ingest/ingest_state.h).
+// (stream/resume/ingest_state.h).
 #ifndef HURRAY_STREAM_CONTAINER_CRC32C_H_
 #define HURRAY_STREAM_CONTAINER_CRC32C_H_
 

@@ -55,7 +55,7 @@ class HrryForwardReader {
   // The byte source failed: STREAM-IO at the current offset.
   FileState FailSource();
 
-  // Resume (stream/ingest/ingest_state.h): continue a file an earlier reader
+  // Resume (stream/resume/ingest_state.h): continue a file an earlier reader
   // read up to `offset`, the end of a tensor outside any composite and with
   // buffers. `header` is the file's first 64 bytes, `last` the 40 bytes
   // before `offset`, `done` the extents of the tensors before it. Call

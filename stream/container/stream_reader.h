@@ -47,7 +47,7 @@ class StreamReader {
  public:
   // `sink` may be null (validate only); it must outlive the reader.
   // `start`: the stream offset of the first byte fed (a resumed read,
-  // stream/ingest/ingest_state.h, starts at a tensor boundary); offsets and
+  // stream/resume/ingest_state.h, starts at a tensor boundary); offsets and
   // limits count from the stream's first byte.
   explicit StreamReader(const StreamOptions& options = StreamOptions(),
                         TensorSink* sink = nullptr, uint64_t start = 0);

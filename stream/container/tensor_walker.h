@@ -101,7 +101,7 @@ class TensorWalker {
   WalkState Finish();
   // Rejects with `r` (e.g. STREAM-IO when the byte source failed).
   WalkState Fail(Rejection r);
-  // Resume (stream/ingest/ingest_state.h): call right after construction with
+  // Resume (stream/resume/ingest_state.h): call right after construction with
   // `start` = the end of the last tensor an earlier walk completed, outside
   // any composite and with at least one buffer; `done` are that walk's
   // extents (empty for a bare stream). In a file the padding to the next

@@ -807,15 +807,15 @@ absl::Status ChooseQuantized(const ConvertOptions& o,
 
 }  // namespace
 
-SourceFormat DetectFormat(const ByteSource& source) {
+ImportFormat DetectFormat(const ByteSource& source) {
   uint8_t prefix[9] = {};
   const size_t n = static_cast<size_t>(std::min<uint64_t>(9, source.size()));
   if (!source.ReadAt(0, absl::MakeSpan(prefix, n), "the magic").ok())
-    return SourceFormat::kUnknown;
-  if (LooksLikeGguf(absl::MakeConstSpan(prefix, n))) return SourceFormat::kGguf;
+    return ImportFormat::kUnknown;
+  if (LooksLikeGguf(absl::MakeConstSpan(prefix, n))) return ImportFormat::kGguf;
   if (LooksLikeSafetensors(absl::MakeConstSpan(prefix, n)))
-    return SourceFormat::kSafetensors;
-  return SourceFormat::kUnknown;
+    return ImportFormat::kSafetensors;
+  return ImportFormat::kUnknown;
 }
 
 absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
@@ -829,7 +829,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
   stream::KvBuilder kv;
   absl::Status s;
   switch (DetectFormat(source)) {
-    case SourceFormat::kSafetensors: {
+    case ImportFormat::kSafetensors: {
       report.format = "safetensors";
       absl::StatusOr<SafetensorsFile> f =
           ReadSafetensorsHeader(source, options.safetensors);
@@ -851,7 +851,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       }
       break;
     }
-    case SourceFormat::kGguf: {
+    case ImportFormat::kGguf: {
       report.format = "gguf";
       GgufLimits limits = options.gguf;
       limits.max_metadata_bytes =

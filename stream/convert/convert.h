@@ -116,8 +116,11 @@ struct ConvertReport {
   uint64_t padding_bytes = 0;
 };
 
-enum class SourceFormat { kUnknown, kSafetensors, kGguf };
-SourceFormat DetectFormat(const ByteSource& source);
+// The foreign format `hurray convert` imports, from the source's first
+// bytes (stream/ingest's ContainerFormat is which of our containers an
+// ingest reads).
+enum class ImportFormat { kUnknown, kSafetensors, kGguf };
+ImportFormat DetectFormat(const ByteSource& source);
 
 absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
                                       const ConvertOptions& options,

@@ -125,7 +125,7 @@ PagedRun Ingest(const IngestTensor& t, OutputFormat format,
   FileOptions fo;
   fo.parse.mode = mode;
   std::unique_ptr<ByteConsumer> c =
-      MakeConsumer(SourceFormat::kUnknown, fo, &sink, nullptr, nullptr);
+      MakeConsumer(ContainerFormat::kUnknown, fo, &sink, nullptr, nullptr);
   LoaderOptions lo;
   lo.chunk_size = 7;
   Loader loader(lo);

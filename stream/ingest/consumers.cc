@@ -19,14 +19,14 @@ constexpr uint8_t kFileMagicBytes[8] = {'H', 'R', 'R', 'Y', 'F', 'I', 'L', 'E'};
 
 }  // namespace
 
-SourceFormat SniffFormat(absl::Span<const uint8_t> first) {
+ContainerFormat SniffFormat(absl::Span<const uint8_t> first) {
   const size_t n = std::min<size_t>(first.size(), 8);
   // An empty span may have no data pointer: memcmp must not see it.
-  if (n == 0) return SourceFormat::kUnknown;
+  if (n == 0) return ContainerFormat::kUnknown;
   if (std::memcmp(first.data(), kFileMagicBytes, n) != 0) {
-    return SourceFormat::kStream;
+    return ContainerFormat::kStream;
   }
-  return n == 8 ? SourceFormat::kHrry : SourceFormat::kUnknown;
+  return n == 8 ? ContainerFormat::kHrry : ContainerFormat::kUnknown;
 }
 
 absl::Status WithDetail(const absl::Status& status, absl::string_view why) {
@@ -152,7 +152,7 @@ absl::Status StreamConsumer::DoFail() {
 bool StreamConsumer::AtBoundary(Checkpoint* c) {
   // The walker's position is exact inside OnTensorEnd.
   if (reader_.open_composites() != 0) return false;
-  c->format = SourceFormat::kStream;
+  c->format = ContainerFormat::kStream;
   c->offset = reader_.position();
   return true;
 }
@@ -214,7 +214,7 @@ bool HrryConsumer::AtBoundary(Checkpoint* c) {
   if (last.buffer_count == 0) return false;
   const uint64_t end = last.data_offset + last.data_length;
   if (end < chunk_base_ || end - chunk_base_ > chunk_.size()) return false;
-  c->format = SourceFormat::kHrry;
+  c->format = ContainerFormat::kHrry;
   c->offset = end;
   c->header.resize(kFileHeaderSize);
   EncodeFileHeader(reader_.header(), c->header.data());
@@ -288,9 +288,9 @@ absl::Status HrryConsumer::OnEndOfStream() {
 SniffingConsumer::SniffingConsumer(const FileOptions& options, IngestSink* sink)
     : options_(options), sink_(sink) {}
 
-absl::Status SniffingConsumer::Start(SourceFormat f) {
+absl::Status SniffingConsumer::Start(ContainerFormat f) {
   format_ = f;
-  if (f == SourceFormat::kHrry) {
+  if (f == ContainerFormat::kHrry) {
     inner_ = std::make_unique<HrryConsumer>(options_, sink_);
   } else {
     StreamOptions so;
@@ -310,8 +310,8 @@ absl::Status SniffingConsumer::Feed(absl::Span<const uint8_t> chunk) {
   if (take == 0) return absl::OkStatus();  // chunk.data() may be null
   std::memcpy(head_ + head_n_, chunk.data(), take);
   head_n_ += take;
-  const SourceFormat f = SniffFormat(absl::MakeConstSpan(head_, head_n_));
-  if (f == SourceFormat::kUnknown) return absl::OkStatus();
+  const ContainerFormat f = SniffFormat(absl::MakeConstSpan(head_, head_n_));
+  if (f == ContainerFormat::kUnknown) return absl::OkStatus();
   absl::Status s = Start(f);
   if (!s.ok()) return s;
   return inner_->Feed(chunk.subspan(take));
@@ -321,7 +321,7 @@ absl::Status SniffingConsumer::Finish() {
   if (inner_ == nullptr) {
     // A proper prefix of "HRRYFILE" is a (too short) file, else a stream.
     absl::Status s =
-        Start(head_n_ >= 5 ? SourceFormat::kHrry : SourceFormat::kStream);
+        Start(head_n_ >= 5 ? ContainerFormat::kHrry : ContainerFormat::kStream);
     if (!s.ok()) return s;
   }
   return inner_->Finish();
@@ -330,7 +330,7 @@ absl::Status SniffingConsumer::Finish() {
 absl::Status SniffingConsumer::FailSource(absl::string_view why) {
   if (inner_ == nullptr) {
     absl::Status s =
-        Start(head_n_ >= 5 ? SourceFormat::kHrry : SourceFormat::kStream);
+        Start(head_n_ >= 5 ? ContainerFormat::kHrry : ContainerFormat::kStream);
     if (!s.ok()) return s;
   }
   return inner_->FailSource(why);
@@ -340,7 +340,7 @@ uint64_t SniffingConsumer::position() const {
   return inner_ == nullptr ? head_n_ : inner_->position();
 }
 
-std::unique_ptr<ByteConsumer> MakeConsumer(SourceFormat format,
+std::unique_ptr<ByteConsumer> MakeConsumer(ContainerFormat format,
                                            const FileOptions& options,
                                            IngestSink* sink,
                                            const Checkpoint* resume,
@@ -348,17 +348,17 @@ std::unique_ptr<ByteConsumer> MakeConsumer(SourceFormat format,
   if (resume != nullptr) format = resume->format;
   std::unique_ptr<ReaderConsumer> c;
   switch (format) {
-    case SourceFormat::kHrry:
+    case ContainerFormat::kHrry:
       c = std::make_unique<HrryConsumer>(options, sink, resume);
       break;
-    case SourceFormat::kStream: {
+    case ContainerFormat::kStream: {
       StreamOptions so;
       so.parse = options.parse;
       so.limits = options.limits;
       c = std::make_unique<StreamConsumer>(so, sink, resume);
       break;
     }
-    case SourceFormat::kUnknown: {
+    case ContainerFormat::kUnknown: {
       auto s = std::make_unique<SniffingConsumer>(options, sink);
       if (checkpoint) s->set_checkpoint(std::move(checkpoint));
       return s;

@@ -12,7 +12,7 @@
 // reader rejects a later byte of the same chunk (the verdict does not depend
 // on where the chunks end).
 //
-// Checkpoints (stream/ingest/ingest_state.h, `hurray ingest --resume`): after
+// Checkpoints (stream/resume/ingest_state.h, `hurray ingest --resume`): after
 // each tensor whose bytes all arrived, the sink saw it whole, and that ends
 // outside any composite (and, in a file, has buffers, so no head padding is
 // pending), the adapter calls the checkpoint callback with what a resumed
@@ -42,16 +42,19 @@
 
 namespace hurray::stream {
 
-enum class SourceFormat : uint8_t { kUnknown, kStream, kHrry };
+// Which of our containers the input bytes are: a bare stream or a .hrry
+// file (not known yet: kUnknown). stream/convert's ImportFormat is the
+// foreign format an import reads.
+enum class ContainerFormat : uint8_t { kUnknown, kStream, kHrry };
 
 // kHrry when `first` starts with "HRRYFILE", kStream when it cannot (or is
 // empty at the end of the input), kUnknown while it is a proper prefix of
 // the magic.
-SourceFormat SniffFormat(absl::Span<const uint8_t> first);
+ContainerFormat SniffFormat(absl::Span<const uint8_t> first);
 
 // What a reader needs to continue after a tensor boundary.
 struct Checkpoint {
-  SourceFormat format = SourceFormat::kStream;
+  ContainerFormat format = ContainerFormat::kStream;
   uint64_t offset = 0;   // the next byte to read
   uint64_t tensors = 0;  // tensors completed before it
   // CRC-32C of the bytes before `offset`, computed as they passed (the
@@ -174,19 +177,19 @@ class SniffingConsumer : public ByteConsumer {
   absl::Status FailSource(absl::string_view why) override;
   uint64_t position() const override;
 
-  SourceFormat format() const { return format_; }
+  ContainerFormat format() const { return format_; }
   uint64_t tensors_completed() const {
     return inner_ == nullptr ? 0 : inner_->tensors_completed();
   }
   void set_checkpoint(CheckpointFn fn) { checkpoint_ = std::move(fn); }
 
  private:
-  absl::Status Start(SourceFormat f);
+  absl::Status Start(ContainerFormat f);
 
   FileOptions options_;
   IngestSink* sink_;
   CheckpointFn checkpoint_;
-  SourceFormat format_ = SourceFormat::kUnknown;
+  ContainerFormat format_ = ContainerFormat::kUnknown;
   uint8_t head_[8] = {};
   size_t head_n_ = 0;
   std::unique_ptr<ReaderConsumer> inner_;
@@ -194,7 +197,7 @@ class SniffingConsumer : public ByteConsumer {
 
 // The consumer for `format` (kUnknown: a SniffingConsumer), continuing from
 // `resume` when given (its format wins).
-std::unique_ptr<ByteConsumer> MakeConsumer(SourceFormat format,
+std::unique_ptr<ByteConsumer> MakeConsumer(ContainerFormat format,
                                            const FileOptions& options,
                                            IngestSink* sink,
                                            const Checkpoint* resume,

@@ -76,7 +76,7 @@ IngestRun Ingest(const std::vector<IngestTensor>& tensors, DequantSinkOptions o,
                  size_t chunk) {
   DequantSink sink(o);
   std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      SourceFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+      ContainerFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
   LoaderOptions lo;
   lo.chunk_size = chunk;
   Loader loader(lo);

@@ -18,21 +18,28 @@
 #include "parser/rules.h"
 #include "stream/container/file_format.h"
 #include "stream/container/hrry_mmap.h"
+#include "stream/container/safe_output_dir.h"
+#include "stream/http/http_body.h"
+#include "stream/http/http_ranges.h"
 #include "stream/ingest/consumers.h"
-#include "stream/ingest/http_body.h"
-#include "stream/ingest/http_ranges.h"
-#include "stream/ingest/ingest_state.h"
 #include "stream/ingest/loader.h"
 #include "stream/ingest/observer_tap.h"
 #include "stream/ingest/partial_hrry.h"
-#include "stream/ingest/resume_check_sink.h"
-#include "stream/ingest/resume_source.h"
-#include "stream/ingest/safe_output_dir.h"
 #include "stream/ingest/selecting_sink.h"
 #include "stream/net/client_session.h"
+#include "stream/resume/ingest_state.h"
+#include "stream/resume/resume_check_sink.h"
+#include "stream/resume/resume_source.h"
 
 namespace hurray::stream {
 namespace {
+
+using http::HttpBody;
+using http::HttpOptions;
+using http::HttpRange;
+using http::HttpRangeSource;
+using http::HttpResponseInfo;
+using http::Url;
 
 // --- The network client's own fetches -----------------------------------
 
@@ -117,14 +124,14 @@ absl::StatusOr<std::vector<std::string>> FetchNames(const LoadSource& source,
 // recorded an identity refuses a nullopt.
 absl::StatusOr<std::optional<std::string>> FetchIdentity(
     const LoadSource& source, const IngestRequest& r) {
-  ListingSink sink("identity", kMaxServerIdentityBytes);
+  ListingSink sink("identity", resume::kMaxServerIdentityBytes);
   const absl::Status s = FetchKey(kIdentityKey, &sink, source, r);
   if (s.code() == absl::StatusCode::kNotFound || sink.overflowed()) {
     return std::optional<std::string>();
   }
   if (!s.ok()) return s;
   std::string id(sink.bytes.begin(), sink.bytes.end());
-  if (!IsServerIdentity(id)) return std::optional<std::string>();
+  if (!resume::IsServerIdentity(id)) return std::optional<std::string>();
   return std::optional<std::string>(std::move(id));
 }
 
@@ -133,25 +140,25 @@ absl::StatusOr<std::optional<std::string>> FetchIdentity(
 // What binds a resume state to an HTTP object: a strong ETag, else the
 // Last-Modified date (weak ETags cannot be used in If-Range, RFC 9110
 // 13.1.5); none when the server gave neither (the run cannot be resumed).
-std::optional<HttpValidator> ValidatorOf(const HttpResponseInfo& info) {
+std::optional<resume::HttpValidator> ValidatorOf(const HttpResponseInfo& info) {
   std::string v;
   if (!info.etag.empty() && !absl::StartsWith(info.etag, "W/")) {
     v = info.etag;
   } else {
     v = info.last_modified;
   }
-  if (v.empty() || v.size() > kMaxValidatorBytes) return std::nullopt;
+  if (v.empty() || v.size() > resume::kMaxValidatorBytes) return std::nullopt;
   for (char ch : v) {
     if (ch < 0x20 || ch > 0x7e) return std::nullopt;
   }
-  return HttpValidator{v, info.object_size.value_or(0)};
+  return resume::HttpValidator{v, info.object_size.value_or(0)};
 }
 
 // A resumed HTTP(S) run asks for the bytes after the checkpoint with
 // If-Range: a 200 (the whole object) means it changed since the state was
 // written, which is refused before anything in OUT is touched.
 absl::StatusOr<std::unique_ptr<HttpBody>> OpenResumedHttp(
-    const Url& url, const HttpOptions& http, const IngestState& st) {
+    const Url& url, const HttpOptions& http, const resume::IngestState& st) {
   if (!st.http.has_value()) {
     return absl::FailedPreconditionError(
         "the resume state does not identify the HTTP object (the server gave "
@@ -267,15 +274,15 @@ class IngestRun {
 
   HttpOptions http_;
   std::unique_ptr<HttpBody> body_;
-  std::optional<HttpValidator> http_id_;
-  std::optional<SourceIdentity> identity_;
-  std::optional<IngestState> resumed_;
+  std::optional<resume::HttpValidator> http_id_;
+  std::optional<resume::SourceIdentity> identity_;
+  std::optional<resume::IngestState> resumed_;
   std::optional<std::string> server_id_;
 
   LoadSource source_;
   std::unique_ptr<ByteConsumer> consumer_;
   const NetClientSession* net_ = nullptr;
-  std::unique_ptr<ResumeCheckSink> check_;
+  std::unique_ptr<resume::ResumeCheckSink> check_;
   std::vector<std::string> net_names_;
   size_t keys_before_ = 0;
   // index_first met a source that is read forward after all (RunSelected
@@ -339,10 +346,11 @@ IngestSink* IngestRun::Tap(IngestSink* next, std::function<void()> cancel) {
 absl::Status IngestRun::LoadResume() {
   const IngestSource::Kind kind = r_.source.kind;
   if (kind == IngestSource::Kind::kFile) {
-    absl::StatusOr<SourceIdentity> id = IdentifyFile(r_.source.path);
+    absl::StatusOr<resume::SourceIdentity> id =
+        resume::IdentifyFile(r_.source.path);
     if (id.ok()) identity_ = *id;
   }
-  absl::StatusOr<IngestState> st = LoadState(r_.resume_file);
+  absl::StatusOr<resume::IngestState> st = resume::LoadState(r_.resume_file);
   if (!st.ok()) {
     return st.status().code() == absl::StatusCode::kNotFound ? absl::OkStatus()
                                                              : st.status();
@@ -369,9 +377,9 @@ absl::Status IngestRun::LoadResume() {
           "the resume state does not identify its source file: refusing "
           "to resume; remove the state file to start over");
     }
-    HURRAY_RETURN_IF_ERROR(CheckResumeSource(r_.source.path, *st->identity,
-                                             st->checkpoint.offset,
-                                             st->checkpoint.crc32c));
+    HURRAY_RETURN_IF_ERROR(resume::CheckResumeSource(
+        r_.source.path, *st->identity, st->checkpoint.offset,
+        st->checkpoint.crc32c));
   }
   resumed_ = *std::move(st);
   return sink_->Preload(resumed_->records);
@@ -379,7 +387,7 @@ absl::Status IngestRun::LoadResume() {
 
 void IngestRun::SaveFileCheckpoint(const Checkpoint& c) {
   if (!report_.state_status.ok()) return;
-  IngestState st;
+  resume::IngestState st;
   st.source = r_.source.text;
   st.out_dir = r_.out_dir;
   st.outputs = outputs_;
@@ -390,7 +398,7 @@ void IngestRun::SaveFileCheckpoint(const Checkpoint& c) {
   st.records.assign(
       records.begin(),
       records.begin() + std::min<size_t>(c.tensors, records.size()));
-  report_.state_status = SaveState(r_.resume_file, st);
+  report_.state_status = resume::SaveState(r_.resume_file, st);
   if (report_.state_status.ok()) {
     observer_->OnCheckpoint({c.offset, c.tensors, 0});
   }
@@ -400,7 +408,7 @@ void IngestRun::SaveFileCheckpoint(const Checkpoint& c) {
 // of the completed ones.
 void IngestRun::SaveNetCheckpoint(size_t keys_done) {
   if (!report_.state_status.ok()) return;
-  IngestState st;
+  resume::IngestState st;
   st.source = r_.source.text;
   st.out_dir = r_.out_dir;
   st.outputs = outputs_;
@@ -410,13 +418,13 @@ void IngestRun::SaveNetCheckpoint(size_t keys_done) {
   // The records of the completed keys only (a key's members may be
   // complete while the key is not).
   const std::vector<TensorRecord>& records = sink_->records();
-  const size_t keep = RecordsOfKeys(records, keys_before_ + keys_done);
+  const size_t keep = resume::RecordsOfKeys(records, keys_before_ + keys_done);
   for (size_t i = 0; i < keep; ++i) {
     if (!records[i].complete) break;
     st.records.push_back(records[i]);
   }
   st.checkpoint.tensors = st.records.size();
-  report_.state_status = SaveState(r_.resume_file, st);
+  report_.state_status = resume::SaveState(r_.resume_file, st);
   if (report_.state_status.ok()) {
     observer_->OnCheckpoint(
         {0, st.checkpoint.tensors, st.remaining_names.size()});
@@ -451,15 +459,15 @@ absl::Status IngestRun::SetUpNet() {
     net_names_ = resumed_->remaining_names;
     // The last completed key is fetched again, first, and compared with its
     // records before anything new is written (resume_check_sink.h).
-    const size_t from = LastKeyStart(resumed_->records);
+    const size_t from = resume::LastKeyStart(resumed_->records);
     if (from < resumed_->records.size()) {
-      check_ = std::make_unique<ResumeCheckSink>(
+      check_ = std::make_unique<resume::ResumeCheckSink>(
           std::vector<TensorRecord>(resumed_->records.begin() + from,
                                     resumed_->records.end()),
           sink_.get());
       to = check_.get();
       net_names_.insert(net_names_.begin(), resumed_->records[from].name);
-      keys_before_ = CountKeys(resumed_->records) - 1;
+      keys_before_ = resume::CountKeys(resumed_->records) - 1;
     }
   } else if (net_names_.empty()) {
     absl::StatusOr<std::vector<std::string>> listed = FetchNames(source_, r_);
@@ -489,7 +497,7 @@ absl::Status IngestRun::SetUpStream() {
   if (!r_.resume_file.empty()) {
     checkpoint = [this](const Checkpoint& c) { SaveFileCheckpoint(c); };
   }
-  consumer_ = MakeConsumer(SourceFormat::kUnknown, options,
+  consumer_ = MakeConsumer(ContainerFormat::kUnknown, options,
                            Tap(sink_.get(), [this] { loader_->Cancel(); }),
                            resume, checkpoint);
   switch (r_.source.kind) {
@@ -631,7 +639,7 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
     loader_ = &loader;
     if (r_.canceller != nullptr) r_.canceller->Attach(&loader);
     std::unique_ptr<ByteConsumer> consumer = MakeConsumer(
-        SourceFormat::kUnknown, options,
+        ContainerFormat::kUnknown, options,
         Tap(selecting.get(), [&loader] { loader.Cancel(); }), nullptr, nullptr);
     LoadSource from = LoadSource::Fd(r_.source.fd);
     if (whole != nullptr) from = LoadSource::Reader(whole.get());

@@ -45,7 +45,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "parser/options.h"
-#include "stream/ingest/http_url.h"
+#include "stream/http/http_url.h"
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/sinks.h"
 
@@ -95,8 +95,8 @@ struct IngestSource {
   int fd = -1;                    // kStdin (0), kFd: never closed by Ingest
   std::string host, port;         // kTcp (an IPv6 host without brackets)
   std::vector<std::string> keys;  // kTcp: names after the '/', if any
-  Url url;                        // kHttp
-  // kReader: bytes pulled from the caller's reader (loader.h PullReader:
+  http::Url url;                  // kHttp
+  // kReader: bytes pulled from the caller's reader (stream/container/pull_reader.h:
   // an embedder's own byte source, e.g. a Python file object), kept alive
   // by the caller; read forward once, like a descriptor, never resumed.
   PullReader* reader = nullptr;

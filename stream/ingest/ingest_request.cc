@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "parser/rules.h"
-#include "stream/ingest/http_body.h"
+#include "stream/http/http_body.h"
 #include "stream/ingest/ingest.h"
 #include "stream/ingest/loader.h"
 
@@ -57,8 +57,8 @@ absl::StatusOr<IngestSource> ParseSource(absl::string_view text) {
     s.fd = STDIN_FILENO;
     return s;
   }
-  if (IsHttpUrl(text)) {
-    absl::StatusOr<Url> u = ParseUrl(text);
+  if (http::IsHttpUrl(text)) {
+    absl::StatusOr<http::Url> u = http::ParseUrl(text);
     if (!u.ok()) return u.status();
     s.kind = IngestSource::Kind::kHttp;
     s.url = *std::move(u);
@@ -151,7 +151,7 @@ absl::Status CheckRequest(const IngestRequest& r) {
         "--ca-file, --header, --insecure and --total-timeout are for "
         "http:// and https:// sources");
   }
-  if (r.headers.size() > kMaxExtraHeaders) {
+  if (r.headers.size() > http::kMaxExtraHeaders) {
     return absl::InvalidArgumentError("too many --header options");
   }
   if (kind != Kind::kTcp &&

@@ -1,11 +1,12 @@
-// Loader: moves bytes from a source into a ByteConsumer (stream/
-// byte_consumer.h) with reading and consuming overlapped, in bounded memory.
+// Loader: moves bytes from a source into a ByteConsumer
+// (stream/container/byte_consumer.h) with reading and consuming overlapped, in
+// bounded memory.
 //
 // Sources: a local file (from an offset, for --resume), a file descriptor
 // (stdin, a pipe, a socket), bytes in memory, and a TCP peer ("host",
 // "port": connect, write the consumer's PendingOutput(), read), and a
-// PullReader (below: e.g. the body of an HTTP(S) response, http_body.h)
-// read by the reader thread.
+// PullReader (stream/container/pull_reader.h: e.g. the body of an HTTP(S)
+// response, stream/http/http_body.h) read by the reader thread.
 //
 // Reads go into a ring of `ring_slots` buffers of `chunk_size` bytes,
 // allocated once per Run as one block (on huge pages from 2 MiB on,
@@ -49,20 +50,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "stream/container/byte_consumer.h"
+#include "stream/container/pull_reader.h"
 
 namespace hurray::stream {
-
-// A source that blocks in Read until bytes arrive, with its own deadlines
-// (every wait of it must have one). Read returns the number of bytes put
-// in `into` (> 0), 0 at the end of the input, or an error (the loader
-// reports it as STREAM-IO at the current offset with the message).
-class PullReader {
- public:
-  virtual ~PullReader() = default;
-  virtual absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) = 0;
-  // Thread-safe: a Read in progress (or the next one) fails soon.
-  virtual void Interrupt() = 0;
-};
 
 struct LoadSource {
   enum class Kind : uint8_t { kFile, kFd, kMemory, kTcp, kReader };

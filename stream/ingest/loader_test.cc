@@ -50,7 +50,7 @@ struct Loaded {
   uint64_t tensors = 0;
 };
 
-Loaded Load(const LoadSource& source, SourceFormat format,
+Loaded Load(const LoadSource& source, ContainerFormat format,
             const LoaderOptions& options = LoaderOptions()) {
   ValidateSink sink;
   std::unique_ptr<ByteConsumer> c =
@@ -103,8 +103,8 @@ class LoaderFormats : public ::testing::TestWithParam<bool> {
   std::vector<uint8_t> Bytes() const {
     return GetParam() ? HrryBytes(tensors_) : StreamBytes(tensors_);
   }
-  SourceFormat Format() const {
-    return GetParam() ? SourceFormat::kHrry : SourceFormat::kStream;
+  ContainerFormat Format() const {
+    return GetParam() ? ContainerFormat::kHrry : ContainerFormat::kStream;
   }
   std::vector<IngestTensor> tensors_ = MixedTensors(7);
 };
@@ -131,7 +131,7 @@ TEST_P(LoaderFormats, EverySourceAndChunkSize) {
       }
       // The sniffing consumer too, on the pipe.
       const Loaded r =
-          Load(src, kind == 2 ? SourceFormat::kUnknown : Format(), o);
+          Load(src, kind == 2 ? ContainerFormat::kUnknown : Format(), o);
       EXPECT_TRUE(r.result.status.ok()) << r.result.status;
       EXPECT_EQ(r.result.bytes, bytes.size());
       EXPECT_EQ(r.tensors, tensors_.size());
@@ -329,7 +329,7 @@ TEST(Loader, AnImpossibleRingIsAnError) {
         pipe = std::make_unique<Pipe>(bytes, false);
         src = LoadSource::Fd(pipe->read_fd);
       }
-      const Loaded r = Load(src, SourceFormat::kStream, o);
+      const Loaded r = Load(src, ContainerFormat::kStream, o);
       EXPECT_EQ(RuleIdOf(r.result.status), "STREAM-IO") << r.result.status;
       EXPECT_TRUE(absl::StrContains(r.result.status.message(),
                                     "cannot allocate a read ring"))
@@ -414,7 +414,7 @@ TEST(Loader, PullReaderErrorIsStreamIoAtTheOffset) {
   FakeReader reader(std::vector<uint8_t>(bytes.begin(), bytes.begin() + 5000),
                     1000);
   reader.error = absl::UnavailableError("truncated: 5000 of 9999 bytes");
-  const Loaded r = Load(LoadSource::Reader(&reader), SourceFormat::kHrry);
+  const Loaded r = Load(LoadSource::Reader(&reader), ContainerFormat::kHrry);
   EXPECT_EQ(RuleIdOf(r.result.status), "STREAM-IO");
   EXPECT_EQ(OffsetOf(r.result.status), 5000u);
   EXPECT_TRUE(absl::StrContains(r.result.status.message(), "5000 of 9999"))
@@ -739,7 +739,7 @@ TEST(Loader, FifoPathDeliversEveryByte) {
   });
   LoaderOptions o;
   o.idle_timeout_seconds = 20;
-  const Loaded r = Load(LoadSource::File(path), SourceFormat::kHrry, o);
+  const Loaded r = Load(LoadSource::File(path), ContainerFormat::kHrry, o);
   writer.join();
   EXPECT_TRUE(r.result.status.ok()) << r.result.status;
   EXPECT_EQ(r.result.bytes, bytes.size());

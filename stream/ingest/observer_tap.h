@@ -17,8 +17,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "stream/container/safe_output_dir.h"
 #include "stream/ingest/ingest.h"
-#include "stream/ingest/safe_output_dir.h"
 #include "stream/ingest/sinks.h"
 
 namespace hurray::stream {

@@ -1,7 +1,7 @@
 // Reading only some tensors of a .hrry file by name (`hurray ingest
 // --tensors a,b`, issue 15 § 2), from any source that reads byte ranges: a
 // mapped file (stream/container/hrry_mmap.h) or an HTTP(S) server with range
-// support (stream/ingest/http_ranges.h).
+// support (stream/http/http_ranges.h).
 //
 // file-format.md § Random-Access Reader: the header, the trailer, the index
 // (with its CRC-32C) and the KV section are read and checked first
@@ -44,24 +44,12 @@
 #include "stream/container/file_format.h"
 #include "stream/container/file_index.h"
 #include "stream/container/file_kv.h"
+#include "stream/container/range_source.h"
 #include "stream/ingest/sinks.h"
 
 namespace hurray::stream {
 
 inline constexpr uint64_t kCoalesceGapBytes = 64 << 10;
-
-// Bytes of one object at absolute offsets.
-class RangeSource {
- public:
-  using PieceFn = absl::FunctionRef<absl::Status(absl::Span<const uint8_t>)>;
-  virtual ~RangeSource() = default;
-  virtual uint64_t size() const = 0;
-  // Passes the bytes [offset, offset + length) to `feed` in order, in
-  // pieces (views valid during the call). Fewer bytes than asked for is an
-  // error (reported as STREAM-IO: the source failed); FailedPrecondition
-  // (the object changed) is reported as it is; `feed`'s error stops it.
-  virtual absl::Status Read(uint64_t offset, uint64_t length, PieceFn feed) = 0;
-};
 
 // Bytes in memory (a mapped file), kept alive by the caller.
 class MemoryRangeSource final : public RangeSource {

@@ -55,7 +55,7 @@ TEST(PartialHrry, EachTensorAloneAsInAFullRead) {
       testing::WriteFile(testing::ContainerVectors(), w);
   ValidateSink full(Mode::kPermissive);  // random data: no element rules
   auto consumer =
-      MakeConsumer(SourceFormat::kHrry, Agreed(), &full, nullptr, nullptr);
+      MakeConsumer(ContainerFormat::kHrry, Agreed(), &full, nullptr, nullptr);
   ASSERT_TRUE(consumer->Feed(file).ok()) << consumer->Feed({});
   ASSERT_TRUE(consumer->Finish().ok());
   std::map<std::string, size_t> at;

@@ -31,7 +31,7 @@ absl::Status Forward(absl::Span<const uint8_t> bytes,
                      const std::vector<std::string>& names,
                      RecordingIngestSink* inner) {
   SelectingSink selecting(inner, names);
-  auto consumer = MakeConsumer(SourceFormat::kUnknown, Agreed(), &selecting,
+  auto consumer = MakeConsumer(ContainerFormat::kUnknown, Agreed(), &selecting,
                                nullptr, nullptr);
   absl::Status s = consumer->Feed(bytes);
   if (s.ok()) s = consumer->Finish();
@@ -45,7 +45,7 @@ TEST(SelectingSink, KeepsWhatTheRangedReadReads) {
       testing::WriteFile(testing::ContainerVectors(), w);
   ValidateSink full(Mode::kPermissive);  // random data: no element rules
   auto whole =
-      MakeConsumer(SourceFormat::kHrry, Agreed(), &full, nullptr, nullptr);
+      MakeConsumer(ContainerFormat::kHrry, Agreed(), &full, nullptr, nullptr);
   ASSERT_TRUE(whole->Feed(file).ok());
   ASSERT_TRUE(whole->Finish().ok());
   ASSERT_FALSE(full.records().empty());

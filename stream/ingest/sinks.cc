@@ -30,13 +30,13 @@
 #include "parser/rules.h"
 #include "parser/wire.h"
 #include "stream/container/crc32c.h"
+#include "stream/container/safe_output_dir.h"
 #include "stream/container/utf8.h"
 #include "stream/ingest/output/block_paged.h"
 #include "stream/ingest/output/npy.h"
 #include "stream/ingest/output/row_major_gather.h"
 #include "stream/ingest/output/sparse_dequant.h"
 #include "stream/ingest/output/sparse_walk.h"
-#include "stream/ingest/safe_output_dir.h"
 
 namespace hurray::stream {
 namespace {

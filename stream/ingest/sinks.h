@@ -27,7 +27,7 @@
 // boundary) plus "~<tensor index>".
 //
 // DequantSink, files (issue 13). Every file goes through SafeOutputDir
-// (stream/ingest/safe_output_dir.h): outputs and spools are hidden temps
+// (stream/container/safe_output_dir.h): outputs and spools are hidden temps
 // created with O_EXCL | O_NOFOLLOW relative to OUT_DIR opened once, published
 // by renameat when the tensor passed (and, for .hrry, the index named it), so
 // no symlink planted in OUT_DIR is followed and no file the run did not
@@ -119,10 +119,10 @@
 #include "parser/descriptor.h"
 #include "parser/element_checks.h"
 #include "parser/options.h"
+#include "stream/container/safe_output_dir.h"
 #include "stream/container/tensor_sink.h"
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/output/safetensors.h"
-#include "stream/ingest/safe_output_dir.h"
 
 namespace hurray::stream {
 
@@ -147,7 +147,7 @@ struct TensorRecord {
   // `output` (or `pending_output`) is "<name>.values<suffix>", `part`
   // ".values", and each index array is one MoreOutput, published with the
   // main output or pending with it. The resume state records each
-  // (stream/ingest/ingest_state.h).
+  // (stream/resume/ingest_state.h).
   struct MoreOutput {
     std::string part;     // ".indices", ".indptr", ".pos_<L>", ".crd_<L>"
     std::string output;   // published: "<name><part>.npy" (.u64 for f32)
@@ -161,7 +161,7 @@ struct TensorRecord {
   uint32_t output_crc32c = 0;
   // With set_record_data_crc: CRC-32C of the tensor's buffer bytes in the
   // order they arrived (a resumed network ingest compares it with the
-  // server's tensor again, stream/ingest/resume_check_sink.h).
+  // server's tensor again, stream/resume/resume_check_sink.h).
   uint32_t data_crc32c = 0;
 };
 

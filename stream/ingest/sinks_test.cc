@@ -33,7 +33,7 @@ Out Dequant(absl::Span<const uint8_t> bytes, const DequantSinkOptions& o,
             size_t chunk = 4096) {
   DequantSink sink(o);
   std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      SourceFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+      ContainerFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
   LoaderOptions lo;
   lo.chunk_size = chunk;
   Loader loader(lo);
@@ -330,7 +330,7 @@ std::vector<uint8_t> OnePlainTensor(uint8_t type, uint64_t count,
 absl::Status ValidateAll(absl::Span<const uint8_t> bytes, Mode mode) {
   ValidateSink sink(mode);
   std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      SourceFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+      ContainerFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
   Loader loader;
   return loader.Run(LoadSource::Memory(bytes), c.get()).status;
 }
@@ -375,8 +375,8 @@ TEST(Sinks, ElementRulesOfPlainTensors) {
 TEST(ValidateSink, RecordsEveryTensor) {
   const std::vector<IngestTensor> tensors = testing::MixedTensors(6);
   ValidateSink sink;
-  std::unique_ptr<ByteConsumer> c =
-      MakeConsumer(SourceFormat::kHrry, FileOptions(), &sink, nullptr, nullptr);
+  std::unique_ptr<ByteConsumer> c = MakeConsumer(
+      ContainerFormat::kHrry, FileOptions(), &sink, nullptr, nullptr);
   const std::vector<uint8_t> bytes = testing::HrryBytes(tensors);
   Loader loader;
   ASSERT_TRUE(loader.Run(LoadSource::Memory(bytes), c.get()).status.ok());
@@ -394,17 +394,17 @@ TEST(ValidateSink, RecordsEveryTensor) {
 // //fuzz:ingest_fuzz; corpus/ingest_fuzz/regression_empty_span.bin).
 TEST(Consumers, EmptySpansWithoutData) {
   const absl::Span<const uint8_t> none;
-  EXPECT_EQ(SniffFormat(none), SourceFormat::kUnknown);
+  EXPECT_EQ(SniffFormat(none), ContainerFormat::kUnknown);
   const std::vector<IngestTensor> tensors = testing::MixedTensors(6);
   const std::vector<uint8_t> bytes = testing::StreamBytes(tensors);
-  for (SourceFormat f :
-       {SourceFormat::kUnknown, SourceFormat::kStream, SourceFormat::kHrry}) {
+  for (ContainerFormat f : {ContainerFormat::kUnknown, ContainerFormat::kStream,
+                            ContainerFormat::kHrry}) {
     ValidateSink sink;
     std::unique_ptr<ByteConsumer> c =
         MakeConsumer(f, FileOptions(), &sink, nullptr, nullptr);
     EXPECT_TRUE(c->Feed(none).ok());
     EXPECT_EQ(c->position(), 0u);
-    if (f == SourceFormat::kHrry) continue;
+    if (f == ContainerFormat::kHrry) continue;
     EXPECT_TRUE(c->Feed(bytes).ok());
     EXPECT_TRUE(c->Feed(none).ok());
     EXPECT_TRUE(c->Finish().ok());

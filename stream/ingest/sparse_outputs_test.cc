@@ -84,7 +84,7 @@ SparseRun Ingest(const IngestTensor& t, DequantSinkOptions o,
   o.out_dir = r.dir;
   DequantSink sink(o);
   std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      SourceFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+      ContainerFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
   LoaderOptions lo;
   lo.chunk_size = 5;
   Loader loader(lo);
@@ -328,7 +328,7 @@ TEST(SparseOutputs, IndexDataRulesAreEnforced) {
     }
     ValidateSink validate;
     std::unique_ptr<ByteConsumer> consumer = MakeConsumer(
-        SourceFormat::kUnknown, FileOptions(), &validate, nullptr, nullptr);
+        ContainerFormat::kUnknown, FileOptions(), &validate, nullptr, nullptr);
     std::vector<IngestTensor> v(1);
     v[0].tensor.descriptor =
         std::make_unique<TensorDescriptor>(*t.tensor.descriptor);
@@ -339,8 +339,9 @@ TEST(SparseOutputs, IndexDataRulesAreEnforced) {
         loader.Run(LoadSource::Memory(bytes), consumer.get()).status;
     EXPECT_EQ(RuleIdOf(s).value_or(""), c.rule) << s;
     ValidateSink permissive(Mode::kPermissive);
-    std::unique_ptr<ByteConsumer> lenient = MakeConsumer(
-        SourceFormat::kUnknown, FileOptions(), &permissive, nullptr, nullptr);
+    std::unique_ptr<ByteConsumer> lenient =
+        MakeConsumer(ContainerFormat::kUnknown, FileOptions(), &permissive,
+                     nullptr, nullptr);
     Loader loader2{LoaderOptions()};
     EXPECT_TRUE(
         loader2.Run(LoadSource::Memory(bytes), lenient.get()).status.ok());

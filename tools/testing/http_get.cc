@@ -1,4 +1,4 @@
-// Test tool: one GET through stream/ingest/http_body.h, for the hostile-server
+// Test tool: one GET through stream/http/http_body.h, for the hostile-server
 // cases the CLI cannot reach (a range request with a wrong answer, headers
 // across redirects).
 //
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
-#include "stream/ingest/http_body.h"
-#include "stream/ingest/http_url.h"
+#include "stream/http/http_body.h"
+#include "stream/http/http_url.h"
 
 int main(int argc, char** argv) {
   using namespace hurray::stream;
@@ -23,19 +23,19 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: http_get URL [options]\n");
     return 2;
   }
-  absl::StatusOr<Url> url = ParseUrl(argv[1]);
+  absl::StatusOr<http::Url> url = http::ParseUrl(argv[1]);
   if (!url.ok()) {
     std::fprintf(stderr, "%s\n", std::string(url.status().message()).c_str());
     return 1;
   }
-  HttpOptions o;
-  std::optional<HttpRange> range;
+  http::HttpOptions o;
+  std::optional<http::HttpRange> range;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i], value = argv[i + 1];
     if (flag == "--ca-file") {
       o.ca_file = value;
     } else if (flag == "--header") {
-      auto h = ParseHeaderFlag(value);
+      auto h = http::ParseHeaderFlag(value);
       if (!h.ok()) return 2;
       o.headers.push_back(*h);
     } else if (flag == "--range") {
@@ -50,8 +50,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  absl::StatusOr<std::unique_ptr<HttpBody>> body =
-      HttpBody::Open(*url, o, range);
+  absl::StatusOr<std::unique_ptr<http::HttpBody>> body =
+      http::HttpBody::Open(*url, o, range);
   if (!body.ok()) {
     std::fprintf(stderr, "%s\n", std::string(body.status().message()).c_str());
     return 1;

@@ -11,7 +11,7 @@
 // (copy_file_range, in the kernel; read/write where that is not
 // supported), publishes it as model.safetensors and removes the data temp.
 // Memory: the header entries, never the data. Every file goes through
-// SafeOutputDir (stream/ingest/safe_output_dir.h).
+// SafeOutputDir (stream/container/safe_output_dir.h).
 #ifndef HURRAY_STREAM_INGEST_OUTPUT_SAFETENSORS_H_
 #define HURRAY_STREAM_INGEST_OUTPUT_SAFETENSORS_H_
 
@@ -23,7 +23,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "stream/ingest/safe_output_dir.h"
+#include "stream/container/safe_output_dir.h"
 
 namespace hurray::stream {
 

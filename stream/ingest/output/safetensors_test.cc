@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "stream/ingest/safe_output_dir.h"
+#include "stream/container/safe_output_dir.h"
 
 namespace hurray::stream {
 namespace {

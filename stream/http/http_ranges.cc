@@ -1,0 +1,125 @@
+#include "stream/http/http_ranges.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace hurray::stream::http {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kBufferBytes = 256 << 10;
+// The first range asked for: the .hrry header.
+constexpr uint64_t kHeadBytes = 64;
+
+absl::Status Changed() {
+  return absl::FailedPreconditionError(
+      "the object changed on the server during the download (another "
+      "ETag, Last-Modified or size, or HTTP 200 to a ranged If-Range "
+      "request)");
+}
+
+}  // namespace
+
+absl::StatusOr<HttpRangeSource::Opened> HttpRangeSource::Open(
+    const Url& url, const HttpOptions& options) {
+  std::unique_ptr<HttpRangeSource> src(new HttpRangeSource(url, options));
+  src->start_ = Clock::now();
+  src->buffer_.resize(kBufferBytes);
+  absl::StatusOr<std::unique_ptr<HttpBody>> body =
+      HttpBody::Open(url, options, HttpRange{0, kHeadBytes - 1, ""});
+  if (!body.ok()) return body.status();
+  ++src->requests_;
+  const HttpResponseInfo& info = (*body)->info();
+  Opened out;
+  if (info.status != 206) {
+    out.whole = *std::move(body);  // no range support: one forward pass
+    return out;
+  }
+  if (!info.object_size.has_value()) {
+    return absl::UnavailableError(
+        "the server answered a range request without the object's size "
+        "(Content-Range: bytes .../*)");
+  }
+  src->size_ = *info.object_size;
+  src->etag_ = info.etag;
+  // RFC 9110 13.1.5: If-Range takes a strong ETag or a date.
+  if (!info.etag.empty() && !absl::StartsWith(info.etag, "W/")) {
+    src->if_range_ = info.etag;
+  } else {
+    src->if_range_ = info.last_modified;
+  }
+  src->head_.reserve(kHeadBytes);
+  absl::Status s = src->Drain(
+      body->get(), 0, kHeadBytes, [&](absl::Span<const uint8_t> piece) {
+        src->head_.insert(src->head_.end(), piece.begin(), piece.end());
+        return absl::OkStatus();
+      });
+  if (!s.ok()) return s;
+  out.ranges = std::move(src);
+  return out;
+}
+
+absl::StatusOr<HttpOptions> HttpRangeSource::NextOptions() const {
+  HttpOptions o = options_;
+  if (options_.total_timeout_seconds > 0) {
+    const double spent =
+        std::chrono::duration<double>(Clock::now() - start_).count();
+    const double left = options_.total_timeout_seconds - spent;
+    if (left <= 0) return absl::DeadlineExceededError("total timeout");
+    o.total_timeout_seconds = left;
+  }
+  return o;
+}
+
+absl::Status HttpRangeSource::Drain(HttpBody* body, uint64_t offset,
+                                    uint64_t length, PieceFn feed) {
+  uint64_t got = 0;
+  while (got < length) {
+    const size_t want =
+        static_cast<size_t>(std::min<uint64_t>(buffer_.size(), length - got));
+    absl::StatusOr<size_t> n = body->Read(absl::MakeSpan(buffer_.data(), want));
+    if (!n.ok()) return n.status();
+    if (*n == 0) {
+      return absl::DataLossError(absl::StrCat("truncated: the range from byte ",
+                                              offset, " ended after ", got,
+                                              " of ", length, " bytes"));
+    }
+    got += *n;
+    received_ += *n;
+    absl::Status s = feed(absl::MakeConstSpan(buffer_.data(), *n));
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HttpRangeSource::Read(uint64_t offset, uint64_t length,
+                                   PieceFn feed) {
+  if (offset > size_ || length > size_ - offset) {
+    return absl::OutOfRangeError("the range lies outside the object");
+  }
+  if (length == 0) return absl::OkStatus();
+  // The header came with Open.
+  if (offset + length <= head_.size()) {
+    return feed(absl::MakeConstSpan(head_).subspan(
+        static_cast<size_t>(offset), static_cast<size_t>(length)));
+  }
+  absl::StatusOr<HttpOptions> o = NextOptions();
+  if (!o.ok()) return o.status();
+  absl::StatusOr<std::unique_ptr<HttpBody>> body = HttpBody::Open(
+      url_, *o, HttpRange{offset, offset + length - 1, if_range_});
+  if (!body.ok()) return body.status();
+  ++requests_;
+  const HttpResponseInfo& info = (*body)->info();
+  if (info.status != 206 ||
+      (info.object_size.has_value() && *info.object_size != size_) ||
+      (!etag_.empty() && !info.etag.empty() && info.etag != etag_)) {
+    return Changed();
+  }
+  return Drain(body->get(), offset, length, feed);
+}
+
+}  // namespace hurray::stream::http

@@ -1,0 +1,70 @@
+// An HTTP(S) object read by byte ranges (`hurray ingest --tensors` over
+// HTTP, issue 15 § 2): a RangeSource (stream/container/range_source.h)
+// whose Read asks the server for `Range: bytes=FIRST-LAST` (http_body.h
+// checks the 206's Content-Range against it).
+//
+// Open asks for the object's first 64 bytes (the .hrry header). A 206 with
+// the object's size means the server serves ranges: the source is ready,
+// and every later range carries If-Range with the object's strong ETag (or
+// Last-Modified), so an object that changes between two ranges answers 200
+// and is refused ("changed on the server") instead of being spliced. A 200
+// means no range support: Open hands that response's body back for one
+// forward pass instead.
+//
+// Every request has the HttpOptions deadlines; the total timeout counts
+// from Open for all the requests together. Memory: one 256 KiB read buffer.
+#ifndef HURRAY_STREAM_HTTP_HTTP_RANGES_H_
+#define HURRAY_STREAM_HTTP_HTTP_RANGES_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "stream/container/range_source.h"
+#include "stream/http/http_body.h"
+#include "stream/http/http_url.h"
+
+namespace hurray::stream::http {
+
+class HttpRangeSource final : public RangeSource {
+ public:
+  struct Opened {
+    std::unique_ptr<HttpRangeSource> ranges;  // the server serves ranges
+    std::unique_ptr<HttpBody> whole;          // or: the whole object (200)
+  };
+  static absl::StatusOr<Opened> Open(const Url& url,
+                                     const HttpOptions& options);
+
+  uint64_t size() const override { return size_; }
+  absl::Status Read(uint64_t offset, uint64_t length, PieceFn feed) override;
+
+  // Requests made (Open's included) and body bytes received.
+  uint64_t requests() const { return requests_; }
+  uint64_t bytes_received() const { return received_; }
+
+ private:
+  HttpRangeSource(const Url& url, const HttpOptions& options)
+      : url_(url), options_(options) {}
+  // The options of the next request: the total timeout left.
+  absl::StatusOr<HttpOptions> NextOptions() const;
+  absl::Status Drain(HttpBody* body, uint64_t offset, uint64_t length,
+                     PieceFn feed);
+
+  Url url_;  // as given: each request follows the redirects again
+  HttpOptions options_;
+  std::chrono::steady_clock::time_point start_;
+  uint64_t size_ = 0;
+  std::string if_range_;       // strong ETag or Last-Modified; may be empty
+  std::string etag_;           // as first sent
+  std::vector<uint8_t> head_;  // the first bytes, from Open's request
+  std::vector<uint8_t> buffer_;
+  uint64_t requests_ = 0, received_ = 0;
+};
+
+}  // namespace hurray::stream::http
+
+#endif  // HURRAY_STREAM_HTTP_HTTP_RANGES_H_

@@ -1,0 +1,135 @@
+#include "stream/resume/resume_check_sink.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace hurray::stream::resume {
+
+size_t LastKeyStart(const std::vector<TensorRecord>& records) {
+  for (size_t i = records.size(); i > 0; --i) {
+    if (!records[i - 1].name.empty()) return i - 1;
+  }
+  return records.size();
+}
+
+size_t CountKeys(const std::vector<TensorRecord>& records) {
+  size_t n = 0;
+  for (const TensorRecord& r : records) n += r.name.empty() ? 0 : 1;
+  return n;
+}
+
+size_t RecordsOfKeys(const std::vector<TensorRecord>& records, size_t keys) {
+  size_t named = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (records[i].name.empty()) continue;
+    if (named == keys) return i;
+    ++named;
+  }
+  return records.size();
+}
+
+ResumeCheckSink::ResumeCheckSink(std::vector<TensorRecord> expected,
+                                 IngestSink* inner)
+    : expected_(std::move(expected)), inner_(inner) {
+  probe_.set_record_data_crc(true);
+  forwarding_ = expected_.empty();
+}
+
+void ResumeCheckSink::Mismatch(absl::string_view why) {
+  if (!status_.ok()) return;
+  status_ = absl::FailedPreconditionError(absl::StrCat(
+      "the server's '",
+      expected_.empty() ? "" : expected_[0].name.substr(0, 200),
+      "' is not what the interrupted run fetched (", why,
+      "): refusing to resume; remove the state file to start over"));
+}
+
+absl::Status ResumeCheckSink::OnTensorKey(absl::string_view key) {
+  if (forwarding_) return inner_->OnTensorKey(key);
+  if (!status_.ok()) return status_;
+  if (!key_seen_) {
+    key_seen_ = true;
+    return probe_.OnTensorKey(key);
+  }
+  // The next key: the one fetched again must be over.
+  if (checked_ < expected_.size()) {
+    Mismatch("fewer tensors");
+    return status_;
+  }
+  forwarding_ = true;
+  return inner_->OnTensorKey(key);
+}
+
+absl::Status ResumeCheckSink::OnDescriptor(const TensorDescriptor& d) {
+  if (forwarding_) return inner_->OnDescriptor(d);
+  if (!status_.ok()) return status_;
+  if (checked_ == expected_.size()) {
+    Mismatch("more tensors");
+    return status_;
+  }
+  (void)probe_.OnDescriptor(d);
+  return status_;
+}
+
+absl::Status ResumeCheckSink::OnBufferPiece(uint32_t buffer_index,
+                                            uint64_t offset_in_buffer,
+                                            absl::Span<const uint8_t> piece) {
+  if (forwarding_) {
+    return inner_->OnBufferPiece(buffer_index, offset_in_buffer, piece);
+  }
+  // The probe only records; the comparison at OnTensorEnd decides.
+  if (status_.ok()) {
+    (void)probe_.OnBufferPiece(buffer_index, offset_in_buffer, piece);
+  }
+  return status_;
+}
+
+absl::Status ResumeCheckSink::OnTensorEnd() {
+  if (forwarding_) return inner_->OnTensorEnd();
+  if (!status_.ok()) return status_;
+  (void)probe_.OnTensorEnd();
+  const TensorRecord& got = probe_.records().back();
+  const TensorRecord& want = expected_[checked_];
+  if (got.name != want.name || got.shape != want.shape ||
+      got.type != want.type || got.scheme != want.scheme ||
+      got.bytes != want.bytes) {
+    {
+      Mismatch(absl::StrCat("tensor ", checked_, " is ", got.type, " ",
+                            got.shape, ", was ", want.type, " ", want.shape));
+      return status_;
+    }
+  }
+  if (got.data_crc32c != want.data_crc32c) {
+    {
+      Mismatch(
+          absl::StrCat("the data of tensor ", checked_, " differs: CRC-32C"));
+      return status_;
+    }
+  }
+  ++checked_;
+  return status_;
+}
+
+absl::Status ResumeCheckSink::OnEndOfStream() {
+  if (!forwarding_) {
+    if (!status_.ok()) return status_;
+    if (checked_ < expected_.size()) {
+      Mismatch("fewer tensors");
+      return status_;
+    }
+    forwarding_ = true;
+  }
+  return inner_->OnEndOfStream();
+}
+
+absl::Status ResumeCheckSink::OnTensorNames(
+    absl::Span<const std::string> names) {
+  return inner_->OnTensorNames(names);
+}
+
+absl::Status ResumeCheckSink::status() const {
+  return status_.ok() ? inner_->status() : status_;
+}
+
+}  // namespace hurray::stream::resume

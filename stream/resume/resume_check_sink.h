@@ -1,0 +1,71 @@
+// ResumeCheckSink: binds a resumed network ingest to the server's data
+// (issue 13 item 2). The interrupted run recorded, for each completed
+// tensor, its shape, type, scheme, size and the CRC-32C of its data bytes
+// (TensorRecord::data_crc32c). The resumed run asks for the last completed
+// key again, first: this sink compares every tensor of that answer with the
+// records before anything reaches the real sink, and fails
+// (FailedPrecondition, the loader stops) when the server's tensor is not
+// the one fetched before. Tensors of the keys after it go to `inner`
+// unchanged.
+#ifndef HURRAY_STREAM_RESUME_RESUME_CHECK_SINK_H_
+#define HURRAY_STREAM_RESUME_RESUME_CHECK_SINK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "stream/ingest/sinks.h"
+
+namespace hurray::stream::resume {
+
+// Network records are keyed: the first tensor of each key carries the key
+// as its name, members and shards follow unnamed. The index of the first
+// record of the last key (records.size() when none is named).
+size_t LastKeyStart(const std::vector<TensorRecord>& records);
+// The number of keys (named records).
+size_t CountKeys(const std::vector<TensorRecord>& records);
+// How many leading records belong to the first `keys` keys.
+size_t RecordsOfKeys(const std::vector<TensorRecord>& records, size_t keys);
+
+class ResumeCheckSink : public IngestSink {
+ public:
+  // `expected`: the records of the key fetched again (LastKeyStart on).
+  ResumeCheckSink(std::vector<TensorRecord> expected, IngestSink* inner);
+
+  absl::Status OnTensorKey(absl::string_view key) override;
+  absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
+                             absl::Span<const uint8_t> piece) override;
+  absl::Status OnTensorEnd() override;
+  absl::Status OnEndOfStream() override;
+  absl::Status OnTensorNames(absl::Span<const std::string> names) override;
+  void ExpectTensorNames() override { inner_->ExpectTensorNames(); }
+  void OnInputRejected() override { inner_->OnInputRejected(); }
+  void OnMetadata(
+      absl::Span<const std::pair<std::string, std::string>> kv) override {
+    inner_->OnMetadata(kv);
+  }
+  absl::Status status() const override;
+
+  // Every tensor of the key fetched again matched.
+  bool checked() const { return forwarding_; }
+
+ private:
+  void Mismatch(absl::string_view why);
+
+  std::vector<TensorRecord> expected_;
+  IngestSink* inner_;
+  ValidateSink probe_;  // records what arrives for the key fetched again
+  size_t checked_ = 0;
+  bool key_seen_ = false;
+  bool forwarding_ = false;
+  absl::Status status_;
+};
+
+}  // namespace hurray::stream::resume
+
+#endif  // HURRAY_STREAM_RESUME_RESUME_CHECK_SINK_H_
