@@ -575,7 +575,7 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
             magic.insert(magic.end(), piece.begin(), piece.end());
             return absl::OkStatus();
           }));
-      if (SniffFormat(magic) != SourceFormat::kHrry) opened->ranges.reset();
+      if (SniffFormat(magic) != ContainerFormat::kHrry) opened->ranges.reset();
     }
     if (r_.tensors.empty() && opened->ranges == nullptr) {
       read_forward_ = true;  // index_first without ranges
