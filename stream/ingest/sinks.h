@@ -101,6 +101,12 @@
 // "no output: ..." saying why (the tensor itself stays valid).
 // Data-level rejections (TYPE-PACK-0x, QNT-PCA-10, ...: dequantizer.h) fail
 // the sink with the rule id.
+//
+// Who does what: DequantSink keeps the records, publishes the outputs and
+// resumes them; each tensor's bytes go to one TensorWriter
+// (stream/ingest/tensor_writer.h: dense, spooled, sparse or paged), its
+// output through an OutputFile (stream/ingest/output_file.h), its names
+// from stream/ingest/output_naming.h.
 #ifndef HURRAY_STREAM_INGEST_SINKS_H_
 #define HURRAY_STREAM_INGEST_SINKS_H_
 
@@ -115,14 +121,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "dequant/large_buffer.h"
 #include "parser/data_checks.h"
 #include "parser/descriptor.h"
 #include "parser/element_checks.h"
 #include "parser/options.h"
 #include "stream/container/tensor_sink.h"
+#include "stream/ingest/dequant_sink_options.h"
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/output/safetensors.h"
+#include "stream/ingest/output_naming.h"
 #include "stream/ingest/safe_output_dir.h"
+#include "stream/ingest/tensor_writer.h"
 
 namespace hurray::stream {
 
@@ -252,40 +262,6 @@ class ValidateSink : public RecordingIngestSink {
   explicit ValidateSink(Mode mode = Mode::kStrict) { set_element_mode(mode); }
 };
 
-// --sparse dense|keep.
-enum class SparseOutput : uint8_t { kDense, kKeep };
-
-struct DequantSinkOptions {
-  std::string out_dir;
-  Mode mode = Mode::kStrict;
-  // A spooled data buffer stays in memory up to this size.
-  uint64_t spool_memory_bytes = uint64_t{24} << 20;
-  // A spooled data buffer of another dense layout than row-major, too large
-  // for memory, is read back through a block cache of this size (never at
-  // the same time as an in-memory spool: the two share the budget above).
-  size_t gather_cache_bytes = size_t{24} << 20;
-  // The parameter buffers of one tensor, kept in memory (the dequantizer
-  // holds them again as float32: up to 4x for e8m0 scales).
-  uint64_t max_parameter_bytes = uint64_t{4} << 20;
-  // Sparse tensors (COO, CSR, CSC, CSF) are written dense up to this many
-  // output bytes; larger ones are kept as their arrays (below).
-  uint64_t max_dense_bytes = uint64_t{1} << 30;
-  // kKeep: every sparse tensor is written as its arrays, "<name>.values"
-  // and its index arrays ("<name>.indices", ".indptr", ".pos_L", ".crd_L").
-  SparseOutput sparse = SparseOutput::kDense;
-  // What the outputs are (stream/ingest/output/element_convert.h). The
-  // library's default stays the raw .f32 files; the CLI's is npy.
-  OutputFormat format = OutputFormat::kF32;
-  OutputDtype dtype = OutputDtype::kAuto;
-  // False: dequantize (checking the data-level rules) but write no file.
-  bool write_files = true;
-  // .hrry: publish the outputs under the index names (else tensor_<i>.f32).
-  bool rename_to_names = true;
-  // .hrry: finished outputs waiting for the index survive an interruption
-  // (the sink going away without OnInputRejected) for a resumed run.
-  bool keep_unnamed_outputs = false;
-};
-
 class DequantSink : public RecordingIngestSink {
  public:
   explicit DequantSink(const DequantSinkOptions& options);
@@ -308,7 +284,9 @@ class DequantSink : public RecordingIngestSink {
   absl::Status DropTensors(const std::vector<bool>& keep) override;
 
  private:
-  class Tensor;
+  // Ends the tensor being written and frees the spool block kept for the
+  // next one.
+  void Discard();
   void FailTensor(absl::Status s);
   absl::Status CheckEarlierOutput(const std::string& output,
                                   const std::string& pending, uint32_t crc32c);
@@ -326,12 +304,12 @@ class DequantSink : public RecordingIngestSink {
   // (entry, name suffix) pairs: a kept sparse tensor has several.
   std::vector<std::vector<std::pair<size_t, std::string>>> safetensors_entries_;
   std::vector<std::pair<std::string, std::string>> metadata_;
-  std::unique_ptr<Tensor> tensor_;  // destroyed before dir_
+  dequant::LargeByteBuffer spool_memory_;
+  std::vector<float> float_window_;
+  WriterContext ctx_;
+  std::unique_ptr<TensorWriter> writer_;  // destroyed before dir_
   bool names_at_end_ = false;
 };
-
-// The file name (without ".f32") for a tensor name; see above.
-std::string SafeFileName(absl::string_view name, uint64_t index);
 
 }  // namespace hurray::stream
 
