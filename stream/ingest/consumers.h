@@ -84,7 +84,7 @@ class ReaderConsumer : public ByteConsumer, protected TensorSink {
   absl::Status FailSource(absl::string_view why) final;
 
   // Tensors completed, those before a resumed checkpoint included.
-  uint64_t tensors_completed() const { return tensors_; }
+  uint64_t tensors_completed() const override { return tensors_; }
   void set_checkpoint(CheckpointFn fn) { checkpoint_ = std::move(fn); }
 
  protected:
@@ -159,8 +159,6 @@ class HrryConsumer : public ReaderConsumer {
   absl::Status OnEndOfStream() override;
 
   HrryForwardReader reader_;
-  // The 40 bytes before chunk_ (the trailer candidate of a checkpoint).
-  uint8_t before_chunk_[kTrailerSize] = {};
 };
 
 // Buffers up to 8 bytes, sniffs them, then hands everything to a
@@ -175,7 +173,7 @@ class SniffingConsumer : public ByteConsumer {
   uint64_t position() const override;
 
   SourceFormat format() const { return format_; }
-  uint64_t tensors_completed() const {
+  uint64_t tensors_completed() const override {
     return inner_ == nullptr ? 0 : inner_->tensors_completed();
   }
   void set_checkpoint(CheckpointFn fn) { checkpoint_ = std::move(fn); }
@@ -199,9 +197,6 @@ std::unique_ptr<ByteConsumer> MakeConsumer(SourceFormat format,
                                            IngestSink* sink,
                                            const Checkpoint* resume,
                                            CheckpointFn checkpoint);
-
-// Tensors completed by a consumer made by MakeConsumer (0 for others).
-uint64_t TensorsCompleted(const ByteConsumer& consumer);
 
 }  // namespace hurray::stream
 

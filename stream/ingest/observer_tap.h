@@ -87,7 +87,7 @@ class ObserverTap final : public IngestSink {
       if (!cancel_) return Stop(absl::CancelledError("cancelled"));
       cancel_();
     }
-    return status_;
+    return absl::OkStatus();
   }
   void ExpectTensorNames() override {
     names_at_end_ = true;
@@ -106,15 +106,10 @@ class ObserverTap final : public IngestSink {
   }
   absl::Status OnEndOfStream() override { return next_->OnEndOfStream(); }
   void OnInputRejected() override { next_->OnInputRejected(); }
-  absl::Status status() const override {
-    return status_.ok() ? next_->status() : status_;
-  }
 
  private:
-  absl::Status Stop(absl::Status s) {
-    if (status_.ok()) status_ = std::move(s);
-    return status_;
-  }
+  // The status that stops the reader (it remembers it, not the tap).
+  static absl::Status Stop(absl::Status s) { return s; }
 
   // Hands over the complete records from delivered_ up to `end`.
   absl::Status DeliverUpTo(size_t end);
@@ -130,7 +125,6 @@ class ObserverTap final : public IngestSink {
   size_t delivered_;
   bool names_at_end_ = false;
   std::vector<std::vector<uint8_t>> buffers_;
-  absl::Status status_;
 };
 
 // A private directory for staged values, removed with what is in it.

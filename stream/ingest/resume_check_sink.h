@@ -49,13 +49,14 @@ class ResumeCheckSink : public IngestSink {
       absl::Span<const std::pair<std::string, std::string>> kv) override {
     inner_->OnMetadata(kv);
   }
-  absl::Status status() const override;
 
   // Every tensor of the key fetched again matched.
   bool checked() const { return forwarding_; }
 
  private:
-  void Mismatch(absl::string_view why);
+  // The status that stops the reader: the fetched tensor is not the one
+  // the interrupted run fetched.
+  [[nodiscard]] absl::Status Mismatch(absl::string_view why) const;
 
   std::vector<TensorRecord> expected_;
   IngestSink* inner_;
@@ -63,7 +64,6 @@ class ResumeCheckSink : public IngestSink {
   size_t checked_ = 0;
   bool key_seen_ = false;
   bool forwarding_ = false;
-  absl::Status status_;
 };
 
 }  // namespace hurray::stream

@@ -48,14 +48,12 @@ class SelectingSink final : public IngestSink {
   absl::Status OnTensorNames(absl::Span<const std::string> names) override;
   absl::Status OnEndOfStream() override { return inner_->OnEndOfStream(); }
   void OnInputRejected() override { inner_->OnInputRejected(); }
-  absl::Status status() const override;
 
  private:
   RecordingIngestSink* inner_;
   std::vector<std::string> names_;
   absl::flat_hash_set<std::string> wanted_;
   bool named_ = false;  // a .hrry: ExpectTensorNames came
-  absl::Status status_;
   // Per tensor (file order): the head it is a member of (-1: none).
   std::vector<int64_t> parent_;
   struct Open {

@@ -36,7 +36,7 @@ absl::Status InBuffer(const Rejection& r, uint32_t buffer) {
 
 absl::Status RecordingIngestSink::OnTensorKey(absl::string_view key) {
   pending_key_ = std::string(key);
-  return status_;
+  return absl::OkStatus();
 }
 
 absl::Status RecordingIngestSink::OnDescriptor(const TensorDescriptor& d) {
@@ -61,47 +61,39 @@ absl::Status RecordingIngestSink::OnDescriptor(const TensorDescriptor& d) {
   checks.mode = element_mode_;
   index_ = MakeIndexChecker(d, checks);
   unchecked_.clear();
-  return status_;
+  return absl::OkStatus();
 }
 
 absl::Status RecordingIngestSink::OnBufferPiece(
     uint32_t buffer_index, uint64_t offset_in_buffer,
     absl::Span<const uint8_t> piece) {
-  NoteData(buffer_index, offset_in_buffer, piece);
-  return status_;
+  return NoteData(buffer_index, offset_in_buffer, piece);
 }
 
-void RecordingIngestSink::NoteData(uint32_t buffer_index,
-                                   uint64_t offset_in_buffer,
-                                   absl::Span<const uint8_t> piece) {
-  if (!in_tensor_ || !status_.ok()) return;
+absl::Status RecordingIngestSink::NoteData(uint32_t buffer_index,
+                                           uint64_t offset_in_buffer,
+                                           absl::Span<const uint8_t> piece) {
+  if (!in_tensor_) return absl::OkStatus();
   if (elements_.has_value()) {
     const Rejection r = elements_->Feed(buffer_index, offset_in_buffer, piece);
-    if (!r.ok()) {
-      Fail(ToStatus(r));
-      return;
-    }
+    if (!r.ok()) return Fail(ToStatus(r));
   }
   if (index_ != nullptr) {
     const Rejection r = index_->Feed(buffer_index, piece);
-    if (!r.ok()) {
-      Fail(InBuffer(r, index_->rejected_buffer()));
-      return;
-    }
+    if (!r.ok()) return Fail(InBuffer(r, index_->rejected_buffer()));
   }
-  if (!record_data_crc_) return;
-  TensorRecord& r = records_.back();
-  r.data_crc32c = Crc32cExtend(r.data_crc32c, piece);
+  if (record_data_crc_) {
+    TensorRecord& r = records_.back();
+    r.data_crc32c = Crc32cExtend(r.data_crc32c, piece);
+  }
+  return absl::OkStatus();
 }
 
-void RecordingIngestSink::FinishDataChecks() {
+absl::Status RecordingIngestSink::FinishDataChecks() {
   const std::unique_ptr<IndexDataChecker> index = std::move(index_);
-  if (index == nullptr || !in_tensor_ || !status_.ok()) return;
+  if (index == nullptr || !in_tensor_) return absl::OkStatus();
   const Rejection r = index->Finish();
-  if (!r.ok()) {
-    Fail(InBuffer(r, index->rejected_buffer()));
-    return;
-  }
+  if (!r.ok()) return Fail(InBuffer(r, index->rejected_buffer()));
   // Bounded memory cannot always check these in one forward pass (a CSR
   // matrix whose coordinates all come before its first row pointer, an
   // unsorted COO too large for the duplicate table): say so.
@@ -112,12 +104,13 @@ void RecordingIngestSink::FinishDataChecks() {
                       RuleId(rule));
     }
   }
+  return absl::OkStatus();
 }
 
 absl::Status RecordingIngestSink::OnTensorEnd() {
   elements_.reset();
-  FinishDataChecks();
-  if (!in_tensor_ || !status_.ok()) return status_;
+  HURRAY_RETURN_IF_ERROR(FinishDataChecks());
+  if (!in_tensor_) return absl::OkStatus();
   TensorRecord& r = records_.back();
   r.complete = true;
   if (r.verdict.empty()) r.verdict = "valid";
@@ -126,7 +119,7 @@ absl::Status RecordingIngestSink::OnTensorEnd() {
     unchecked_.clear();
   }
   in_tensor_ = false;
-  return status_;
+  return absl::OkStatus();
 }
 
 absl::Status RecordingIngestSink::OnTensorNames(
@@ -134,7 +127,7 @@ absl::Status RecordingIngestSink::OnTensorNames(
   for (size_t i = 0; i < names.size() && i < records_.size(); ++i) {
     if (!names[i].empty()) records_[i].name = names[i];
   }
-  return status_;
+  return absl::OkStatus();
 }
 
 absl::Status RecordingIngestSink::Preload(std::vector<TensorRecord> done) {
@@ -154,16 +147,18 @@ absl::Status RecordingIngestSink::DropTensors(const std::vector<bool>& keep) {
     ++out;
   }
   records_.resize(out);
-  return status_;
+  return absl::OkStatus();
 }
 
-void RecordingIngestSink::Fail(absl::Status s) {
-  if (!status_.ok()) return;
-  status_ = std::move(s);
-  if (in_tensor_) {
-    records_.back().verdict = absl::StrCat("rejected: ", status_.message());
-    records_.back().output.clear();
+absl::Status RecordingIngestSink::Fail(absl::Status s) {
+  if (status_.ok()) {
+    status_ = s;
+    if (in_tensor_) {
+      records_.back().verdict = absl::StrCat("rejected: ", s.message());
+      records_.back().output.clear();
+    }
   }
+  return s;
 }
 
 // --- DequantSink. ------------------------------------------------------------
@@ -200,14 +195,14 @@ void DequantSink::Discard() {
   spool_memory_.Release();
 }
 
-void DequantSink::FailTensor(absl::Status s) {
+absl::Status DequantSink::FailTensor(absl::Status s) {
   Discard();
   // A data-level rule rejects the input; other failures (a full disk)
   // leave the finished outputs to a resumed run.
   if (RuleIdOf(s).has_value()) {
     DropPending("not written: the input was rejected after it");
   }
-  Fail(std::move(s));
+  return Fail(std::move(s));
 }
 
 void DequantSink::DropPending(absl::string_view why) {
@@ -231,19 +226,16 @@ void DequantSink::OnMetadata(
 
 absl::Status DequantSink::OnEndOfStream() {
   spool_memory_.Release();
-  if (!status_.ok() || safetensors_ == nullptr) return status_;
+  if (safetensors_ == nullptr) return absl::OkStatus();
   safetensors_->SetMetadata(std::move(metadata_));
   absl::Status s = safetensors_->Finish();
-  if (!s.ok()) {
-    Fail(s);
-    return status_;
-  }
+  if (!s.ok()) return Fail(std::move(s));
   for (size_t i = 0; i < records_.size(); ++i) {
     if (i < safetensors_entries_.size() && !safetensors_entries_[i].empty()) {
       records_[i].output = kSafetensorsFileName;
     }
   }
-  return status_;
+  return absl::OkStatus();
 }
 
 void DequantSink::OnInputRejected() {
@@ -303,12 +295,8 @@ absl::Status DequantSink::Preload(std::vector<TensorRecord> done) {
 }
 
 absl::Status DequantSink::OnDescriptor(const TensorDescriptor& d) {
-  if (!status_.ok()) return status_;
   HURRAY_RETURN_IF_ERROR(RecordingIngestSink::OnDescriptor(d));
-  if (options_.write_files && dir_ == nullptr) {
-    Fail(dir_status_);
-    return status_;
-  }
+  if (options_.write_files && dir_ == nullptr) return Fail(dir_status_);
   TensorRecord& r = records_.back();
   const std::string base = r.name.empty() ? absl::StrCat("tensor_", r.index)
                                           : SafeFileName(r.name, r.index);
@@ -326,10 +314,7 @@ absl::Status DequantSink::OnDescriptor(const TensorDescriptor& d) {
   if (writer_ == nullptr || !writer_->uses_spool_memory()) {
     spool_memory_.Release();
   }
-  if (!w.ok()) {
-    FailTensor(w.status());
-    return status_;
-  }
+  if (!w.ok()) return FailTensor(w.status());
   r.verdict = none;
   if (safetensors_ != nullptr) {
     safetensors_entries_.resize(records_.size());
@@ -338,33 +323,30 @@ absl::Status DequantSink::OnDescriptor(const TensorDescriptor& d) {
                                                "");
     }
   }
-  return status_;
+  return absl::OkStatus();
 }
 
 absl::Status DequantSink::OnBufferPiece(uint32_t buffer_index,
                                         uint64_t offset_in_buffer,
                                         absl::Span<const uint8_t> piece) {
-  if (!status_.ok()) return status_;
-  NoteData(buffer_index, offset_in_buffer, piece);
-  if (!status_.ok()) {  // an element rule rejected the data
+  absl::Status s = NoteData(buffer_index, offset_in_buffer, piece);
+  if (!s.ok()) {  // an element rule rejected the data
     Discard();
     DropPending("not written: the input was rejected after it");
-    return status_;
+    return s;
   }
-  if (writer_ == nullptr) return status_;
-  absl::Status s = writer_->Piece(buffer_index, piece);
-  if (!s.ok()) FailTensor(s);
-  return status_;
+  if (writer_ == nullptr) return absl::OkStatus();
+  s = writer_->Piece(buffer_index, piece);
+  return s.ok() ? s : FailTensor(std::move(s));
 }
 
 absl::Status DequantSink::OnTensorEnd() {
-  if (!status_.ok() || !in_tensor_) return status_;
+  if (!in_tensor_) return absl::OkStatus();
   // The index rules first: nothing is published for a rejected tensor.
-  FinishDataChecks();
-  if (!status_.ok()) {
+  if (absl::Status checks = FinishDataChecks(); !checks.ok()) {
     Discard();
     DropPending("not written: the input was rejected after it");
-    return status_;
+    return checks;
   }
   TensorRecord& r = records_.back();
   WriterResult done;
@@ -418,10 +400,7 @@ absl::Status DequantSink::OnTensorEnd() {
       }
     }
   }
-  if (!s.ok()) {
-    FailTensor(s);
-    return status_;
-  }
+  if (!s.ok()) return FailTensor(std::move(s));
   if (!verdict.empty()) r.verdict = verdict;
   writer_.reset();
   return RecordingIngestSink::OnTensorEnd();
@@ -476,8 +455,7 @@ absl::Status DequantSink::OnTensorNames(absl::Span<const std::string> names) {
     const std::string name = absl::StrCat(base, r.part, suffix);
     absl::Status s = dir_->Publish(r.pending_output, name);
     if (!s.ok()) {
-      Fail(s);
-      return status_;
+      return Fail(std::move(s));
     }
     r.pending_output.clear();
     r.output = name;
@@ -487,14 +465,13 @@ absl::Status DequantSink::OnTensorNames(absl::Span<const std::string> names) {
           absl::StrCat(base, m.part, IndexFileSuffix(options_.format));
       s = dir_->Publish(m.pending, more);
       if (!s.ok()) {
-        Fail(s);
-        return status_;
+        return Fail(std::move(s));
       }
       m.pending.clear();
       m.output = more;
     }
   }
-  return status_;
+  return absl::OkStatus();
 }
 
 }  // namespace hurray::stream

@@ -195,8 +195,9 @@ class IngestSink : public TensorSink {
   // The input was rejected (not merely interrupted: the source failing is
   // no verdict on it): nothing it names may be published.
   virtual void OnInputRejected() {}
-  // Not OK once the sink failed; the loader then stops.
-  virtual absl::Status status() const { return absl::OkStatus(); }
+  // No status() to poll: a callback that fails returns its status, which
+  // stops the reader at once; the walker (stream/container/tensor_walker.h)
+  // is the one that remembers it, and the consumer reports it.
 };
 
 // Keeps one TensorRecord per tensor; the base of the sinks below.
@@ -208,7 +209,10 @@ class RecordingIngestSink : public IngestSink {
                              absl::Span<const uint8_t> piece) override;
   absl::Status OnTensorEnd() override;
   absl::Status OnTensorNames(absl::Span<const std::string> names) override;
-  absl::Status status() const override { return status_; }
+  // The first failure this sink answered a callback with (the records say
+  // "rejected: ..."), for tests and the fuzzer to compare with the
+  // consumer's verdict; nothing in the library polls it.
+  const absl::Status& status() const { return status_; }
 
   const std::vector<TensorRecord>& records() const { return records_; }
   // Moves the records out (at the end of a run; the sink keeps none).
@@ -228,19 +232,22 @@ class RecordingIngestSink : public IngestSink {
 
  protected:
   TensorRecord* current() { return in_tensor_ ? &records_.back() : nullptr; }
-  void Fail(absl::Status s);
+  // Marks the record of the tensor being read rejected (the first failure
+  // only) and returns `s`, for the callback to return.
+  [[nodiscard]] absl::Status Fail(absl::Status s);
   // Every override of OnBufferPiece calls it: the data-level element rules
   // (TYPE-PACK-01…05, parser/element_checks.h) over the bytes as they pass,
-  // and TensorRecord::data_crc32c. A violation fails the sink.
   // and the index data rules of the sparse and block-paged layouts
-  // (LAY-COO/CSR/CSC/CSF/BPG, parser/data_checks.h).
-  void NoteData(uint32_t buffer_index, uint64_t offset_in_buffer,
-                absl::Span<const uint8_t> piece);
+  // (LAY-COO/CSR/CSC/CSF/BPG, parser/data_checks.h), and
+  // TensorRecord::data_crc32c. A violation is returned (Fail).
+  [[nodiscard]] absl::Status NoteData(uint32_t buffer_index,
+                                      uint64_t offset_in_buffer,
+                                      absl::Span<const uint8_t> piece);
   // Ends the data checks of the tensor being read (once; OnTensorEnd calls
   // it, an override that publishes outputs calls it first): a violation
-  // fails the sink; an order rule the bounded window could not check
+  // is returned (Fail); an order rule the bounded window could not check
   // (parser/data_checks.h) is named in the verdict.
-  void FinishDataChecks();
+  [[nodiscard]] absl::Status FinishDataChecks();
   // The mode of the element rules (strict-only ones are off in permissive).
   void set_element_mode(Mode mode) { element_mode_ = mode; }
 
@@ -287,7 +294,7 @@ class DequantSink : public RecordingIngestSink {
   // Ends the tensor being written and frees the spool block kept for the
   // next one.
   void Discard();
-  void FailTensor(absl::Status s);
+  [[nodiscard]] absl::Status FailTensor(absl::Status s);
   absl::Status CheckEarlierOutput(const std::string& output,
                                   const std::string& pending, uint32_t crc32c);
   void DropPending(absl::string_view why);

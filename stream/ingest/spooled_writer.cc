@@ -120,17 +120,23 @@ absl::Status SpooledWriter::DequantizeSpool() {
   const bool row_major = desc_.layout_tag == layout_tag::kRowMajor;
   // Another layout: the stored grid is read back in row-major order and
   // dequantized as the same tensor stored row-major (packed from byte 0).
+  // The plan MakeTensorWriter built is used again, changed the same way
+  // (dequant/plan.h: the layout only sets these fields).
   TensorDescriptor rm = desc_;
+  dequant::Plan plan = *plan_;
   if (!row_major) {
     rm.layout_tag = layout_tag::kRowMajor;
     rm.layout = LayoutFields();
     rm.byte_offset = 0;
     rm.buffers[0].byte_size = plan_->storage_bytes;
+    plan.layout_tag = layout_tag::kRowMajor;
+    plan.byte_offset = 0;
+    plan.data_buffer_size = plan_->storage_bytes;
   }
   dequant::DequantOptions options;
   options.mode = ctx_.options->mode;
   absl::StatusOr<dequant::Dequantizer> dq =
-      dequant::Dequantizer::Create(rm, *pb, options);
+      dequant::Dequantizer::Create(std::move(plan), rm, *pb, options);
   if (!dq.ok()) return dq.status();
   set_dequantizer(*std::move(dq));
   for (auto& p : params_) std::vector<uint8_t>().swap(p);

@@ -155,7 +155,7 @@ class NetClientSession : public ByteConsumer {
   // OK, or the rejection / server error that stopped the session.
   absl::Status status() const;
   // Tensors (members and shards included) whose bytes all arrived.
-  uint64_t tensors_completed() const;
+  uint64_t tensors_completed() const override;
   // Keys whose response is complete.
   size_t keys_completed() const;
   // The server's HELLO, once received (views valid for the session's life).
