@@ -35,24 +35,25 @@ class QueueSink : public stream::TensorSink {
   explicit QueueSink(size_t max_queued_bytes)
       : max_queued_bytes_(max_queued_bytes) {}
 
-  absl::Status OnTensorKey(absl::string_view key) override {
+  [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override {
     current_.key = std::string(key);
     return absl::OkStatus();
   }
-  absl::Status OnDescriptor(const TensorDescriptor& d) override {
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override {
     current_.descriptor = std::make_unique<TensorDescriptor>(d);
     current_.buffers.assign(d.buffer_count, std::string());
     current_.bytes = 0;
     return absl::OkStatus();
   }
-  absl::Status OnBufferPiece(uint32_t index, uint64_t /*offset*/,
-                             absl::Span<const uint8_t> piece) override {
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t index, uint64_t /*offset*/,
+      absl::Span<const uint8_t> piece) override {
     current_.buffers[index].append(reinterpret_cast<const char*>(piece.data()),
                                    piece.size());
     current_.bytes += piece.size();
     return absl::OkStatus();
   }
-  absl::Status OnTensorEnd() override {
+  [[nodiscard]] absl::Status OnTensorEnd() override {
     std::unique_lock<std::mutex> lock(mu_);
     // Back-pressure: wait while the queue is full (one tensor always fits).
     room_.wait(lock, [&] {

@@ -73,7 +73,7 @@ class HrryForwardReader {
   const Rejection& rejection() const { return rejection_; }
   // OK, the rejection, or the status the sink stopped the read with (the
   // walker remembers it).
-  absl::Status status() const {
+  [[nodiscard]] absl::Status status() const {
     return walker_ != nullptr && walker_->stopped_by_sink()
                ? walker_->status()
                : ToStatus(rejection_);

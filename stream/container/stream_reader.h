@@ -63,7 +63,7 @@ class StreamReader {
   const Rejection& rejection() const { return walker_.rejection(); }
   // OK, the rejection, or the status the sink stopped the stream with
   // (the walker remembers it).
-  absl::Status status() const { return walker_.status(); }
+  [[nodiscard]] absl::Status status() const { return walker_.status(); }
   // Bytes consumed so far.
   uint64_t position() const { return walker_.position(); }
   // Tensors whose every byte has arrived.

@@ -121,7 +121,7 @@ class TensorWalker {
   const Rejection& rejection() const { return rejection_; }
   // OK, the rejection as a status, or the status a sink stopped the walk
   // with.
-  absl::Status status() const;
+  [[nodiscard]] absl::Status status() const;
   bool stopped_by_sink() const { return !sink_status_.ok(); }
   // Absolute offset of the next byte to consume.
   uint64_t position() const { return pos_; }

@@ -21,13 +21,13 @@ class ByteSource {
   virtual ~ByteSource() = default;
   virtual uint64_t size() const = 0;
   // Fills `out` with the bytes at [offset, offset + out.size()).
-  absl::Status ReadAt(uint64_t offset, absl::Span<uint8_t> out,
-                      absl::string_view what) const;
+  [[nodiscard]] absl::Status ReadAt(uint64_t offset, absl::Span<uint8_t> out,
+                                    absl::string_view what) const;
 
  protected:
   // Called with a range inside [0, size()).
-  virtual absl::Status DoRead(uint64_t offset,
-                              absl::Span<uint8_t> out) const = 0;
+  [[nodiscard]] virtual absl::Status DoRead(uint64_t offset,
+                                            absl::Span<uint8_t> out) const = 0;
 };
 
 class MemorySource : public ByteSource {
@@ -36,14 +36,15 @@ class MemorySource : public ByteSource {
   uint64_t size() const override { return bytes_.size(); }
 
  private:
-  absl::Status DoRead(uint64_t offset, absl::Span<uint8_t> out) const override;
+  [[nodiscard]] absl::Status DoRead(uint64_t offset,
+                                    absl::Span<uint8_t> out) const override;
   absl::Span<const uint8_t> bytes_;
 };
 
 // A regular file read with pread(2); its size is taken at open.
 class FileSource : public ByteSource {
  public:
-  static absl::StatusOr<std::unique_ptr<FileSource>> Open(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<FileSource>> Open(
       const std::string& path);
   ~FileSource() override;
   uint64_t size() const override { return size_; }
@@ -51,7 +52,8 @@ class FileSource : public ByteSource {
  private:
   FileSource(int fd, uint64_t size, std::string path)
       : fd_(fd), size_(size), path_(std::move(path)) {}
-  absl::Status DoRead(uint64_t offset, absl::Span<uint8_t> out) const override;
+  [[nodiscard]] absl::Status DoRead(uint64_t offset,
+                                    absl::Span<uint8_t> out) const override;
   int fd_;
   uint64_t size_;
   std::string path_;

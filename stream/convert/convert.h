@@ -99,9 +99,9 @@ struct ConvertReport {
 enum class SourceFormat { kUnknown, kSafetensors, kGguf };
 SourceFormat DetectFormat(const ByteSource& source);
 
-absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
-                                      const ConvertOptions& options,
-                                      stream::ByteSink sink);
+[[nodiscard]] absl::StatusOr<ConvertReport> Convert(
+    const ByteSource& source, const ConvertOptions& options,
+    stream::ByteSink sink);
 
 }  // namespace hurray::convert
 

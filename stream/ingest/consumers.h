@@ -67,7 +67,8 @@ struct Checkpoint {
 using CheckpointFn = std::function<void(const Checkpoint&)>;
 
 // `status` with `why` appended to its message, rule payloads kept.
-absl::Status WithDetail(const absl::Status& status, absl::string_view why);
+[[nodiscard]] absl::Status WithDetail(const absl::Status& status,
+                                      absl::string_view why);
 
 // The KV section as IngestSink::OnMetadata wants it: strings as they are,
 // other scalars as JSON text, bytes in hex, arrays as JSON.
@@ -79,9 +80,9 @@ class ReaderConsumer : public ByteConsumer, protected TensorSink {
  public:
   ~ReaderConsumer() override = default;
 
-  absl::Status Feed(absl::Span<const uint8_t> chunk) final;
-  absl::Status Finish() final;
-  absl::Status FailSource(absl::string_view why) final;
+  [[nodiscard]] absl::Status Feed(absl::Span<const uint8_t> chunk) final;
+  [[nodiscard]] absl::Status Finish() final;
+  [[nodiscard]] absl::Status FailSource(absl::string_view why) final;
 
   // Tensors completed, those before a resumed checkpoint included.
   uint64_t tensors_completed() const override { return tensors_; }
@@ -94,21 +95,23 @@ class ReaderConsumer : public ByteConsumer, protected TensorSink {
         tensors_(resume == nullptr ? 0 : resume->tensors),
         crc_before_chunk_(resume == nullptr ? 0 : resume->crc32c) {}
 
-  virtual absl::Status DoFeed(absl::Span<const uint8_t> chunk) = 0;
-  virtual absl::Status DoFinish() = 0;
-  virtual absl::Status DoFail() = 0;
+  [[nodiscard]] virtual absl::Status DoFeed(
+      absl::Span<const uint8_t> chunk) = 0;
+  [[nodiscard]] virtual absl::Status DoFinish() = 0;
+  [[nodiscard]] virtual absl::Status DoFail() = 0;
   // Fills `c` when the reader is at a resumable boundary.
   virtual bool AtBoundary(Checkpoint* c) = 0;
 
   // TensorSink, forwarded to sink_; its failure stops the reader.
-  absl::Status OnTensorKey(absl::string_view key) override;
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
-                             absl::Span<const uint8_t> piece) override;
-  absl::Status OnTensorEnd() override;
-  absl::Status OnEndOfStream() override;
+  [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override;
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset_in_buffer,
+      absl::Span<const uint8_t> piece) override;
+  [[nodiscard]] absl::Status OnTensorEnd() override;
+  [[nodiscard]] absl::Status OnEndOfStream() override;
   // `s`, noting that the sink failed.
-  absl::Status FromSink(absl::Status s);
+  [[nodiscard]] absl::Status FromSink(absl::Status s);
 
   IngestSink* sink_;
   absl::Status status_;
@@ -121,7 +124,7 @@ class ReaderConsumer : public ByteConsumer, protected TensorSink {
   uint32_t crc_before_chunk_ = 0;
 
  private:
-  absl::Status Latch(absl::Status s);
+  [[nodiscard]] absl::Status Latch(absl::Status s);
 
   bool source_failed_ = false;  // FailSource: an interruption, no verdict
   bool sink_failed_ = false;    // the sink stopped the reader
@@ -136,9 +139,9 @@ class StreamConsumer : public ReaderConsumer {
   uint64_t position() const override { return reader_.position(); }
 
  private:
-  absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
-  absl::Status DoFinish() override;
-  absl::Status DoFail() override;
+  [[nodiscard]] absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
+  [[nodiscard]] absl::Status DoFinish() override;
+  [[nodiscard]] absl::Status DoFail() override;
   bool AtBoundary(Checkpoint* c) override;
 
   StreamReader reader_;
@@ -152,11 +155,11 @@ class HrryConsumer : public ReaderConsumer {
   const HrryForwardReader& reader() const { return reader_; }
 
  private:
-  absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
-  absl::Status DoFinish() override;
-  absl::Status DoFail() override;
+  [[nodiscard]] absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
+  [[nodiscard]] absl::Status DoFinish() override;
+  [[nodiscard]] absl::Status DoFail() override;
   bool AtBoundary(Checkpoint* c) override;
-  absl::Status OnEndOfStream() override;
+  [[nodiscard]] absl::Status OnEndOfStream() override;
 
   HrryForwardReader reader_;
 };
@@ -167,9 +170,9 @@ class SniffingConsumer : public ByteConsumer {
  public:
   SniffingConsumer(const FileOptions& options, IngestSink* sink);
 
-  absl::Status Feed(absl::Span<const uint8_t> chunk) override;
-  absl::Status Finish() override;
-  absl::Status FailSource(absl::string_view why) override;
+  [[nodiscard]] absl::Status Feed(absl::Span<const uint8_t> chunk) override;
+  [[nodiscard]] absl::Status Finish() override;
+  [[nodiscard]] absl::Status FailSource(absl::string_view why) override;
   uint64_t position() const override;
 
   SourceFormat format() const { return format_; }
@@ -179,7 +182,7 @@ class SniffingConsumer : public ByteConsumer {
   void set_checkpoint(CheckpointFn fn) { checkpoint_ = std::move(fn); }
 
  private:
-  absl::Status Start(SourceFormat f);
+  [[nodiscard]] absl::Status Start(SourceFormat f);
 
   FileOptions options_;
   IngestSink* sink_;

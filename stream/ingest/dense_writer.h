@@ -71,7 +71,7 @@ class DenseWriter : public TensorWriter {
       if (window_->size() < count) window_->resize(count);
       return absl::MakeSpan(window_->data(), count);
     }
-    absl::Status Commit(uint64_t, size_t count) override {
+    [[nodiscard]] absl::Status Commit(uint64_t, size_t count) override {
       return w_->WriteFloats(window_->data(), count);
     }
     absl::Span<float> Tensor(uint64_t) override { return {}; }

@@ -51,10 +51,10 @@ class ObserverTap final : public IngestSink {
         cancel_(std::move(cancel)),
         delivered_(records->records().size()) {}
 
-  absl::Status OnTensorKey(absl::string_view key) override {
+  [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override {
     return next_->OnTensorKey(key);
   }
-  absl::Status OnDescriptor(const TensorDescriptor& d) override {
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override {
     if (data_ == TensorData::kRaw) {
       uint64_t total = 0;
       buffers_.assign(d.buffer_count, {});
@@ -69,15 +69,16 @@ class ObserverTap final : public IngestSink {
     }
     return next_->OnDescriptor(d);
   }
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset,
-                             absl::Span<const uint8_t> piece) override {
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset,
+      absl::Span<const uint8_t> piece) override {
     if (data_ == TensorData::kRaw && buffer_index < buffers_.size()) {
       buffers_[buffer_index].insert(buffers_[buffer_index].end(), piece.begin(),
                                     piece.end());
     }
     return next_->OnBufferPiece(buffer_index, offset, piece);
   }
-  absl::Status OnTensorEnd() override {
+  [[nodiscard]] absl::Status OnTensorEnd() override {
     HURRAY_RETURN_IF_ERROR(next_->OnTensorEnd());
     if (data_ == TensorData::kRaw || !names_at_end_) {
       HURRAY_RETURN_IF_ERROR(DeliverUpTo(records_->records().size()));
@@ -93,7 +94,8 @@ class ObserverTap final : public IngestSink {
     names_at_end_ = true;
     next_->ExpectTensorNames();
   }
-  absl::Status OnTensorNames(absl::Span<const std::string> names) override {
+  [[nodiscard]] absl::Status OnTensorNames(
+      absl::Span<const std::string> names) override {
     HURRAY_RETURN_IF_ERROR(next_->OnTensorNames(names));
     // A forward selection renumbered the records (SelectingSink).
     delivered_ = std::min(delivered_, records_->records().size());
@@ -104,15 +106,17 @@ class ObserverTap final : public IngestSink {
       absl::Span<const std::pair<std::string, std::string>> kv) override {
     next_->OnMetadata(kv);
   }
-  absl::Status OnEndOfStream() override { return next_->OnEndOfStream(); }
+  [[nodiscard]] absl::Status OnEndOfStream() override {
+    return next_->OnEndOfStream();
+  }
   void OnInputRejected() override { next_->OnInputRejected(); }
 
  private:
   // The status that stops the reader (it remembers it, not the tap).
-  static absl::Status Stop(absl::Status s) { return s; }
+  [[nodiscard]] static absl::Status Stop(absl::Status s) { return s; }
 
   // Hands over the complete records from delivered_ up to `end`.
-  absl::Status DeliverUpTo(size_t end);
+  [[nodiscard]] absl::Status DeliverUpTo(size_t end);
 
   IngestSink* next_;
   const RecordingIngestSink* records_;
@@ -133,7 +137,7 @@ class ScratchDir {
   ~ScratchDir();
   // A new directory (mkdtemp, mode 0700) in `parent` ("": $TMPDIR, else
   // /tmp).
-  absl::Status Create(const std::string& parent);
+  [[nodiscard]] absl::Status Create(const std::string& parent);
   const std::string& path() const { return path_; }
 
  private:

@@ -36,13 +36,15 @@ class ResumeCheckSink : public IngestSink {
   // `expected`: the records of the key fetched again (LastKeyStart on).
   ResumeCheckSink(std::vector<TensorRecord> expected, IngestSink* inner);
 
-  absl::Status OnTensorKey(absl::string_view key) override;
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
-                             absl::Span<const uint8_t> piece) override;
-  absl::Status OnTensorEnd() override;
-  absl::Status OnEndOfStream() override;
-  absl::Status OnTensorNames(absl::Span<const std::string> names) override;
+  [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override;
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset_in_buffer,
+      absl::Span<const uint8_t> piece) override;
+  [[nodiscard]] absl::Status OnTensorEnd() override;
+  [[nodiscard]] absl::Status OnEndOfStream() override;
+  [[nodiscard]] absl::Status OnTensorNames(
+      absl::Span<const std::string> names) override;
   void ExpectTensorNames() override { inner_->ExpectTensorNames(); }
   void OnInputRejected() override { inner_->OnInputRejected(); }
   void OnMetadata(

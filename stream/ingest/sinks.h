@@ -180,7 +180,8 @@ class IngestSink : public TensorSink {
   // .hrry: names[i] is the index name of tensor i (file order, from 0);
   // empty when no entry names it. Called once the file passed, before
   // OnEndOfStream.
-  virtual absl::Status OnTensorNames(absl::Span<const std::string> /*names*/) {
+  [[nodiscard]] virtual absl::Status OnTensorNames(
+      absl::Span<const std::string> /*names*/) {
     return absl::OkStatus();
   }
   // The container names its tensors at its end (.hrry: the index): nothing
@@ -203,12 +204,14 @@ class IngestSink : public TensorSink {
 // Keeps one TensorRecord per tensor; the base of the sinks below.
 class RecordingIngestSink : public IngestSink {
  public:
-  absl::Status OnTensorKey(absl::string_view key) override;
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
-                             absl::Span<const uint8_t> piece) override;
-  absl::Status OnTensorEnd() override;
-  absl::Status OnTensorNames(absl::Span<const std::string> names) override;
+  [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override;
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset_in_buffer,
+      absl::Span<const uint8_t> piece) override;
+  [[nodiscard]] absl::Status OnTensorEnd() override;
+  [[nodiscard]] absl::Status OnTensorNames(
+      absl::Span<const std::string> names) override;
   // The first failure this sink answered a callback with (the records say
   // "rejected: ..."), for tests and the fuzzer to compare with the
   // consumer's verdict; nothing in the library polls it.
@@ -223,12 +226,12 @@ class RecordingIngestSink : public IngestSink {
   // Resume: the records of the tensors an earlier run completed. An error
   // (an output of the earlier run missing or changed) means the run must not
   // go on.
-  virtual absl::Status Preload(std::vector<TensorRecord> done);
+  [[nodiscard]] virtual absl::Status Preload(std::vector<TensorRecord> done);
   // `hurray ingest --tensors` over a forward pass (the names come only at
   // the end): before OnTensorNames, forgets tensor i unless keep[i] (its
   // record and its finished output, never published); the records left are
   // numbered again from 0 and OnTensorNames then takes their names.
-  virtual absl::Status DropTensors(const std::vector<bool>& keep);
+  [[nodiscard]] virtual absl::Status DropTensors(const std::vector<bool>& keep);
 
  protected:
   TensorRecord* current() { return in_tensor_ ? &records_.back() : nullptr; }
@@ -274,21 +277,24 @@ class DequantSink : public RecordingIngestSink {
   explicit DequantSink(const DequantSinkOptions& options);
   ~DequantSink() override;
 
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
-                             absl::Span<const uint8_t> piece) override;
-  absl::Status OnTensorEnd() override;
-  absl::Status OnTensorNames(absl::Span<const std::string> names) override;
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset_in_buffer,
+      absl::Span<const uint8_t> piece) override;
+  [[nodiscard]] absl::Status OnTensorEnd() override;
+  [[nodiscard]] absl::Status OnTensorNames(
+      absl::Span<const std::string> names) override;
   void ExpectTensorNames() override { names_at_end_ = true; }
   void OnInputRejected() override;
   void OnMetadata(
       absl::Span<const std::pair<std::string, std::string>> kv) override;
-  absl::Status OnEndOfStream() override;
+  [[nodiscard]] absl::Status OnEndOfStream() override;
   // Checks each output of `done` against its CRC-32C (read, never through a
   // symlink) and takes over the pending ones; changes nothing in OUT_DIR.
-  absl::Status Preload(std::vector<TensorRecord> done) override;
+  [[nodiscard]] absl::Status Preload(std::vector<TensorRecord> done) override;
   // Not with --format safetensors (its data is already in one file).
-  absl::Status DropTensors(const std::vector<bool>& keep) override;
+  [[nodiscard]] absl::Status DropTensors(
+      const std::vector<bool>& keep) override;
 
  private:
   // Ends the tensor being written and frees the spool block kept for the
@@ -300,7 +306,7 @@ class DequantSink : public RecordingIngestSink {
   void DropPending(absl::string_view why);
   // Renames a finished output that waits for its name so that it survives
   // for --resume (SafeOutputDir::Keep); *temp becomes its new name.
-  absl::Status KeepForResume(std::string* temp);
+  [[nodiscard]] absl::Status KeepForResume(std::string* temp);
 
   DequantSinkOptions options_;
   absl::Status dir_status_;
