@@ -66,12 +66,12 @@ class Dequantizer {
   // `d` is a validated descriptor; `params` its parameter buffers (see
   // ParametersFromBuffers). The parameters are read, checked and copied
   // here; neither `d` nor `params` is referenced afterwards.
-  static absl::StatusOr<Dequantizer> Create(
+  [[nodiscard]] static absl::StatusOr<Dequantizer> Create(
       const TensorDescriptor& d, const ParameterBytes& params,
       const DequantOptions& options = DequantOptions());
   // The same, with `plan` = MakePlan(d) already built by the caller (it is
   // not built twice).
-  static absl::StatusOr<Dequantizer> Create(
+  [[nodiscard]] static absl::StatusOr<Dequantizer> Create(
       Plan plan, const TensorDescriptor& d, const ParameterBytes& params,
       const DequantOptions& options = DequantOptions());
 
@@ -157,18 +157,21 @@ class Dequantizer {
 
   // Dequantizes `groups` whole groups at `src`, the first holding element
   // pos_, and advances pos_.
-  absl::Status EmitGroups(const uint8_t* src, uint64_t groups, float** out);
+  [[nodiscard]] absl::Status EmitGroups(const uint8_t* src, uint64_t groups,
+                                        float** out);
   // EmitGroups from storage element *pos, with its own output cursor and
   // warnings (what parallel parts run): the TYPE-PACK rejection, or OK.
-  absl::Status EmitGroupsAt(const uint8_t* src, uint64_t groups, bool stream,
-                            uint64_t* pos, float** out,
-                            DequantWarnings* warnings) const;
+  [[nodiscard]] absl::Status EmitGroupsAt(const uint8_t* src, uint64_t groups,
+                                          bool stream, uint64_t* pos,
+                                          float** out,
+                                          DequantWarnings* warnings) const;
   void CheckPadding(const uint8_t* src, uint64_t src_first, uint64_t first,
                     uint64_t count, DequantWarnings* warnings) const;
 
   // ConsumeScattered's loop over the storage walk; `piece` starts at byte
   // bytes_seen_ of the data buffer.
-  absl::Status Scatter(absl::Span<const uint8_t> piece, float* tensor);
+  [[nodiscard]] absl::Status Scatter(absl::Span<const uint8_t> piece,
+                                     float* tensor);
   // The bits of the element at bit `bit` of the data buffer, from `piece` or
   // the bytes carried before it.
   uint32_t CodeAt(uint64_t bit, absl::Span<const uint8_t> piece) const;

@@ -38,7 +38,7 @@ class DequantOutput {
   virtual absl::Span<float> Window(uint64_t first, size_t count) = 0;
   // `count` floats of the last Window, from its start, are written. An
   // error stops the Feed that called it and is returned by it.
-  virtual absl::Status Commit(uint64_t first, size_t count) = 0;
+  [[nodiscard]] virtual absl::Status Commit(uint64_t first, size_t count) = 0;
   // The whole tensor, `count` floats in logical row-major order, the same
   // memory on every call for one tensor; empty when the output cannot hold
   // it.
@@ -54,7 +54,9 @@ class TensorOutput final : public DequantOutput {
     if (first > tensor_.size() || count > tensor_.size() - first) return {};
     return tensor_.subspan(static_cast<size_t>(first), count);
   }
-  absl::Status Commit(uint64_t, size_t) override { return absl::OkStatus(); }
+  [[nodiscard]] absl::Status Commit(uint64_t, size_t) override {
+    return absl::OkStatus();
+  }
   absl::Span<float> Tensor(uint64_t count) override {
     return count <= tensor_.size() ? tensor_ : absl::Span<float>();
   }
@@ -77,7 +79,7 @@ class WindowOutput final : public DequantOutput {
     if (window_.size() < count) window_.resize(count);
     return absl::MakeSpan(window_.data(), count);
   }
-  absl::Status Commit(uint64_t first, size_t count) override {
+  [[nodiscard]] absl::Status Commit(uint64_t first, size_t count) override {
     return flush_(first, absl::MakeConstSpan(window_.data(), count));
   }
   absl::Span<float> Tensor(uint64_t) override { return {}; }

@@ -31,7 +31,7 @@ struct ParameterBytes {
 // d's buffer table by index (entry 0, the data, is not read). A shared
 // buffer (equal indices, RESOLUTIONS.md 9) is split into [scales |
 // zero_points].
-absl::StatusOr<ParameterBytes> ParametersFromBuffers(
+[[nodiscard]] absl::StatusOr<ParameterBytes> ParametersFromBuffers(
     const TensorDescriptor& d,
     absl::Span<const absl::Span<const uint8_t>> buffers);
 
@@ -46,8 +46,9 @@ struct Params {
 // buffer does not have the size the plan needs, otherwise the first
 // data-level rejection (every scale in order, then every zero point), via
 // hurray::ToStatus. QNT-PBA-13 applies in strict mode only.
-absl::StatusOr<Params> LoadParams(const Plan& plan, const ParameterBytes& bytes,
-                                  Mode mode);
+[[nodiscard]] absl::StatusOr<Params> LoadParams(const Plan& plan,
+                                                const ParameterBytes& bytes,
+                                                Mode mode);
 
 }  // namespace hurray::dequant
 

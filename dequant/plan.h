@@ -79,7 +79,7 @@ struct Plan {
 // layout that is not dense (sparse, block-paged, composite, extension);
 // InvalidArgument for a descriptor that the validator would have rejected
 // (wrong storage type, axis, sizes).
-absl::StatusOr<Plan> MakePlan(const TensorDescriptor& d);
+[[nodiscard]] absl::StatusOr<Plan> MakePlan(const TensorDescriptor& d);
 
 }  // namespace hurray::dequant
 

@@ -60,10 +60,9 @@ struct ImportedTensor {
 // offset whose negation does not fit the storage type, offsets with the
 // exclude-zero mapping, an unsigned container with that mapping, or a value
 // buffer whose size is not element count × container bytes.
-absl::StatusOr<ImportedTensor> ImportPerAxis(const PerAxisEncoding& encoding,
-                                             absl::Span<const uint64_t> shape,
-                                             Container container,
-                                             absl::Span<const uint8_t> values);
+[[nodiscard]] absl::StatusOr<ImportedTensor> ImportPerAxis(
+    const PerAxisEncoding& encoding, absl::Span<const uint64_t> shape,
+    Container container, absl::Span<const uint8_t> values);
 
 }  // namespace hurray::qnn
 

@@ -31,7 +31,7 @@ namespace hurray::dequant {
 
 // Same contract as DequantizeAll (dequant/dequantizer.h): `data` is the whole
 // data buffer; the same rejections and warnings.
-absl::Status ReferenceDequantize(
+[[nodiscard]] absl::Status ReferenceDequantize(
     const TensorDescriptor& d, absl::Span<const uint8_t> data,
     const ParameterBytes& params, std::vector<float>* out,
     const DequantOptions& options = DequantOptions(),

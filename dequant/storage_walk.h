@@ -54,7 +54,7 @@ class StorageWalk {
   // the ElementAddresser's error when the stored grid does not fit buffer 0
   // (or, for Morton, morton_bits: LAY-MOR-02).
   // (Heap-allocated: it holds the odometer of up to 576 digits.)
-  static absl::StatusOr<std::unique_ptr<StorageWalk>> Create(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<StorageWalk>> Create(
       const TensorDescriptor& d, const Plan& plan);
 
   // True when offsets never decrease along the walk.
@@ -109,7 +109,7 @@ class StorageWalk {
   };
 
   StorageWalk() = default;
-  absl::Status Init(const TensorDescriptor& d, const Plan& plan);
+  [[nodiscard]] absl::Status Init(const TensorDescriptor& d, const Plan& plan);
   void AddDigit(uint64_t extent, int64_t stride, uint32_t dim, uint32_t level,
                 uint64_t weight);
   void NextSlow();

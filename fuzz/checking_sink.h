@@ -42,7 +42,7 @@ class CheckingSink : public stream::TensorSink {
     chunk_at_ = at;
   }
 
-  absl::Status OnDescriptor(const TensorDescriptor& d) override {
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override {
     HURRAY_FUZZ_CHECK(!ended_);
     HURRAY_FUZZ_CHECK(tensors_.empty() || tensors_.back().complete);
     Tensor t;
@@ -57,8 +57,9 @@ class CheckingSink : public stream::TensorSink {
     return absl::OkStatus();
   }
 
-  absl::Status OnBufferPiece(uint32_t index, uint64_t offset,
-                             absl::Span<const uint8_t> piece) override {
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t index, uint64_t offset,
+      absl::Span<const uint8_t> piece) override {
     HURRAY_FUZZ_CHECK(!ended_);
     HURRAY_FUZZ_CHECK(!tensors_.empty() && !tensors_.back().complete);
     Tensor& t = tensors_.back();
@@ -86,7 +87,7 @@ class CheckingSink : public stream::TensorSink {
     return absl::OkStatus();
   }
 
-  absl::Status OnTensorEnd() override {
+  [[nodiscard]] absl::Status OnTensorEnd() override {
     HURRAY_FUZZ_CHECK(!ended_);
     HURRAY_FUZZ_CHECK(!tensors_.empty() && !tensors_.back().complete);
     Tensor& t = tensors_.back();
@@ -99,7 +100,7 @@ class CheckingSink : public stream::TensorSink {
     return absl::OkStatus();
   }
 
-  absl::Status OnEndOfStream() override {
+  [[nodiscard]] absl::Status OnEndOfStream() override {
     HURRAY_FUZZ_CHECK(!ended_);
     HURRAY_FUZZ_CHECK(tensors_.empty() || tensors_.back().complete);
     ended_ = true;

@@ -35,7 +35,8 @@ class ElementAddresser {
   // element type that cannot be sized, or offsets that would leave int64 or
   // buffer 0 (a rejection status with the layout's BUF-SZ rule: a safety net
   // behind the validator, which normally rejects those first).
-  static absl::StatusOr<ElementAddresser> Create(const TensorDescriptor& d);
+  [[nodiscard]] static absl::StatusOr<ElementAddresser> Create(
+      const TensorDescriptor& d);
 
   // Element offset of `index` (rank() entries, each below its dimension)
   // relative to byte_offset.
@@ -75,10 +76,10 @@ class ElementAddresser {
   };
 
   ElementAddresser() = default;
-  absl::Status Init(const TensorDescriptor& d);
+  [[nodiscard]] absl::Status Init(const TensorDescriptor& d);
   // Tile strides, and the offset range of the whole tile grid.
-  absl::Status InitTiled(const TensorDescriptor& d, __int128* min,
-                         __int128* max);
+  [[nodiscard]] absl::Status InitTiled(const TensorDescriptor& d, __int128* min,
+                                       __int128* max);
   // The term of dimension k for coordinate x (every kind but Hilbert).
   int64_t Term(uint32_t k, uint64_t x) const;
   // Increments x along dimension k keep the term's slope for this many more

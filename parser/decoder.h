@@ -111,7 +111,7 @@ class DescriptorDecoder {
   const TensorDescriptor& descriptor() const { return desc_; }
   const Rejection& rejection() const { return rejection_; }
   // OK, or the rejection as an absl::Status (allocates).
-  absl::Status status() const { return ToStatus(rejection_); }
+  [[nodiscard]] absl::Status status() const { return ToStatus(rejection_); }
   const ParseOptions& options() const { return options_; }
   // True when the current descriptor was decoded and accepted by the
   // whole-descriptor fast path (parser/fast_path.h) rather than the state
@@ -206,7 +206,7 @@ class DescriptorDecoder {
 // One-shot decode of the descriptor at the start of `bytes` (bytes after it
 // are ignored): Feed(bytes) then Finish(). Same result, rule and offset as
 // any chunked feed of the same bytes.
-absl::StatusOr<TensorDescriptor> Decode(
+[[nodiscard]] absl::StatusOr<TensorDescriptor> Decode(
     absl::Span<const uint8_t> bytes,
     const ParseOptions& options = ParseOptions());
 

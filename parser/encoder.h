@@ -18,18 +18,19 @@ namespace hurray {
 // will produce: the natural length plus trailing_length. Fails for counts the
 // fixed storage cannot hold (rank > 64, tiled depth 0 or > 8) or an unparsed
 // layout.
-absl::StatusOr<PartOffsets> ComputeOffsets(const TensorDescriptor& d);
+[[nodiscard]] absl::StatusOr<PartOffsets> ComputeOffsets(
+    const TensorDescriptor& d);
 
 // Writes the descriptor into `out` and returns its length. The
 // descriptor_length field is the computed length (d.descriptor_length is
 // ignored). Extension-layout data comes from `extension_data` (zeros when it
 // is empty); quantization padding and trailing bytes are zeros. No
 // allocation.
-absl::StatusOr<size_t> EncodeInto(
+[[nodiscard]] absl::StatusOr<size_t> EncodeInto(
     const TensorDescriptor& d, absl::Span<uint8_t> out,
     absl::Span<const uint8_t> extension_data = {});
 
-absl::StatusOr<std::vector<uint8_t>> Encode(
+[[nodiscard]] absl::StatusOr<std::vector<uint8_t>> Encode(
     const TensorDescriptor& d, absl::Span<const uint8_t> extension_data = {});
 
 }  // namespace hurray

@@ -109,7 +109,8 @@ struct QuantizationDescriptor {
   // The value of quantization_length: header + payload + extra bytes.
   size_t encoded_len() const;
   // Writes encoded_len() bytes (extra bytes as zeros). No allocation.
-  absl::StatusOr<size_t> EncodeInto(absl::Span<uint8_t> out) const;
+  [[nodiscard]] absl::StatusOr<size_t> EncodeInto(
+      absl::Span<uint8_t> out) const;
   std::vector<uint8_t> EncodeToVector() const;
 
   friend bool operator==(const QuantizationDescriptor& a,
@@ -136,7 +137,7 @@ struct DecodedQuantization {
 // Decodes one quantization descriptor from the start of `bytes` (the bytes
 // after the quantization_length prefix). Trailing bytes are ignored:
 // `consumed` is the scheme's fixed size. Applies CheckQuantizationFields.
-absl::StatusOr<DecodedQuantization> DecodeQuantization(
+[[nodiscard]] absl::StatusOr<DecodedQuantization> DecodeQuantization(
     absl::Span<const uint8_t> bytes,
     const ParseOptions& options = ParseOptions());
 
@@ -146,10 +147,11 @@ struct PerTensorAffine {
   float scale;
   int32_t zero_point;
   // scale finite and non-zero (QNT-PTA-01).
-  static absl::StatusOr<PerTensorAffine> Create(float scale,
-                                                int32_t zero_point);
+  [[nodiscard]] static absl::StatusOr<PerTensorAffine> Create(
+      float scale, int32_t zero_point);
   // zero_point inside the storage type's range (QNT-PTA-02).
-  absl::Status ValidateZeroPointFor(uint8_t storage_type_tag) const;
+  [[nodiscard]] absl::Status ValidateZeroPointFor(
+      uint8_t storage_type_tag) const;
   friend bool operator==(const PerTensorAffine&,
                          const PerTensorAffine&) = default;
 };
@@ -158,9 +160,9 @@ struct PerChannelAffine {
   uint32_t axis;
   uint32_t scale_buffer_index;
   uint32_t zero_point_buffer_index;  // kNoBufferIndex when symmetric
-  static absl::StatusOr<PerChannelAffine> Symmetric(
+  [[nodiscard]] static absl::StatusOr<PerChannelAffine> Symmetric(
       uint32_t axis, uint32_t scale_buffer_index);
-  static absl::StatusOr<PerChannelAffine> Asymmetric(
+  [[nodiscard]] static absl::StatusOr<PerChannelAffine> Asymmetric(
       uint32_t axis, uint32_t scale_buffer_index,
       uint32_t zero_point_buffer_index);
   bool symmetric() const { return zero_point_buffer_index == kNoBufferIndex; }
@@ -174,11 +176,10 @@ struct PerBlockAffine {
   uint32_t scale_buffer_index;
   uint32_t zero_point_buffer_index;  // kNoBufferIndex when symmetric
   uint8_t scale_type_tag;            // float16, bfloat16 or float32
-  static absl::StatusOr<PerBlockAffine> Symmetric(uint32_t axis,
-                                                  uint32_t block_size,
-                                                  uint32_t scale_buffer_index,
-                                                  uint8_t scale_type_tag);
-  static absl::StatusOr<PerBlockAffine> Asymmetric(
+  [[nodiscard]] static absl::StatusOr<PerBlockAffine> Symmetric(
+      uint32_t axis, uint32_t block_size, uint32_t scale_buffer_index,
+      uint8_t scale_type_tag);
+  [[nodiscard]] static absl::StatusOr<PerBlockAffine> Asymmetric(
       uint32_t axis, uint32_t block_size, uint32_t scale_buffer_index,
       uint32_t zero_point_buffer_index, uint8_t scale_type_tag);
   bool symmetric() const { return zero_point_buffer_index == kNoBufferIndex; }
@@ -190,8 +191,9 @@ struct Nf4 {
   uint32_t axis;
   uint32_t block_size;
   uint32_t scale_buffer_index;
-  static absl::StatusOr<Nf4> Create(uint32_t axis, uint32_t block_size,
-                                    uint32_t scale_buffer_index);
+  [[nodiscard]] static absl::StatusOr<Nf4> Create(uint32_t axis,
+                                                  uint32_t block_size,
+                                                  uint32_t scale_buffer_index);
   friend bool operator==(const Nf4&, const Nf4&) = default;
 };
 
@@ -199,8 +201,9 @@ struct Mxfp {
   uint32_t axis;
   uint32_t block_size;
   uint32_t scale_buffer_index;
-  static absl::StatusOr<Mxfp> Create(uint32_t axis, uint32_t block_size,
-                                     uint32_t scale_buffer_index);
+  [[nodiscard]] static absl::StatusOr<Mxfp> Create(uint32_t axis,
+                                                   uint32_t block_size,
+                                                   uint32_t scale_buffer_index);
   friend bool operator==(const Mxfp&, const Mxfp&) = default;
 };
 

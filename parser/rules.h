@@ -102,7 +102,7 @@ inline constexpr Rejection kAccepted{};
 // "<RULE-ID> at <unit> <offset>: <message>" ("QNT-HDR-02 at byte 64: ...",
 // "QNT-MX-07 at block 3: ...") and payloads carrying the rule id, the offset
 // and, when it is not a byte offset, its unit. OK for an accepted Rejection.
-absl::Status ToStatus(const Rejection& r);
+[[nodiscard]] absl::Status ToStatus(const Rejection& r);
 
 // Reads back what ToStatus stored. Empty for OK or foreign statuses.
 std::optional<absl::string_view> RuleIdOf(const absl::Status& status);

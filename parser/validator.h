@@ -27,8 +27,8 @@ Rejection ValidateDescriptor(const TensorDescriptor& d,
 
 // Validates a descriptor built in memory: computes the offsets the encoder
 // would use, then validates.
-absl::Status Validate(const TensorDescriptor& d,
-                      const ParseOptions& options = ParseOptions());
+[[nodiscard]] absl::Status Validate(
+    const TensorDescriptor& d, const ParseOptions& options = ParseOptions());
 
 // Number of buffers a layout uses for itself, before quantization
 // parameters (REJECT-RULES.md §2.4): dense and extension 1, COO 2, CSR/CSC
@@ -46,10 +46,9 @@ uint32_t ParameterBufferCount(const QuantizationDescriptor& q);
 // and each sits on the data buffer's device and memory class. Offsets are
 // relative to the quantization descriptor's first byte. The descriptor
 // validator runs this same check on every quantized descriptor it reads.
-absl::Status ValidateBufferPlacement(const QuantizationDescriptor& q,
-                                     absl::Span<const BufferHandle> buffers,
-                                     uint32_t layout_buffer_count = 1,
-                                     Mode mode = Mode::kStrict);
+[[nodiscard]] absl::Status ValidateBufferPlacement(
+    const QuantizationDescriptor& q, absl::Span<const BufferHandle> buffers,
+    uint32_t layout_buffer_count = 1, Mode mode = Mode::kStrict);
 Rejection CheckBufferPlacement(const QuantizationDescriptor& q,
                                absl::Span<const BufferHandle> buffers,
                                uint32_t layout_buffer_count, uint64_t base,

@@ -38,7 +38,7 @@ struct Member {
   Value second;
 };
 
-absl::StatusOr<Value> Parse(absl::string_view text);
+[[nodiscard]] absl::StatusOr<Value> Parse(absl::string_view text);
 
 }  // namespace hurray::json
 

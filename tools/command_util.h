@@ -39,8 +39,8 @@ struct CommandArgs {
 // id; repeatable), -h/--help, and files. "--" ends the options. Fails
 // (InvalidArgument, with a one-line message) on an unknown option, a bad
 // --agree value, or when there is no file (unless --help).
-absl::StatusOr<CommandArgs> ParseCommandArgs(absl::Span<const std::string> args,
-                                             bool allow_json);
+[[nodiscard]] absl::StatusOr<CommandArgs> ParseCommandArgs(
+    absl::Span<const std::string> args, bool allow_json);
 
 // Prints "hurray <command>: <message>" and the usage to `err`; returns
 // kExitError.
@@ -50,7 +50,7 @@ int UsageError(absl::string_view command, absl::string_view message,
 // Reads the whole file at `path`. Errors: the file cannot be opened or read
 // (NotFound, PermissionDenied, ... from errno), or it is larger than
 // `max_bytes` (ResourceExhausted).
-absl::StatusOr<std::vector<uint8_t>> ReadInputFile(
+[[nodiscard]] absl::StatusOr<std::vector<uint8_t>> ReadInputFile(
     const std::string& path, size_t max_bytes = kMaxInputFileBytes);
 
 }  // namespace hurray::tools

@@ -32,9 +32,9 @@ struct DescriptorRead {
 // verdict is in *read (and decoder->descriptor() when ok). Errors: the file
 // cannot be opened or read, is a directory, or is a .hrry file that is not
 // a regular file (I/O errors, exit 2).
-absl::StatusOr<InputKind> ReadInput(const std::string& path,
-                                    DescriptorDecoder* decoder,
-                                    DescriptorRead* read);
+[[nodiscard]] absl::StatusOr<InputKind> ReadInput(const std::string& path,
+                                                  DescriptorDecoder* decoder,
+                                                  DescriptorRead* read);
 
 }  // namespace hurray::tools
 

@@ -31,10 +31,10 @@ struct SampleTensor {
 // The sample's tensors, always the same: per-tensor affine uint8,
 // per-channel affine int8 (symmetric), per-block affine uint4 with float16
 // scales, NF4, MXFP float8_e4m3, MXFP float4_e2m1, and float32.
-absl::StatusOr<std::vector<SampleTensor>> BuildSampleTensors();
+[[nodiscard]] absl::StatusOr<std::vector<SampleTensor>> BuildSampleTensors();
 
 // The sample as a .hrry file (sorted index, CRC, KV metadata).
-absl::Status WriteSampleModel(stream::ByteSink sink);
+[[nodiscard]] absl::Status WriteSampleModel(stream::ByteSink sink);
 
 }  // namespace hurray::tools
 

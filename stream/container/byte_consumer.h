@@ -27,12 +27,12 @@ class ByteConsumer {
   // Takes all of `chunk` unless the input is rejected; a rejection carries
   // the rule id and byte offset (rules.h ToStatus). Once rejected, every
   // later call returns the same status.
-  virtual absl::Status Feed(absl::Span<const uint8_t> chunk) = 0;
+  [[nodiscard]] virtual absl::Status Feed(absl::Span<const uint8_t> chunk) = 0;
   // The input ended cleanly (EOF, peer closed).
-  virtual absl::Status Finish() = 0;
+  [[nodiscard]] virtual absl::Status Finish() = 0;
   // The byte source failed (I/O error, timeout, cancellation): STREAM-IO at
   // the current offset, `why` in the message.
-  virtual absl::Status FailSource(absl::string_view why) = 0;
+  [[nodiscard]] virtual absl::Status FailSource(absl::string_view why) = 0;
 
   // Bytes consumed so far.
   virtual uint64_t position() const = 0;
@@ -44,6 +44,8 @@ class ByteConsumer {
   // True once the consumer needs no more input although the source has not
   // ended (a network client that received every tensor it asked for).
   virtual bool Satisfied() const { return false; }
+  // Tensors whose bytes all arrived and passed, for progress reports.
+  virtual uint64_t tensors_completed() const { return 0; }
 };
 
 }  // namespace hurray::stream

@@ -19,14 +19,14 @@ using ByteSink = absl::FunctionRef<absl::Status(absl::Span<const uint8_t>)>;
 class OstreamSink {
  public:
   explicit OstreamSink(std::ostream* out) : out_(out) {}
-  absl::Status operator()(absl::Span<const uint8_t> bytes) const;
+  [[nodiscard]] absl::Status operator()(absl::Span<const uint8_t> bytes) const;
 
  private:
   std::ostream* out_;
 };
 
 // Writes `count` zero bytes.
-absl::Status WriteZeros(ByteSink sink, uint64_t count);
+[[nodiscard]] absl::Status WriteZeros(ByteSink sink, uint64_t count);
 
 }  // namespace hurray::stream
 

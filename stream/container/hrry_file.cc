@@ -37,6 +37,7 @@ Rejection HrryForwardReader::ResumeAt(absl::Span<const uint8_t> header,
   }
   std::memcpy(header_bytes_, header.data(), kFileHeaderSize);
   std::memcpy(last_, last.data(), kTrailerSize);
+  feed_start_ = offset;
   const Rejection r = ParseFileHeader(header_bytes_, &geometry_.header);
   if (!r.ok()) {
     Reject(r);
@@ -68,6 +69,17 @@ void HrryForwardReader::KeepLast(absl::Span<const uint8_t> in) {
   std::memcpy(last_ + kTrailerSize - in.size(), in.data(), in.size());
 }
 
+void HrryForwardReader::LastBytesBefore(uint64_t end,
+                                        std::vector<uint8_t>* out) const {
+  const size_t at = static_cast<size_t>(end - feed_start_);
+  const size_t from_chunk = std::min<size_t>(at, kTrailerSize);
+  out->assign(last_ + from_chunk, last_ + kTrailerSize);
+  if (from_chunk > 0) {
+    out->insert(out->end(), feeding_.data() + at - from_chunk,
+                feeding_.data() + at);
+  }
+}
+
 FileState HrryForwardReader::Feed(absl::Span<const uint8_t> chunk) {
   if (state_ != FileState::kNeedMore) return state_;
   // LIMIT-TOTAL-BYTES: no byte at or past the limit is taken.
@@ -75,7 +87,10 @@ FileState HrryForwardReader::Feed(absl::Span<const uint8_t> chunk) {
   const uint64_t room = pos_ < limit ? limit - pos_ : 0;
   const absl::Span<const uint8_t> allowed =
       chunk.first(static_cast<size_t>(std::min<uint64_t>(chunk.size(), room)));
-  KeepLast(allowed);
+  // last_ stays the window before this chunk while its bytes are walked
+  // (LastBytesBefore), and takes the chunk's end after.
+  feeding_ = allowed;
+  feed_start_ = pos_;
   size_t used = 0;
   while (state_ == FileState::kNeedMore && used < allowed.size()) {
     const absl::Span<const uint8_t> in = allowed.subspan(used);
@@ -96,6 +111,9 @@ FileState HrryForwardReader::Feed(absl::Span<const uint8_t> chunk) {
         break;
     }
   }
+  KeepLast(allowed);
+  feeding_ = {};
+  feed_start_ = pos_;
   if (state_ == FileState::kNeedMore && allowed.size() < chunk.size()) {
     Reject({Rule::kLimitTotalBytes, limit,
             "the file is longer than the total byte limit"});
@@ -156,7 +174,6 @@ size_t HrryForwardReader::StepRegion(absl::Span<const uint8_t> in) {
   const WalkResult r = walker_->Feed(in);
   pos_ += r.consumed;
   if (r.state == WalkState::kRejected) {
-    if (walker_->stopped_by_sink()) sink_status_ = walker_->status();
     Reject(walker_->rejection());
   } else if (r.state == WalkState::kDone) {
     // What follows the region is kept until the trailer says what it is.
@@ -237,17 +254,14 @@ FileState HrryForwardReader::Finish() {
     Reject(r);
     return state_;
   }
+  // The walker tells the sink and remembers its answer (status()).
+  if (walker_ != nullptr &&
+      walker_->EndOfStream(pos_) == WalkState::kRejected) {
+    Reject(walker_->rejection());
+    return state_;
+  }
   state_ = FileState::kDone;
   phase_ = Phase::kStopped;
-  if (sink_ != nullptr) {
-    sink_status_ = sink_->OnEndOfStream();
-    if (!sink_status_.ok()) {
-      rejection_ = {RuleFromId(RuleIdOf(sink_status_).value_or(""))
-                        .value_or(Rule::kStreamIo),
-                    pos_, "the sink stopped the read"};
-      state_ = FileState::kRejected;
-    }
-  }
   return state_;
 }
 

@@ -71,11 +71,19 @@ class HrryForwardReader {
     return walker_ == nullptr ? 0 : walker_->open_composites();
   }
   const Rejection& rejection() const { return rejection_; }
-  // OK, the rejection, or the status the sink stopped the read with.
-  absl::Status status() const {
-    return sink_status_.ok() ? ToStatus(rejection_) : sink_status_;
+  // OK, the rejection, or the status the sink stopped the read with (the
+  // walker remembers it).
+  [[nodiscard]] absl::Status status() const {
+    return walker_ != nullptr && walker_->stopped_by_sink()
+               ? walker_->status()
+               : ToStatus(rejection_);
   }
   uint64_t position() const { return pos_; }
+  // The 40 bytes before absolute offset `end` (a resume checkpoint's
+  // `last`): `end` is position(), or, during Feed (in a sink callback),
+  // inside the chunk being fed, at least 40 bytes into the file. The one
+  // copy of the file's last bytes (the trailer's window) is the reader's.
+  void LastBytesBefore(uint64_t end, std::vector<uint8_t>* out) const;
 
   // Valid once the header arrived.
   const FileHeader& header() const { return geometry_.header; }
@@ -110,7 +118,6 @@ class HrryForwardReader {
   Phase phase_ = Phase::kHeader;
   FileState state_ = FileState::kNeedMore;
   Rejection rejection_;
-  absl::Status sink_status_;  // why the sink stopped the read
   uint64_t pos_ = 0;
 
   uint8_t header_bytes_[kFileHeaderSize] = {};
@@ -120,7 +127,11 @@ class HrryForwardReader {
   // Bytes from the end of the tensor region on, and the last 40 bytes seen.
   std::vector<uint8_t> tail_;
   uint64_t tail_start_ = 0;
+  // The last 40 bytes before the chunk being fed (after Feed: before
+  // pos_), and that chunk.
   uint8_t last_[kTrailerSize] = {};
+  absl::Span<const uint8_t> feeding_;
+  uint64_t feed_start_ = 0;
 
   FileGeometry geometry_;
   FileIndex index_;

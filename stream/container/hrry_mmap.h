@@ -41,14 +41,14 @@ namespace hurray::stream {
 
 class HrryFile {
  public:
-  static absl::StatusOr<std::unique_ptr<HrryFile>> Open(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HrryFile>> Open(
       const std::string& path, const FileOptions& options = FileOptions());
   // Over bytes the caller keeps alive and unchanged, at their address.
-  static absl::StatusOr<std::unique_ptr<HrryFile>> FromBytes(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HrryFile>> FromBytes(
       absl::Span<const uint8_t> bytes,
       const FileOptions& options = FileOptions());
   // Over a copy of `bytes`, aligned like a mapped file.
-  static absl::StatusOr<std::unique_ptr<HrryFile>> CopyOf(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HrryFile>> CopyOf(
       absl::Span<const uint8_t> bytes,
       const FileOptions& options = FileOptions());
 
@@ -69,30 +69,30 @@ class HrryFile {
   std::vector<const IndexEntry*> InFileOrder() const;
 
   // The entry's descriptor (checked at open).
-  absl::Status ReadDescriptor(const IndexEntry& e, TensorDescriptor* out) const;
+  [[nodiscard]] absl::Status ReadDescriptor(const IndexEntry& e,
+                                            TensorDescriptor* out) const;
   // Bytes of buffer `i` of the entry's tensor, a view into the file. BUF-19
   // (offset: the buffer's file offset) when the view's address is not a
   // multiple of the handle's declared alignment.
-  absl::StatusOr<absl::Span<const uint8_t>> Buffer(const IndexEntry& e,
-                                                   const TensorDescriptor& d,
-                                                   uint32_t i) const;
+  [[nodiscard]] absl::StatusOr<absl::Span<const uint8_t>> Buffer(
+      const IndexEntry& e, const TensorDescriptor& d, uint32_t i) const;
   // The data-level element rules TYPE-PACK-01…05 over the entry's data
   // buffer (parser/element_checks.h), in the mode the file was opened in:
   // OK, or the rule id with the element offset (OffsetUnit::kElement). Not
   // run by Open(), which touches no tensor data; reads every element byte of
   // a contiguous bool, sub-byte or float8_e8m0 tensor, nothing otherwise.
-  absl::Status CheckElements(const IndexEntry& e,
-                             const TensorDescriptor& d) const;
+  [[nodiscard]] absl::Status CheckElements(const IndexEntry& e,
+                                           const TensorDescriptor& d) const;
   // The direct members of a composite head: the tensors that follow it in
   // descriptor_offset order, a nested head standing for its own members
   // (file-format.md § Composite Tensors). CMP-CLS-03 when the file ends
   // first (a permissive open accepts such files; the members are refused).
-  absl::StatusOr<std::vector<const IndexEntry*>> Members(
+  [[nodiscard]] absl::StatusOr<std::vector<const IndexEntry*>> Members(
       const IndexEntry& head) const;
 
  private:
   HrryFile() = default;
-  static absl::StatusOr<std::unique_ptr<HrryFile>> Load(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HrryFile>> Load(
       std::unique_ptr<HrryFile> file, const FileOptions& options);
   Rejection Check(const FileOptions& options);
   Rejection WalkRegion(const FileOptions& options);

@@ -52,21 +52,21 @@ class HrryWriter {
   ~HrryWriter();
 
   // Writes the header and the padding up to first_descriptor_offset.
-  absl::Status Begin(ByteSink sink);
+  [[nodiscard]] absl::Status Begin(ByteSink sink);
   // Writes one tensor (`buffers`: one span per buffer-table entry, exactly
   // byte_size bytes each; `extension_data`: an extension layout's opaque
   // data, zeros when empty).
-  absl::Status Add(absl::string_view name, const TensorDescriptor& d,
-                   absl::Span<const absl::Span<const uint8_t>> buffers,
-                   ByteSink sink,
-                   absl::Span<const uint8_t> extension_data = {});
+  [[nodiscard]] absl::Status Add(
+      absl::string_view name, const TensorDescriptor& d,
+      absl::Span<const absl::Span<const uint8_t>> buffers, ByteSink sink,
+      absl::Span<const uint8_t> extension_data = {});
   // Same, but buffer i's bytes come from `write_buffer(i, sink)`, which must
   // pass exactly d.buffers[i].byte_size bytes to `sink`, in pieces of any
   // size: tensors of any size go through in bounded memory. A wrong count
   // fails the writer (the file is then unusable).
   using BufferWriter =
       absl::FunctionRef<absl::Status(uint32_t index, ByteSink sink)>;
-  absl::Status AddStreamed(absl::string_view name, const TensorDescriptor& d,
+  [[nodiscard]] absl::Status AddStreamed(absl::string_view name, const TensorDescriptor& d,
                            BufferWriter write_buffer, ByteSink sink,
                            absl::Span<const uint8_t> extension_data = {});
   // Only inside a BufferWriter of AddStreamed: counts `n` bytes of the
@@ -74,20 +74,22 @@ class HrryWriter {
   // every byte it passed to the sink (convert copies data spans with
   // copy_file_range this way, the sink flushed first). They count toward
   // the buffer's byte_size like bytes passed to the sink.
-  absl::Status CountWritten(uint64_t n);
+  [[nodiscard]] absl::Status CountWritten(uint64_t n);
   // KV entries, added any time before Finish (with_kv must be set).
   KvBuilder& kv() { return kv_; }
   // Writes the KV section, the index and the trailer.
-  absl::Status Finish(ByteSink sink);
+  [[nodiscard]] absl::Status Finish(ByteSink sink);
 
   uint64_t bytes_written() const { return pos_; }
 
  private:
-  absl::Status Put(ByteSink sink, absl::Span<const uint8_t> bytes);
-  absl::Status PadTo(ByteSink sink, uint64_t alignment);
-  absl::Status AddImpl(absl::string_view name, const TensorDescriptor& d,
-                       BufferWriter write_buffer, ByteSink sink,
-                       absl::Span<const uint8_t> extension_data);
+  [[nodiscard]] absl::Status Put(ByteSink sink,
+                                 absl::Span<const uint8_t> bytes);
+  [[nodiscard]] absl::Status PadTo(ByteSink sink, uint64_t alignment);
+  [[nodiscard]] absl::Status AddImpl(absl::string_view name,
+                                     const TensorDescriptor& d,
+                                     BufferWriter write_buffer, ByteSink sink,
+                                     absl::Span<const uint8_t> extension_data);
 
   enum class Stage : uint8_t { kNew, kTensors, kFinished, kFailed };
 

@@ -19,23 +19,25 @@ namespace hurray::stream {
 
 class KvBuilder {
  public:
-  absl::Status AddString(absl::string_view key, absl::string_view value);
-  absl::Status AddInt64(absl::string_view key, int64_t value);
-  absl::Status AddUInt64(absl::string_view key, uint64_t value);
-  absl::Status AddFloat64(absl::string_view key, double value);
-  absl::Status AddBool(absl::string_view key, bool value);
-  absl::Status AddBytes(absl::string_view key, absl::Span<const uint8_t> value);
-  absl::Status AddStringArray(absl::string_view key,
-                              absl::Span<const absl::string_view> values);
-  absl::Status AddInt64Array(absl::string_view key,
-                             absl::Span<const int64_t> values);
-  absl::Status AddUInt64Array(absl::string_view key,
-                              absl::Span<const uint64_t> values);
-  absl::Status AddFloat64Array(absl::string_view key,
-                               absl::Span<const double> values);
-  absl::Status AddBoolArray(absl::string_view key,
-                            absl::Span<const bool> values);
-  absl::Status AddBytesArray(
+  [[nodiscard]] absl::Status AddString(absl::string_view key,
+                                       absl::string_view value);
+  [[nodiscard]] absl::Status AddInt64(absl::string_view key, int64_t value);
+  [[nodiscard]] absl::Status AddUInt64(absl::string_view key, uint64_t value);
+  [[nodiscard]] absl::Status AddFloat64(absl::string_view key, double value);
+  [[nodiscard]] absl::Status AddBool(absl::string_view key, bool value);
+  [[nodiscard]] absl::Status AddBytes(absl::string_view key,
+                                      absl::Span<const uint8_t> value);
+  [[nodiscard]] absl::Status AddStringArray(
+      absl::string_view key, absl::Span<const absl::string_view> values);
+  [[nodiscard]] absl::Status AddInt64Array(absl::string_view key,
+                                           absl::Span<const int64_t> values);
+  [[nodiscard]] absl::Status AddUInt64Array(absl::string_view key,
+                                            absl::Span<const uint64_t> values);
+  [[nodiscard]] absl::Status AddFloat64Array(absl::string_view key,
+                                             absl::Span<const double> values);
+  [[nodiscard]] absl::Status AddBoolArray(absl::string_view key,
+                                          absl::Span<const bool> values);
+  [[nodiscard]] absl::Status AddBytesArray(
       absl::string_view key,
       absl::Span<const absl::Span<const uint8_t>> values);
 
@@ -48,7 +50,7 @@ class KvBuilder {
 
  private:
   // Checks the key; on success writes it and the value tag.
-  absl::Status Begin(absl::string_view key, KvType type);
+  [[nodiscard]] absl::Status Begin(absl::string_view key, KvType type);
   void Put(absl::Span<const uint8_t> bytes);
   void PutU32(uint32_t v);
   void PutU64(uint64_t v);

@@ -24,10 +24,10 @@ inline constexpr size_t kMapAlignment = size_t{2} << 20;
 
 class MappedFile {
  public:
-  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<MappedFile>> Open(
       const std::string& path);
   // A copy of `bytes` (an in-memory file) at an address aligned as above.
-  static absl::StatusOr<std::unique_ptr<MappedFile>> Copy(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<MappedFile>> Copy(
       absl::Span<const uint8_t> bytes);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;

@@ -21,7 +21,7 @@ namespace hurray::stream {
 class PullReader {
  public:
   virtual ~PullReader() = default;
-  virtual absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) = 0;
+  [[nodiscard]] virtual absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) = 0;
   // Thread-safe: a Read in progress (or the next one) fails soon.
   virtual void Interrupt() = 0;
 };

@@ -24,7 +24,7 @@ class RangeSource {
   // pieces (views valid during the call). Fewer bytes than asked for is an
   // error (reported as STREAM-IO: the source failed); FailedPrecondition
   // (the object changed) is reported as it is; `feed`'s error stops it.
-  virtual absl::Status Read(uint64_t offset, uint64_t length, PieceFn feed) = 0;
+  [[nodiscard]] virtual absl::Status Read(uint64_t offset, uint64_t length, PieceFn feed) = 0;
 };
 
 }  // namespace hurray::stream

@@ -53,25 +53,26 @@ struct TempFile {
 class SafeOutputDir {
  public:
   // Opens `path` ("" is the current directory). A symlink there is refused.
-  static absl::StatusOr<std::unique_ptr<SafeOutputDir>> Open(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<SafeOutputDir>> Open(
       const std::string& path);
   ~SafeOutputDir();
   SafeOutputDir(const SafeOutputDir&) = delete;
   SafeOutputDir& operator=(const SafeOutputDir&) = delete;
 
   // A new empty temp, open for reading and writing.
-  absl::StatusOr<TempFile> CreateTemp(mode_t mode = 0644);
+  [[nodiscard]] absl::StatusOr<TempFile> CreateTemp(mode_t mode = 0644);
   // Renames a temp of this object to `final_name` (IsPlainName), replacing
   // what is there; the temp is ours no more.
-  absl::Status Publish(const std::string& temp, const std::string& final_name);
+  [[nodiscard]] absl::Status Publish(const std::string& temp,
+                                     const std::string& final_name);
   // Removes a temp of this object (its descriptor is the caller's to close).
   void Remove(const std::string& temp);
   // The temp survives this object (a resumable run keeps finished outputs
   // that wait for their names) under the name returned (".kept": no later
   // run's clean-up removes it); Remove and RemoveAll still remove it.
-  absl::StatusOr<std::string> Keep(const std::string& temp);
+  [[nodiscard]] absl::StatusOr<std::string> Keep(const std::string& temp);
   // Takes over a temp an earlier run kept: an IsTempName regular file.
-  absl::Status Adopt(const std::string& temp);
+  [[nodiscard]] absl::Status Adopt(const std::string& temp);
   // How many temps of killed runs this run removed (at its first CreateTemp
   // or Publish).
   int stale_temps_removed() const { return stale_temps_removed_; }
@@ -80,7 +81,8 @@ class SafeOutputDir {
 
   // Opens a regular file of the directory read-only, never through a
   // symlink (a plain name or one of our temp names).
-  absl::StatusOr<int> OpenForReading(const std::string& name) const;
+  [[nodiscard]] absl::StatusOr<int> OpenForReading(
+      const std::string& name) const;
 
   const std::string& path() const { return path_; }
   // `path_/name`, for messages.
@@ -95,7 +97,7 @@ class SafeOutputDir {
  private:
   SafeOutputDir(int fd, std::string path);
   // Creates and locks this run's lock file (once, before its first temp).
-  absl::Status Lock();
+  [[nodiscard]] absl::Status Lock();
   // Removes the lock file once no temp of this object is left.
   void Unlock();
   // Removes the ".tmp" temps (and lock files) of runs that hold no lock.
@@ -120,19 +122,19 @@ class SafeOutputDir {
 // leaves nothing (and whatever was at `path` stays).
 class SafeOutputFile {
  public:
-  static absl::StatusOr<std::unique_ptr<SafeOutputFile>> Create(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<SafeOutputFile>> Create(
       const std::string& path);
   ~SafeOutputFile();
 
   // Buffered writes (1 MiB); Commit flushes.
-  absl::Status Write(absl::Span<const uint8_t> bytes);
+  [[nodiscard]] absl::Status Write(absl::Span<const uint8_t> bytes);
   // The temp's descriptor, for unbuffered writes of one's own (Flush
   // first: they go at its file position).
   int fd() const { return temp_.fd; }
   // Writes out the buffered bytes.
-  absl::Status Flush();
+  [[nodiscard]] absl::Status Flush();
   // Flushes, closes (after fsync when `durable`) and publishes.
-  absl::Status Commit(bool durable = false);
+  [[nodiscard]] absl::Status Commit(bool durable = false);
 
  private:
   SafeOutputFile(std::unique_ptr<SafeOutputDir> dir, TempFile temp,
@@ -142,25 +144,24 @@ class SafeOutputFile {
   TempFile temp_;
   std::string base_, path_;
   std::vector<uint8_t> buffer_;
-  bool committed_ = false;
 };
 
 // Writes a whole file at `path` through a temp of its directory: `write`
 // gets the temp's descriptor; the temp is published as `path` only when
 // `write` succeeded (after fsync when `durable`), else removed.
-absl::Status WriteFileSafely(const std::string& path,
-                             absl::FunctionRef<absl::Status(int fd)> write,
-                             bool durable = false);
+[[nodiscard]] absl::Status WriteFileSafely(
+    const std::string& path, absl::FunctionRef<absl::Status(int fd)> write,
+    bool durable = false);
 
 // The contents of a regular file, never read through a symlink; NotFound
 // when there is no such file, InvalidArgument above `max_bytes`.
-absl::StatusOr<std::string> ReadFileNoFollow(const std::string& path,
-                                             uint64_t max_bytes);
+[[nodiscard]] absl::StatusOr<std::string> ReadFileNoFollow(
+    const std::string& path, uint64_t max_bytes);
 
 // write(2) until all of `bytes` is written, retrying on EINTR; `what` names
 // the file in the error.
-absl::Status WriteAllFd(int fd, const void* bytes, size_t size,
-                        absl::string_view what);
+[[nodiscard]] absl::Status WriteAllFd(int fd, const void* bytes, size_t size,
+                                      absl::string_view what);
 
 }  // namespace hurray::stream
 

@@ -6,37 +6,26 @@ namespace hurray::stream {
 
 StreamReader::StreamReader(const StreamOptions& options, TensorSink* sink,
                            uint64_t start)
-    : sink_(sink),
-      walker_(options.parse, options.limits, Framing(), start, sink) {}
+    : walker_(options.parse, options.limits, Framing(), start, sink) {}
 
-StreamState StreamReader::state() const { return With(walker_.state()); }
-
-StreamState StreamReader::With(WalkState walked) const {
-  if (!end_status_.ok()) return StreamState::kRejected;
-  return walked;
-}
+StreamState StreamReader::state() const { return walker_.state(); }
 
 StreamState StreamReader::Feed(absl::Span<const uint8_t> chunk) {
   // A bare stream never ends early: all of `chunk` is taken, or rejected.
-  return With(walker_.Feed(chunk).state);
+  return walker_.Feed(chunk).state;
 }
 
 StreamState StreamReader::Finish() {
   if (walker_.state() == WalkState::kNeedMore &&
-      walker_.Finish() == WalkState::kDone && sink_ != nullptr) {
-    end_status_ = sink_->OnEndOfStream();
-    if (!end_status_.ok()) {
-      end_rejection_ = {RuleFromId(RuleIdOf(end_status_).value_or(""))
-                            .value_or(Rule::kStreamIo),
-                        walker_.position(), "the sink stopped the stream"};
-    }
+      walker_.Finish() == WalkState::kDone) {
+    return walker_.EndOfStream(walker_.position());
   }
   return state();
 }
 
 StreamState StreamReader::FailSource() {
-  return With(walker_.Fail(Rejection{Rule::kStreamIo, walker_.position(),
-                                     "the byte source failed"}));
+  return walker_.Fail(
+      Rejection{Rule::kStreamIo, walker_.position(), "the byte source failed"});
 }
 
 Rejection ReadStream(std::istream& in, const StreamOptions& options,

@@ -60,13 +60,10 @@ class StreamReader {
   StreamState FailSource();
 
   StreamState state() const;
-  const Rejection& rejection() const {
-    return end_status_.ok() ? walker_.rejection() : end_rejection_;
-  }
-  // OK, the rejection, or the status the sink stopped the stream with.
-  absl::Status status() const {
-    return end_status_.ok() ? walker_.status() : end_status_;
-  }
+  const Rejection& rejection() const { return walker_.rejection(); }
+  // OK, the rejection, or the status the sink stopped the stream with
+  // (the walker remembers it).
+  [[nodiscard]] absl::Status status() const { return walker_.status(); }
   // Bytes consumed so far.
   uint64_t position() const { return walker_.position(); }
   // Tensors whose every byte has arrived.
@@ -75,13 +72,7 @@ class StreamReader {
   uint32_t open_composites() const { return walker_.open_composites(); }
 
  private:
-  // The reader's state when the walker's is `walked`.
-  StreamState With(WalkState walked) const;
-
-  TensorSink* sink_;
   TensorWalker walker_;
-  absl::Status end_status_;  // the sink's answer to OnEndOfStream
-  Rejection end_rejection_;
 };
 
 // Reads a whole stream from `in` in chunks of `chunk_size` bytes (the last

@@ -228,6 +228,27 @@ TEST(StreamReaderTest, SinkFailureStopsTheReaderAtOnce) {
   }
 }
 
+// The sink may refuse the end of the stream itself: the walker remembers
+// that failure like any other (the reader keeps no status of its own).
+TEST(StreamReaderTest, SinkRefusingTheEndRejectsTheStream) {
+  struct Sink : TensorSink {
+    absl::Status OnEndOfStream() override {
+      ++ends;
+      return absl::NotFoundError("no tensor named 'x'");
+    }
+    int ends = 0;
+  };
+  Sink sink;
+  StreamReader reader(StreamOptions(), &sink);
+  EXPECT_EQ(reader.Finish(), StreamState::kRejected);
+  EXPECT_EQ(reader.state(), StreamState::kRejected);
+  EXPECT_EQ(reader.status(), absl::NotFoundError("no tensor named 'x'"));
+  EXPECT_EQ(reader.rejection().rule, Rule::kStreamIo);
+  // Sticky: asking again changes nothing and calls the sink no more.
+  EXPECT_EQ(reader.Finish(), StreamState::kRejected);
+  EXPECT_EQ(sink.ends, 1);
+}
+
 // RESOLUTIONS.md 14: a stream cut between tensors is valid; cut inside a
 // descriptor it is DESC-HDR-01, inside a buffer STREAM-EOF-BUFFER; a tensor
 // is reported complete only when all its bytes arrived; cut after a head

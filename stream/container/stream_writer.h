@@ -34,13 +34,13 @@ class StreamWriter {
   // exactly byte_size bytes long. `extension_data` is the opaque data of an
   // extension layout (zeros when empty). Nothing is written when the tensor is
   // refused.
-  absl::Status Write(const TensorDescriptor& d,
-                     absl::Span<const absl::Span<const uint8_t>> buffers,
-                     ByteSink sink,
-                     absl::Span<const uint8_t> extension_data = {});
+  [[nodiscard]] absl::Status Write(
+      const TensorDescriptor& d,
+      absl::Span<const absl::Span<const uint8_t>> buffers, ByteSink sink,
+      absl::Span<const uint8_t> extension_data = {});
 
   // Ends the stream: fails when a composite head still waits for members.
-  absl::Status Close() const;
+  [[nodiscard]] absl::Status Close() const;
 
   uint64_t bytes_written() const { return bytes_; }
   uint64_t tensors_written() const { return tensors_; }
@@ -54,13 +54,14 @@ class StreamWriter {
 
 // Encodes `d` and decodes the result as a reader would (framing and
 // validation under `decoder`'s options): the bytes, or the rejection.
-absl::StatusOr<std::vector<uint8_t>> EncodeChecked(
+[[nodiscard]] absl::StatusOr<std::vector<uint8_t>> EncodeChecked(
     const TensorDescriptor& d, absl::Span<const uint8_t> extension_data,
     DescriptorDecoder* decoder);
 
 // Checks that `buffers` matches the buffer table of `d` (count and sizes).
-absl::Status CheckBuffers(const TensorDescriptor& d,
-                          absl::Span<const absl::Span<const uint8_t>> buffers);
+[[nodiscard]] absl::Status CheckBuffers(
+    const TensorDescriptor& d,
+    absl::Span<const absl::Span<const uint8_t>> buffers);
 
 }  // namespace hurray::stream
 

@@ -33,23 +33,26 @@ class TensorSink {
   // network TENSOR_REQUEST). .hrry names come from the index, at the end of
   // the file (HrryForwardReader::entry_of_tensor); bare streams have none.
   // The view is valid only during the call.
-  virtual absl::Status OnTensorKey(absl::string_view /*key*/) {
+  [[nodiscard]] virtual absl::Status OnTensorKey(absl::string_view /*key*/) {
     return absl::OkStatus();
   }
   // The descriptor is only valid during the call; copy what you need.
-  virtual absl::Status OnDescriptor(const TensorDescriptor& /*descriptor*/) {
+  [[nodiscard]] virtual absl::Status OnDescriptor(
+      const TensorDescriptor& /*descriptor*/) {
     return absl::OkStatus();
   }
   // `piece` views the chunk being fed: valid only during the call, never
   // copied by the reader. Pieces of one buffer arrive in order, without gaps,
   // and empty buffers produce no piece.
-  virtual absl::Status OnBufferPiece(uint32_t /*buffer_index*/,
-                                     uint64_t /*offset_in_buffer*/,
-                                     absl::Span<const uint8_t> /*piece*/) {
+  [[nodiscard]] virtual absl::Status OnBufferPiece(
+      uint32_t /*buffer_index*/, uint64_t /*offset_in_buffer*/,
+      absl::Span<const uint8_t> /*piece*/) {
     return absl::OkStatus();
   }
-  virtual absl::Status OnTensorEnd() { return absl::OkStatus(); }
-  virtual absl::Status OnEndOfStream() { return absl::OkStatus(); }
+  [[nodiscard]] virtual absl::Status OnTensorEnd() { return absl::OkStatus(); }
+  [[nodiscard]] virtual absl::Status OnEndOfStream() {
+    return absl::OkStatus();
+  }
 };
 
 }  // namespace hurray::stream

@@ -94,11 +94,27 @@ void TensorWalker::Reject(Rule rule, uint64_t offset, const char* message) {
 
 bool TensorWalker::SinkOk(absl::Status s) {
   if (s.ok()) return true;
+  StopBySink(std::move(s), pos_);
+  return false;
+}
+
+void TensorWalker::StopBySink(absl::Status s, uint64_t offset) {
   const std::optional<absl::string_view> id = RuleIdOf(s);
   const std::optional<Rule> rule = id ? RuleFromId(*id) : std::nullopt;
-  Reject(rule ? *rule : Rule::kStreamIo, pos_, "the sink stopped the walk");
+  // Also after the walk ended (kDone): the sink may refuse the end itself.
+  if (state_ == WalkState::kRejected) return;
+  rejection_ = Rejection{rule ? *rule : Rule::kStreamIo, offset,
+                         "the sink stopped the walk"};
+  state_ = WalkState::kRejected;
+  phase_ = Phase::kStopped;
   sink_status_ = std::move(s);
-  return false;
+}
+
+WalkState TensorWalker::EndOfStream(uint64_t offset) {
+  if (sink_ == nullptr || state_ == WalkState::kRejected) return state_;
+  absl::Status s = sink_->OnEndOfStream();
+  if (!s.ok()) StopBySink(std::move(s), offset);
+  return state_;
 }
 
 absl::Status TensorWalker::status() const {

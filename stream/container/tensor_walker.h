@@ -98,9 +98,15 @@ class TensorWalker {
   // `consumed` on follow the region.
   WalkResult Feed(absl::Span<const uint8_t> chunk);
   // Declares the end of the input.
-  WalkState Finish();
+  [[nodiscard]] WalkState Finish();
   // Rejects with `r` (e.g. STREAM-IO when the byte source failed).
   WalkState Fail(Rejection r);
+  // The input passed every check (a stream after Finish, a file once its
+  // trailer, index and KV did): tells the sink (OnEndOfStream). A sink that
+  // refuses rejects the walk as any other sink callback does, the rule its
+  // status names at `offset` (the reader's position). The walker is the one
+  // place that remembers a sink's failure: the readers ask it.
+  [[nodiscard]] WalkState EndOfStream(uint64_t offset);
   // Resume (stream/resume/ingest_state.h): call right after construction with
   // `start` = the end of the last tensor an earlier walk completed, outside
   // any composite and with at least one buffer; `done` are that walk's
@@ -115,7 +121,7 @@ class TensorWalker {
   const Rejection& rejection() const { return rejection_; }
   // OK, the rejection as a status, or the status a sink stopped the walk
   // with.
-  absl::Status status() const;
+  [[nodiscard]] absl::Status status() const;
   bool stopped_by_sink() const { return !sink_status_.ok(); }
   // Absolute offset of the next byte to consume.
   uint64_t position() const { return pos_; }
@@ -149,7 +155,9 @@ class TensorWalker {
   void EndRegion(uint64_t at);
   void Reject(Rule rule, uint64_t offset, const char* message);
   // A sink callback's result: false (and the walk stopped) when not OK.
-  bool SinkOk(absl::Status s);
+  [[nodiscard]] bool SinkOk(absl::Status s);
+  // Rejects the walk with the rule a sink's status names, at `offset`.
+  void StopBySink(absl::Status s, uint64_t offset);
   bool File() const { return framing_.data_alignment != 0; }
   bool Strict(Rule rule) const { return Applies(rule, parse_.mode); }
 
@@ -170,10 +178,8 @@ class TensorWalker {
   // Boundary: the descriptor magic, gathered before the decoder sees it.
   uint8_t magic_[4] = {};
   uint32_t magic_n_ = 0;
-  uint32_t magic_from_this_feed_ = 0;
   // Padding after a buffer-less tensor, not yet known to be padding.
   uint64_t head_pad_start_ = 0;
-  uint64_t head_pad_from_earlier_feeds_ = 0;
   bool after_head_padding_ = false;
   bool last_had_no_buffers_ = false;
   // Overrun kept for AppendOverrun.

@@ -28,22 +28,22 @@ class ByteSource {
   virtual ~ByteSource() = default;
   virtual uint64_t size() const = 0;
   // Fills `out` with the bytes at [offset, offset + out.size()).
-  absl::Status ReadAt(uint64_t offset, absl::Span<uint8_t> out,
+  [[nodiscard]] absl::Status ReadAt(uint64_t offset, absl::Span<uint8_t> out,
                       absl::string_view what) const;
   // Where the bytes at [offset, offset + length) lie in one open file, for
   // the kernel to copy them (fd_copy.h): r->fd is -1 when they are not in a
   // file, else r->length (1..length) of them lie at r->offset of r->fd. The
   // range is checked as ReadAt checks it. The descriptor stays valid until
   // the next call on this source.
-  absl::Status FileRangeAt(uint64_t offset, uint64_t length, FileRange* r,
+  [[nodiscard]] absl::Status FileRangeAt(uint64_t offset, uint64_t length, FileRange* r,
                            absl::string_view what) const;
 
  protected:
   // Called with a range inside [0, size()).
-  virtual absl::Status DoRead(uint64_t offset,
+  [[nodiscard]] virtual absl::Status DoRead(uint64_t offset,
                               absl::Span<uint8_t> out) const = 0;
   // Called with a non-empty range inside [0, size()); r starts as "none".
-  virtual absl::Status DoFileRange(uint64_t /*offset*/, uint64_t /*length*/,
+  [[nodiscard]] virtual absl::Status DoFileRange(uint64_t /*offset*/, uint64_t /*length*/,
                                    FileRange* /*r*/) const {
     return absl::OkStatus();
   }
@@ -55,14 +55,15 @@ class MemorySource : public ByteSource {
   uint64_t size() const override { return bytes_.size(); }
 
  private:
-  absl::Status DoRead(uint64_t offset, absl::Span<uint8_t> out) const override;
+  [[nodiscard]] absl::Status DoRead(uint64_t offset,
+                                    absl::Span<uint8_t> out) const override;
   absl::Span<const uint8_t> bytes_;
 };
 
 // A regular file read with pread(2); its size is taken at open.
 class FileSource : public ByteSource {
  public:
-  static absl::StatusOr<std::unique_ptr<FileSource>> Open(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<FileSource>> Open(
       const std::string& path);
   ~FileSource() override;
   uint64_t size() const override { return size_; }
@@ -70,8 +71,8 @@ class FileSource : public ByteSource {
  private:
   FileSource(int fd, uint64_t size, std::string path)
       : fd_(fd), size_(size), path_(std::move(path)) {}
-  absl::Status DoRead(uint64_t offset, absl::Span<uint8_t> out) const override;
-  absl::Status DoFileRange(uint64_t offset, uint64_t length,
+  [[nodiscard]] absl::Status DoRead(uint64_t offset, absl::Span<uint8_t> out) const override;
+  [[nodiscard]] absl::Status DoFileRange(uint64_t offset, uint64_t length,
                            FileRange* r) const override;
   int fd_;
   uint64_t size_;

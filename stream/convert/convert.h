@@ -122,9 +122,9 @@ struct ConvertReport {
 enum class ImportFormat { kUnknown, kSafetensors, kGguf };
 ImportFormat DetectFormat(const ByteSource& source);
 
-absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
-                                      const ConvertOptions& options,
-                                      stream::ByteSink sink);
+[[nodiscard]] absl::StatusOr<ConvertReport> Convert(
+    const ByteSource& source, const ConvertOptions& options,
+    stream::ByteSink sink);
 
 }  // namespace hurray::convert
 

@@ -114,9 +114,9 @@ bool LooksLikeGguf(absl::Span<const uint8_t> prefix);
 // memory at once, and refusing a duplicate key is then on_kv's job (the
 // reader keeps no set of the keys).
 using GgufKvCallback = std::function<absl::Status(GgufKv& kv)>;
-absl::StatusOr<GgufFile> ReadGgufHeader(const ByteSource& source,
-                                        const GgufLimits& limits = GgufLimits(),
-                                        const GgufKvCallback& on_kv = nullptr);
+[[nodiscard]] absl::StatusOr<GgufFile> ReadGgufHeader(
+    const ByteSource& source, const GgufLimits& limits = GgufLimits(),
+    const GgufKvCallback& on_kv = nullptr);
 
 }  // namespace hurray::convert
 

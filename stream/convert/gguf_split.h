@@ -52,13 +52,13 @@ using PartOpener = std::function<absl::StatusOr<std::unique_ptr<ByteSource>>(
 // Returns N, or 0 when the name is not the first of N ≥ 2 parts.
 uint64_t SplitGgufParts(const std::string& first_name);
 
-absl::StatusOr<SplitGguf> OpenSplitGguf(const std::string& first_name,
+[[nodiscard]] absl::StatusOr<SplitGguf> OpenSplitGguf(const std::string& first_name,
                                         PartOpener open,
                                         const SplitLimits& limits = {});
 
 // The first part at `path`, the others from its directory; for a `path`
 // whose file name SplitGgufParts counts.
-absl::StatusOr<SplitGguf> OpenSplitGgufFiles(const std::string& path,
+[[nodiscard]] absl::StatusOr<SplitGguf> OpenSplitGgufFiles(const std::string& path,
                                              const SplitLimits& limits = {});
 
 }  // namespace hurray::convert

@@ -30,8 +30,10 @@ uint64_t TailBytes(uint64_t kv_section_bytes, uint64_t index_bytes);
 
 // LIMIT-BUFFER-BYTES, at `source_offset` (the input's byte where `what`
 // starts), when `tail_bytes` pass `max_metadata_bytes`.
-absl::Status CheckTail(uint64_t tail_bytes, uint64_t max_metadata_bytes,
-                       uint64_t source_offset, absl::string_view what);
+[[nodiscard]] absl::Status CheckTail(uint64_t tail_bytes,
+                                     uint64_t max_metadata_bytes,
+                                     uint64_t source_offset,
+                                     absl::string_view what);
 
 // At most `max` bytes of a name from the input, cut at a UTF-8 boundary,
 // with "..." when cut: for messages (a key may hold 64 KiB).

@@ -34,7 +34,8 @@ struct QuantizeSpec {
   uint32_t block = 0;   // per_block, nf4, mxfp
   std::string text;     // as given
 };
-absl::StatusOr<QuantizeSpec> ParseQuantizeSpec(absl::string_view text);
+[[nodiscard]] absl::StatusOr<QuantizeSpec> ParseQuantizeSpec(
+    absl::string_view text);
 
 // Whether `spec` can quantize a tensor of `shape`; `why` when not.
 bool Applicable(const QuantizeSpec& spec, absl::Span<const uint64_t> shape,
@@ -47,7 +48,8 @@ bool Applicable(const QuantizeSpec& spec, absl::Span<const uint64_t> shape,
 class FloatRows {
  public:
   virtual ~FloatRows() = default;
-  virtual absl::Status Read(uint64_t first, uint64_t count, float* out) = 0;
+  [[nodiscard]] virtual absl::Status Read(uint64_t first, uint64_t count,
+                                          float* out) = 0;
 };
 
 class Quantizer {
@@ -56,10 +58,10 @@ class Quantizer {
             FloatRows* source, size_t chunk_bytes);
   // The statistics pass of per_tensor and per_channel (reads the source
   // once); refuses non-finite values.
-  absl::Status Prepare();
-  absl::Status Describe(TensorDescriptor* d) const;
+  [[nodiscard]] absl::Status Prepare();
+  [[nodiscard]] absl::Status Describe(TensorDescriptor* d) const;
   // Buffer 0: codes; 1: scales; 2: zero points (asymmetric affine).
-  absl::Status WriteBuffer(uint32_t index, stream::ByteSink out);
+  [[nodiscard]] absl::Status WriteBuffer(uint32_t index, stream::ByteSink out);
 
   double max_abs_error() const { return max_err_; }
   double rms_error() const;
@@ -67,7 +69,7 @@ class Quantizer {
  private:
   // Calls f on the tensor in order: whole rows when a row fits the chunk,
   // else pieces of a row (whole blocks, multiples of 32 elements).
-  absl::Status ForEachPiece(
+  [[nodiscard]] absl::Status ForEachPiece(
       absl::FunctionRef<absl::Status(uint64_t row, const float* v, size_t n)>
           f);
   void Range(const float* v, size_t n, float* lo, float* hi) const;

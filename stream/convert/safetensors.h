@@ -51,7 +51,7 @@ struct SafetensorsFile {
 // least 9 bytes, and byte 8 is '{'.
 bool LooksLikeSafetensors(absl::Span<const uint8_t> prefix);
 
-absl::StatusOr<SafetensorsFile> ReadSafetensorsHeader(
+[[nodiscard]] absl::StatusOr<SafetensorsFile> ReadSafetensorsHeader(
     const ByteSource& source,
     const SafetensorsLimits& limits = SafetensorsLimits());
 

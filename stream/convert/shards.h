@@ -58,16 +58,15 @@ struct ShardedModel {
 using ShardOpener = std::function<absl::StatusOr<std::unique_ptr<ByteSource>>(
     const std::string& name)>;
 
-absl::StatusOr<ShardedModel> OpenShards(const ByteSource& index,
-                                        const std::string& index_name,
-                                        ShardOpener open,
-                                        const ShardLimits& limits = {});
+[[nodiscard]] absl::StatusOr<ShardedModel> OpenShards(
+    const ByteSource& index, const std::string& index_name, ShardOpener open,
+    const ShardLimits& limits = {});
 
 // `path` names an index (a file name ending in ".index.json") or a
 // directory holding kShardIndexName.
 bool IsShardIndexPath(const std::string& path);
 // The index at `path` (as above), its shards from its directory.
-absl::StatusOr<ShardedModel> OpenShardedSafetensors(
+[[nodiscard]] absl::StatusOr<ShardedModel> OpenShardedSafetensors(
     const std::string& path, const ShardLimits& limits = {});
 
 }  // namespace hurray::convert

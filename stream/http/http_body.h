@@ -81,7 +81,7 @@ struct HttpOptions {
 
 class HttpBody final : public PullReader {
  public:
-  static absl::StatusOr<std::unique_ptr<HttpBody>> Open(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpBody>> Open(
       const Url& url, const HttpOptions& options,
       const std::optional<HttpRange>& range = std::nullopt);
   ~HttpBody() override;
@@ -90,7 +90,7 @@ class HttpBody final : public PullReader {
   // Body bytes delivered by Read so far.
   uint64_t received() const;
 
-  absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) override;
+  [[nodiscard]] absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) override;
   void Interrupt() override;
 
  private:

@@ -24,8 +24,8 @@ namespace hurray::stream::http {
 // control bytes in the value, and the headers this client manages itself
 // (Host, Content-Length, Transfer-Encoding, Connection, Range, If-Range,
 // Accept-Encoding, TE, Upgrade).
-absl::StatusOr<std::pair<std::string, std::string>> ParseHeaderFlag(
-    absl::string_view text);
+[[nodiscard]] absl::StatusOr<std::pair<std::string, std::string>>
+ParseHeaderFlag(absl::string_view text);
 
 // True for the request fields that carry credentials (Authorization,
 // Cookie, Proxy-Authorization; any case): they go only to the origin
@@ -76,9 +76,9 @@ struct HeaderField {
 // exactly the range asked for (and agrees with Content-Length). Errors are
 // Unavailable with a message that quotes the server only through
 // printable ASCII.
-absl::Status InterpretResponse(absl::Span<const HeaderField> fields,
-                               const std::optional<HttpRange>& range,
-                               HttpResponseInfo* info);
+[[nodiscard]] absl::Status InterpretResponse(
+    absl::Span<const HeaderField> fields, const std::optional<HttpRange>& range,
+    HttpResponseInfo* info);
 
 // `s` cut to `max` bytes with anything but printable ASCII as '?'.
 std::string PrintableAscii(absl::string_view s, size_t max = 120);

@@ -36,11 +36,12 @@ class HttpRangeSource final : public RangeSource {
     std::unique_ptr<HttpRangeSource> ranges;  // the server serves ranges
     std::unique_ptr<HttpBody> whole;          // or: the whole object (200)
   };
-  static absl::StatusOr<Opened> Open(const Url& url,
-                                     const HttpOptions& options);
+  [[nodiscard]] static absl::StatusOr<Opened> Open(const Url& url,
+                                                   const HttpOptions& options);
 
   uint64_t size() const override { return size_; }
-  absl::Status Read(uint64_t offset, uint64_t length, PieceFn feed) override;
+  [[nodiscard]] absl::Status Read(uint64_t offset, uint64_t length,
+                                  PieceFn feed) override;
 
   // Requests made (Open's included) and body bytes received.
   uint64_t requests() const { return requests_; }
@@ -50,9 +51,9 @@ class HttpRangeSource final : public RangeSource {
   HttpRangeSource(const Url& url, const HttpOptions& options)
       : url_(url), options_(options) {}
   // The options of the next request: the total timeout left.
-  absl::StatusOr<HttpOptions> NextOptions() const;
-  absl::Status Drain(HttpBody* body, uint64_t offset, uint64_t length,
-                     PieceFn feed);
+  [[nodiscard]] absl::StatusOr<HttpOptions> NextOptions() const;
+  [[nodiscard]] absl::Status Drain(HttpBody* body, uint64_t offset,
+                                   uint64_t length, PieceFn feed);
 
   Url url_;  // as given: each request follows the redirects again
   HttpOptions options_;

@@ -39,13 +39,13 @@ struct Url {
 // True for text that names an HTTP(S) source (the scheme, any case).
 bool IsHttpUrl(absl::string_view text);
 
-absl::StatusOr<Url> ParseUrl(absl::string_view text);
+[[nodiscard]] absl::StatusOr<Url> ParseUrl(absl::string_view text);
 
 // The URL a redirect's `location` names, relative to `base`: absolute,
 // scheme-relative ("//host/..."), absolute-path ("/...") or relative to
 // base's directory.
-absl::StatusOr<Url> ResolveLocation(const Url& base,
-                                    absl::string_view location);
+[[nodiscard]] absl::StatusOr<Url> ResolveLocation(const Url& base,
+                                                  absl::string_view location);
 
 }  // namespace hurray::stream::http
 

@@ -65,7 +65,7 @@ class SocketBodyReader {
   // peer. `fd` is made non-blocking and stays owned by the caller, open for
   // the reader's life; `ssl` too. `read_budget`: kTlsReadBudgetBytes (tests
   // make it small).
-  static absl::StatusOr<std::unique_ptr<SocketBodyReader>> Create(
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<SocketBodyReader>> Create(
       int fd, SSL* ssl, size_t read_budget = kTlsReadBudgetBytes);
   ~SocketBodyReader();
   SocketBodyReader(const SocketBodyReader&) = delete;

@@ -171,29 +171,12 @@ HrryConsumer::HrryConsumer(const FileOptions& options, IngestSink* sink,
            .ok()) {
     return;
   }
-  if (resume->last.size() == kTrailerSize) {
-    std::memcpy(before_chunk_, resume->last.data(), kTrailerSize);
-  }
   if (reader_.state() == FileState::kRejected) status_ = reader_.status();
 }
 
 absl::Status HrryConsumer::DoFeed(absl::Span<const uint8_t> chunk) {
-  const absl::Status status = reader_.Feed(chunk) == FileState::kRejected
-                                  ? reader_.status()
-                                  : absl::OkStatus();
-  // Keep the 40 bytes before the next chunk (an empty chunk's data() may be
-  // null: no memcpy from it).
-  if (chunk.empty()) return status;
-  if (chunk.size() >= kTrailerSize) {
-    std::memcpy(before_chunk_, chunk.data() + chunk.size() - kTrailerSize,
-                kTrailerSize);
-  } else {
-    std::memmove(before_chunk_, before_chunk_ + chunk.size(),
-                 kTrailerSize - chunk.size());
-    std::memcpy(before_chunk_ + kTrailerSize - chunk.size(), chunk.data(),
-                chunk.size());
-  }
-  return status;
+  if (reader_.Feed(chunk) == FileState::kRejected) return reader_.status();
+  return absl::OkStatus();
 }
 
 absl::Status HrryConsumer::DoFinish() {
@@ -218,13 +201,8 @@ bool HrryConsumer::AtBoundary(Checkpoint* c) {
   c->offset = end;
   c->header.resize(kFileHeaderSize);
   EncodeFileHeader(reader_.header(), c->header.data());
-  // The 40 bytes before `end`: the end of before_chunk_, then the chunk.
-  const size_t from_chunk =
-      static_cast<size_t>(std::min<uint64_t>(end - chunk_base_, kTrailerSize));
-  c->last.assign(before_chunk_ + from_chunk, before_chunk_ + kTrailerSize);
-  const size_t at = static_cast<size_t>(end - chunk_base_);
-  c->last.insert(c->last.end(), chunk_.data() + at - from_chunk,
-                 chunk_.data() + at);
+  // The 40 bytes before `end`: the reader keeps them (the trailer's window).
+  reader_.LastBytesBefore(end, &c->last);
   c->extents.assign(done.begin(), done.end());
   return true;
 }
@@ -366,16 +344,6 @@ std::unique_ptr<ByteConsumer> MakeConsumer(ContainerFormat format,
   }
   if (checkpoint) c->set_checkpoint(std::move(checkpoint));
   return c;
-}
-
-uint64_t TensorsCompleted(const ByteConsumer& consumer) {
-  if (auto* r = dynamic_cast<const ReaderConsumer*>(&consumer)) {
-    return r->tensors_completed();
-  }
-  if (auto* s = dynamic_cast<const SniffingConsumer*>(&consumer)) {
-    return s->tensors_completed();
-  }
-  return 0;
 }
 
 }  // namespace hurray::stream

@@ -70,7 +70,8 @@ struct Checkpoint {
 using CheckpointFn = std::function<void(const Checkpoint&)>;
 
 // `status` with `why` appended to its message, rule payloads kept.
-absl::Status WithDetail(const absl::Status& status, absl::string_view why);
+[[nodiscard]] absl::Status WithDetail(const absl::Status& status,
+                                      absl::string_view why);
 
 // The KV section as IngestSink::OnMetadata wants it: strings as they are,
 // other scalars as JSON text, bytes in hex, arrays as JSON.
@@ -82,12 +83,12 @@ class ReaderConsumer : public ByteConsumer, protected TensorSink {
  public:
   ~ReaderConsumer() override = default;
 
-  absl::Status Feed(absl::Span<const uint8_t> chunk) final;
-  absl::Status Finish() final;
-  absl::Status FailSource(absl::string_view why) final;
+  [[nodiscard]] absl::Status Feed(absl::Span<const uint8_t> chunk) final;
+  [[nodiscard]] absl::Status Finish() final;
+  [[nodiscard]] absl::Status FailSource(absl::string_view why) final;
 
   // Tensors completed, those before a resumed checkpoint included.
-  uint64_t tensors_completed() const { return tensors_; }
+  uint64_t tensors_completed() const override { return tensors_; }
   void set_checkpoint(CheckpointFn fn) { checkpoint_ = std::move(fn); }
 
  protected:
@@ -97,21 +98,23 @@ class ReaderConsumer : public ByteConsumer, protected TensorSink {
         tensors_(resume == nullptr ? 0 : resume->tensors),
         crc_before_chunk_(resume == nullptr ? 0 : resume->crc32c) {}
 
-  virtual absl::Status DoFeed(absl::Span<const uint8_t> chunk) = 0;
-  virtual absl::Status DoFinish() = 0;
-  virtual absl::Status DoFail() = 0;
+  [[nodiscard]] virtual absl::Status DoFeed(
+      absl::Span<const uint8_t> chunk) = 0;
+  [[nodiscard]] virtual absl::Status DoFinish() = 0;
+  [[nodiscard]] virtual absl::Status DoFail() = 0;
   // Fills `c` when the reader is at a resumable boundary.
   virtual bool AtBoundary(Checkpoint* c) = 0;
 
   // TensorSink, forwarded to sink_; its failure stops the reader.
-  absl::Status OnTensorKey(absl::string_view key) override;
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
-                             absl::Span<const uint8_t> piece) override;
-  absl::Status OnTensorEnd() override;
-  absl::Status OnEndOfStream() override;
+  [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override;
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset_in_buffer,
+      absl::Span<const uint8_t> piece) override;
+  [[nodiscard]] absl::Status OnTensorEnd() override;
+  [[nodiscard]] absl::Status OnEndOfStream() override;
   // `s`, noting that the sink failed.
-  absl::Status FromSink(absl::Status s);
+  [[nodiscard]] absl::Status FromSink(absl::Status s);
 
   IngestSink* sink_;
   absl::Status status_;
@@ -124,7 +127,7 @@ class ReaderConsumer : public ByteConsumer, protected TensorSink {
   uint32_t crc_before_chunk_ = 0;
 
  private:
-  absl::Status Latch(absl::Status s);
+  [[nodiscard]] absl::Status Latch(absl::Status s);
 
   bool source_failed_ = false;  // FailSource: an interruption, no verdict
   bool sink_failed_ = false;    // the sink stopped the reader
@@ -139,9 +142,9 @@ class StreamConsumer : public ReaderConsumer {
   uint64_t position() const override { return reader_.position(); }
 
  private:
-  absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
-  absl::Status DoFinish() override;
-  absl::Status DoFail() override;
+  [[nodiscard]] absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
+  [[nodiscard]] absl::Status DoFinish() override;
+  [[nodiscard]] absl::Status DoFail() override;
   bool AtBoundary(Checkpoint* c) override;
 
   StreamReader reader_;
@@ -155,15 +158,13 @@ class HrryConsumer : public ReaderConsumer {
   const HrryForwardReader& reader() const { return reader_; }
 
  private:
-  absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
-  absl::Status DoFinish() override;
-  absl::Status DoFail() override;
+  [[nodiscard]] absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
+  [[nodiscard]] absl::Status DoFinish() override;
+  [[nodiscard]] absl::Status DoFail() override;
   bool AtBoundary(Checkpoint* c) override;
-  absl::Status OnEndOfStream() override;
+  [[nodiscard]] absl::Status OnEndOfStream() override;
 
   HrryForwardReader reader_;
-  // The 40 bytes before chunk_ (the trailer candidate of a checkpoint).
-  uint8_t before_chunk_[kTrailerSize] = {};
 };
 
 // Buffers up to 8 bytes, sniffs them, then hands everything to a
@@ -172,19 +173,19 @@ class SniffingConsumer : public ByteConsumer {
  public:
   SniffingConsumer(const FileOptions& options, IngestSink* sink);
 
-  absl::Status Feed(absl::Span<const uint8_t> chunk) override;
-  absl::Status Finish() override;
-  absl::Status FailSource(absl::string_view why) override;
+  [[nodiscard]] absl::Status Feed(absl::Span<const uint8_t> chunk) override;
+  [[nodiscard]] absl::Status Finish() override;
+  [[nodiscard]] absl::Status FailSource(absl::string_view why) override;
   uint64_t position() const override;
 
   ContainerFormat format() const { return format_; }
-  uint64_t tensors_completed() const {
+  uint64_t tensors_completed() const override {
     return inner_ == nullptr ? 0 : inner_->tensors_completed();
   }
   void set_checkpoint(CheckpointFn fn) { checkpoint_ = std::move(fn); }
 
  private:
-  absl::Status Start(ContainerFormat f);
+  [[nodiscard]] absl::Status Start(ContainerFormat f);
 
   FileOptions options_;
   IngestSink* sink_;
@@ -202,9 +203,6 @@ std::unique_ptr<ByteConsumer> MakeConsumer(ContainerFormat format,
                                            IngestSink* sink,
                                            const Checkpoint* resume,
                                            CheckpointFn checkpoint);
-
-// Tensors completed by a consumer made by MakeConsumer (0 for others).
-uint64_t TensorsCompleted(const ByteConsumer& consumer);
 
 }  // namespace hurray::stream
 

@@ -53,15 +53,14 @@ class ListingSink : public IngestSink {
                              absl::Span<const uint8_t> piece) override {
     if (buffer_index != 0) return absl::OkStatus();
     if (bytes.size() + piece.size() > max_bytes_) {
-      status_ = absl::ResourceExhaustedError(absl::StrCat(
+      overflowed_ = true;
+      return absl::ResourceExhaustedError(absl::StrCat(
           "the server's ", what_, " is over ", max_bytes_, " bytes"));
-      return status_;
     }
     bytes.insert(bytes.end(), piece.begin(), piece.end());
     return absl::OkStatus();
   }
-  absl::Status status() const override { return status_; }
-  bool overflowed() const { return !status_.ok(); }
+  bool overflowed() const { return overflowed_; }
 
   static constexpr size_t kMaxListingBytes = size_t{64} << 20;
   std::vector<uint8_t> bytes;
@@ -69,7 +68,7 @@ class ListingSink : public IngestSink {
  private:
   std::string what_;
   size_t max_bytes_;
-  absl::Status status_;
+  bool overflowed_ = false;
 };
 
 std::unique_ptr<NetClientSession> MakeNetConsumer(
@@ -483,7 +482,6 @@ absl::Status IngestRun::SetUpNet() {
   std::unique_ptr<NetClientSession> net =
       MakeNetConsumer(net_names_, r_, Tap(to, [this] { loader_->Cancel(); }),
                       std::move(on_keys));
-  net_ = net.get();
   consumer_ = std::move(net);
   return absl::OkStatus();
 }
@@ -649,12 +647,10 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
     const LoadResult res = loader.Run(from, consumer.get());
     loader_ = nullptr;
     if (r_.canceller != nullptr) r_.canceller->Attach(nullptr);
+    // A name the index lacks is an error of the request, not of the file:
+    // the status SelectingSink stopped the read with (no rule id).
     report_.status = res.status;
     report_.bytes = res.bytes;
-    // A name the index lacks: an error of the request, not of the file.
-    if (!selecting->status().ok() && !RuleIdOf(selecting->status())) {
-      report_.status = selecting->status();
-    }
   }
   if (sink_ != nullptr) report_.tensors = sink_->TakeRecords();
   return std::move(report_);
@@ -707,11 +703,6 @@ absl::StatusOr<IngestReport> IngestRun::Go() {
     progress.total = *body_->info().object_size;
   }
   LoaderOptions lo = LoaderOptionsOf(r_);
-  const NetClientSession* net = net_;
-  const ByteConsumer* c = consumer_.get();
-  lo.tensors_completed = [c, net] {
-    return net != nullptr ? net->tensors_completed() : TensorsCompleted(*c);
-  };
   lo.on_progress = [&](const LoadProgress& p) {
     progress.bytes = p.bytes + skipped;
     progress.tensors = p.tensors;

@@ -112,7 +112,7 @@ struct IngestSource {
 // (docs/network.md; `[::1]:7420` for IPv6), `http://` or `https://` URLs
 // (http_url.h), anything else a path. InvalidArgument for a tcp:// without
 // HOST:PORT or a malformed URL.
-absl::StatusOr<IngestSource> ParseSource(absl::string_view text);
+[[nodiscard]] absl::StatusOr<IngestSource> ParseSource(absl::string_view text);
 
 // What the observer is handed for each tensor.
 enum class TensorData : uint8_t {
@@ -232,7 +232,8 @@ class IngestObserver {
   // comes at the tensor's end always (a .hrry read forward: no name yet;
   // a selection read forward: every tensor read, selected or not).
   // Anything but OK stops the run with that status.
-  virtual absl::Status OnTensor(const IngestedTensor& /*tensor*/) {
+  [[nodiscard]] virtual absl::Status OnTensor(
+      const IngestedTensor& /*tensor*/) {
     return absl::OkStatus();
   }
   // Polled after each chunk and each tensor: true stops the run (STREAM-IO

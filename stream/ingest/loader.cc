@@ -172,8 +172,7 @@ class Loader::Session {
       if (options_.on_progress) {
         LoadProgress p;
         p.bytes = result.bytes;
-        p.tensors =
-            options_.tensors_completed ? options_.tensors_completed() : 0;
+        p.tensors = consumer_->tensors_completed();
         p.elapsed_seconds = Elapsed();
         options_.on_progress(p);
       }

@@ -73,7 +73,7 @@ struct LoadSource {
 
 struct LoadProgress {
   uint64_t bytes = 0;    // fed to the consumer in this run
-  uint64_t tensors = 0;  // from LoaderOptions::tensors_completed, else 0
+  uint64_t tensors = 0;  // ByteConsumer::tensors_completed
   double elapsed_seconds = 0;
 };
 
@@ -111,9 +111,6 @@ struct LoaderOptions {
   double connect_timeout_seconds = 10;
   // Called on the consumer's thread after each chunk.
   std::function<void(const LoadProgress&)> on_progress;
-  // Tensors completed so far (e.g. consumers.h TensorsCompleted), read on
-  // the consumer's thread for the progress report.
-  std::function<uint64_t()> tensors_completed;
 };
 
 // [[nodiscard]]: status is the outcome of the whole load.

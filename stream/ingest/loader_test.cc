@@ -61,7 +61,7 @@ Loaded Load(const LoadSource& source, ContainerFormat format,
   r.ring_slots = LoaderTestPeer::RingSlots(loader);
   r.max_slots_in_flight = LoaderTestPeer::MaxSlotsInFlight(loader);
   r.records = sink.records();
-  r.tensors = TensorsCompleted(*c);
+  r.tensors = c->tensors_completed();
   return r;
 }
 
@@ -181,7 +181,7 @@ TEST_P(LoaderFormats, ShortReadsAreToppedUpFromThePipe) {
   ::close(fds[0]);
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(r.bytes, bytes.size());
-  EXPECT_EQ(TensorsCompleted(*c), tensors_.size());
+  EXPECT_EQ(c->tensors_completed(), tensors_.size());
   ASSERT_EQ(sink.records().size(), tensors_.size());
   for (const TensorRecord& t : sink.records()) EXPECT_EQ(t.verdict, "valid");
   // Each slot: 100 bytes read, up to 3996 topped up.
@@ -279,7 +279,7 @@ TEST_P(LoaderFormats, BackpressureKeepsTheRing) {
     const LoadResult r = loader.Run(src, c.get());
     ASSERT_TRUE(r.status.ok()) << r.status;
     EXPECT_EQ(r.bytes, bytes.size());
-    EXPECT_EQ(TensorsCompleted(*c), tensors_.size());
+    EXPECT_EQ(c->tensors_completed(), tensors_.size());
     EXPECT_EQ(LoaderTestPeer::RingSlots(loader), k.slots);
     EXPECT_LE(LoaderTestPeer::MaxSlotsInFlight(loader), k.slots);
     EXPECT_GE(LoaderTestPeer::MaxSlotsInFlight(loader), 1u);
@@ -577,7 +577,7 @@ TEST_P(LoaderFormats, TheConsumerWaitsThroughAPause) {
   ::close(fds[0]);
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(r.bytes, bytes.size());
-  EXPECT_EQ(TensorsCompleted(*c), tensors_.size());
+  EXPECT_EQ(c->tensors_completed(), tensors_.size());
   EXPECT_GE(LoaderTestPeer::ConsumerWaits(loader), 2u);  // both pauses
   EXPECT_LE(LoaderTestPeer::ConsumerWaits(loader),
             LoaderTestPeer::SlotsFed(loader) + 1);

@@ -52,10 +52,10 @@ class ObserverTap final : public IngestSink {
         cancel_(std::move(cancel)),
         delivered_(records->records().size()) {}
 
-  absl::Status OnTensorKey(absl::string_view key) override {
+  [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override {
     return next_->OnTensorKey(key);
   }
-  absl::Status OnDescriptor(const TensorDescriptor& d) override {
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override {
     if (data_ == TensorData::kRaw) {
       descriptor_ = std::make_unique<TensorDescriptor>(d);
       uint64_t total = 0;
@@ -71,15 +71,16 @@ class ObserverTap final : public IngestSink {
     }
     return next_->OnDescriptor(d);
   }
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset,
-                             absl::Span<const uint8_t> piece) override {
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset,
+      absl::Span<const uint8_t> piece) override {
     if (data_ == TensorData::kRaw && buffer_index < buffers_.size()) {
       buffers_[buffer_index].insert(buffers_[buffer_index].end(), piece.begin(),
                                     piece.end());
     }
     return next_->OnBufferPiece(buffer_index, offset, piece);
   }
-  absl::Status OnTensorEnd() override {
+  [[nodiscard]] absl::Status OnTensorEnd() override {
     HURRAY_RETURN_IF_ERROR(next_->OnTensorEnd());
     if (data_ == TensorData::kRaw || !names_at_end_) {
       HURRAY_RETURN_IF_ERROR(DeliverUpTo(records_->records().size()));
@@ -89,13 +90,14 @@ class ObserverTap final : public IngestSink {
       if (!cancel_) return Stop(absl::CancelledError("cancelled"));
       cancel_();
     }
-    return status_;
+    return absl::OkStatus();
   }
   void ExpectTensorNames() override {
     names_at_end_ = true;
     next_->ExpectTensorNames();
   }
-  absl::Status OnTensorNames(absl::Span<const std::string> names) override {
+  [[nodiscard]] absl::Status OnTensorNames(
+      absl::Span<const std::string> names) override {
     HURRAY_RETURN_IF_ERROR(next_->OnTensorNames(names));
     // A forward selection renumbered the records (SelectingSink).
     delivered_ = std::min(delivered_, records_->records().size());
@@ -106,20 +108,17 @@ class ObserverTap final : public IngestSink {
       absl::Span<const std::pair<std::string, std::string>> kv) override {
     next_->OnMetadata(kv);
   }
-  absl::Status OnEndOfStream() override { return next_->OnEndOfStream(); }
-  void OnInputRejected() override { next_->OnInputRejected(); }
-  absl::Status status() const override {
-    return status_.ok() ? next_->status() : status_;
+  [[nodiscard]] absl::Status OnEndOfStream() override {
+    return next_->OnEndOfStream();
   }
+  void OnInputRejected() override { next_->OnInputRejected(); }
 
  private:
-  absl::Status Stop(absl::Status s) {
-    if (status_.ok()) status_ = std::move(s);
-    return status_;
-  }
+  // The status that stops the reader (it remembers it, not the tap).
+  [[nodiscard]] static absl::Status Stop(absl::Status s) { return s; }
 
   // Hands over the complete records from delivered_ up to `end`.
-  absl::Status DeliverUpTo(size_t end);
+  [[nodiscard]] absl::Status DeliverUpTo(size_t end);
 
   IngestSink* next_;
   const RecordingIngestSink* records_;
@@ -133,7 +132,6 @@ class ObserverTap final : public IngestSink {
   bool names_at_end_ = false;
   std::vector<std::vector<uint8_t>> buffers_;
   std::unique_ptr<TensorDescriptor> descriptor_;  // kRaw: the last one
-  absl::Status status_;
 };
 
 // A private directory for staged values, removed with what is in it.
@@ -142,7 +140,7 @@ class ScratchDir {
   ~ScratchDir();
   // A new directory (mkdtemp, mode 0700) in `parent` ("": $TMPDIR, else
   // /tmp).
-  absl::Status Create(const std::string& parent);
+  [[nodiscard]] absl::Status Create(const std::string& parent);
   const std::string& path() const { return path_; }
 
  private:

@@ -150,8 +150,7 @@ class SelectedReader {
     }
     sink_->OnMetadata(KvText(kv));
     HURRAY_RETURN_IF_ERROR(sink_->OnTensorNames(names_));
-    HURRAY_RETURN_IF_ERROR(sink_->OnEndOfStream());
-    return sink_->status();
+    return sink_->OnEndOfStream();
   }
 
  private:

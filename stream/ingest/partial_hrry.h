@@ -56,7 +56,8 @@ class MemoryRangeSource final : public RangeSource {
  public:
   explicit MemoryRangeSource(absl::Span<const uint8_t> bytes) : bytes_(bytes) {}
   uint64_t size() const override { return bytes_.size(); }
-  absl::Status Read(uint64_t offset, uint64_t length, PieceFn feed) override;
+  [[nodiscard]] absl::Status Read(uint64_t offset, uint64_t length,
+                                  PieceFn feed) override;
 
  private:
   absl::Span<const uint8_t> bytes_;
@@ -70,12 +71,12 @@ struct HrryMetadata {
   KvSection kv;
 };
 
-absl::StatusOr<std::unique_ptr<HrryMetadata>> ReadHrryMetadata(
+[[nodiscard]] absl::StatusOr<std::unique_ptr<HrryMetadata>> ReadHrryMetadata(
     RangeSource* source, const FileOptions& options);
 
 // The index entries named, in the order given (duplicates once). A name the
 // index lacks: NotFound naming it (no rule: nothing about the file is wrong).
-absl::StatusOr<std::vector<const IndexEntry*>> ResolveNames(
+[[nodiscard]] absl::StatusOr<std::vector<const IndexEntry*>> ResolveNames(
     const FileIndex& index, absl::Span<const std::string> names);
 
 struct PartialReadStats {
@@ -87,11 +88,11 @@ struct PartialReadStats {
 // Reads the `selected` tensors (and the members of selected composite heads)
 // of the file `geometry` and `index` describe into `sink`. Rejections carry
 // the rule id and the absolute file offset.
-absl::Status ReadSelected(RangeSource* source, const FileGeometry& geometry,
-                          const FileIndex& index, const KvSection& kv,
-                          absl::Span<const IndexEntry* const> selected,
-                          const FileOptions& options, IngestSink* sink,
-                          PartialReadStats* stats = nullptr);
+[[nodiscard]] absl::Status ReadSelected(
+    RangeSource* source, const FileGeometry& geometry, const FileIndex& index,
+    const KvSection& kv, absl::Span<const IndexEntry* const> selected,
+    const FileOptions& options, IngestSink* sink,
+    PartialReadStats* stats = nullptr);
 
 }  // namespace hurray::stream
 

@@ -15,15 +15,10 @@ void SelectingSink::ExpectTensorNames() {
   inner_->ExpectTensorNames();
 }
 
-absl::Status SelectingSink::status() const {
-  return status_.ok() ? inner_->status() : status_;
-}
-
 absl::Status SelectingSink::OnDescriptor(const TensorDescriptor& d) {
   if (!named_) {
-    status_ = absl::FailedPreconditionError(
+    return absl::FailedPreconditionError(
         "--tensors needs a .hrry file (a bare stream names no tensor)");
-    return status_;
   }
   const int64_t self = static_cast<int64_t>(parent_.size());
   parent_.push_back(open_.empty() ? -1 : open_.back().head);
@@ -40,9 +35,8 @@ absl::Status SelectingSink::OnTensorNames(absl::Span<const std::string> names) {
   for (const std::string& n : names_) {
     if (!present.contains(n)) {
       inner_->OnInputRejected();  // nothing of this run is published
-      status_ = absl::NotFoundError(
+      return absl::NotFoundError(
           absl::StrCat("no tensor named '", n, "' in the index"));
-      return status_;
     }
   }
   std::vector<bool> keep(names.size(), false);
@@ -54,10 +48,7 @@ absl::Status SelectingSink::OnTensorNames(absl::Span<const std::string> names) {
     if (keep[i]) kept.push_back(names[i]);
   }
   absl::Status s = inner_->DropTensors(keep);
-  if (!s.ok()) {
-    status_ = s;
-    return s;
-  }
+  if (!s.ok()) return s;
   return inner_->OnTensorNames(kept);
 }
 

@@ -32,30 +32,34 @@ class SelectingSink final : public IngestSink {
   SelectingSink(RecordingIngestSink* inner, std::vector<std::string> names);
 
   void ExpectTensorNames() override;
-  absl::Status OnTensorKey(absl::string_view key) override {
+  [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override {
     return inner_->OnTensorKey(key);
   }
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
-                             absl::Span<const uint8_t> piece) override {
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset_in_buffer,
+      absl::Span<const uint8_t> piece) override {
     return inner_->OnBufferPiece(buffer_index, offset_in_buffer, piece);
   }
-  absl::Status OnTensorEnd() override { return inner_->OnTensorEnd(); }
+  [[nodiscard]] absl::Status OnTensorEnd() override {
+    return inner_->OnTensorEnd();
+  }
   void OnMetadata(
       absl::Span<const std::pair<std::string, std::string>> kv) override {
     inner_->OnMetadata(kv);
   }
-  absl::Status OnTensorNames(absl::Span<const std::string> names) override;
-  absl::Status OnEndOfStream() override { return inner_->OnEndOfStream(); }
+  [[nodiscard]] absl::Status OnTensorNames(
+      absl::Span<const std::string> names) override;
+  [[nodiscard]] absl::Status OnEndOfStream() override {
+    return inner_->OnEndOfStream();
+  }
   void OnInputRejected() override { inner_->OnInputRejected(); }
-  absl::Status status() const override;
 
  private:
   RecordingIngestSink* inner_;
   std::vector<std::string> names_;
   absl::flat_hash_set<std::string> wanted_;
   bool named_ = false;  // a .hrry: ExpectTensorNames came
-  absl::Status status_;
   // Per tensor (file order): the head it is a member of (-1: none).
   std::vector<int64_t> parent_;
   struct Open {

@@ -35,7 +35,7 @@ absl::Status Forward(absl::Span<const uint8_t> bytes,
                                nullptr, nullptr);
   absl::Status s = consumer->Feed(bytes);
   if (s.ok()) s = consumer->Finish();
-  return selecting.status().ok() ? s : selecting.status();
+  return s;
 }
 
 TEST(SelectingSink, KeepsWhatTheRangedReadReads) {

@@ -101,6 +101,12 @@
 // "no output: ..." saying why (the tensor itself stays valid).
 // Data-level rejections (TYPE-PACK-0x, QNT-PCA-10, ...: dequantizer.h) fail
 // the sink with the rule id.
+//
+// Who does what: DequantSink keeps the records, publishes the outputs and
+// resumes them; each tensor's bytes go to one TensorWriter
+// (stream/ingest/tensor_writer.h: dense, spooled, sparse or paged), its
+// output through an OutputFile (stream/ingest/output_file.h), its names
+// from stream/ingest/output_naming.h.
 #ifndef HURRAY_STREAM_INGEST_SINKS_H_
 #define HURRAY_STREAM_INGEST_SINKS_H_
 
@@ -115,14 +121,19 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "dequant/large_buffer.h"
 #include "parser/data_checks.h"
 #include "parser/descriptor.h"
 #include "parser/element_checks.h"
 #include "parser/options.h"
 #include "stream/container/safe_output_dir.h"
 #include "stream/container/tensor_sink.h"
+#include "stream/ingest/dequant_sink_options.h"
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/output/safetensors.h"
+#include "stream/ingest/output_naming.h"
+#include "stream/container/safe_output_dir.h"
+#include "stream/ingest/tensor_writer.h"
 
 namespace hurray::stream {
 
@@ -170,7 +181,8 @@ class IngestSink : public TensorSink {
   // .hrry: names[i] is the index name of tensor i (file order, from 0);
   // empty when no entry names it. Called once the file passed, before
   // OnEndOfStream.
-  virtual absl::Status OnTensorNames(absl::Span<const std::string> /*names*/) {
+  [[nodiscard]] virtual absl::Status OnTensorNames(
+      absl::Span<const std::string> /*names*/) {
     return absl::OkStatus();
   }
   // The container names its tensors at its end (.hrry: the index): nothing
@@ -185,20 +197,26 @@ class IngestSink : public TensorSink {
   // The input was rejected (not merely interrupted: the source failing is
   // no verdict on it): nothing it names may be published.
   virtual void OnInputRejected() {}
-  // Not OK once the sink failed; the loader then stops.
-  virtual absl::Status status() const { return absl::OkStatus(); }
+  // No status() to poll: a callback that fails returns its status, which
+  // stops the reader at once; the walker (stream/container/tensor_walker.h)
+  // is the one that remembers it, and the consumer reports it.
 };
 
 // Keeps one TensorRecord per tensor; the base of the sinks below.
 class RecordingIngestSink : public IngestSink {
  public:
-  absl::Status OnTensorKey(absl::string_view key) override;
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
-                             absl::Span<const uint8_t> piece) override;
-  absl::Status OnTensorEnd() override;
-  absl::Status OnTensorNames(absl::Span<const std::string> names) override;
-  absl::Status status() const override { return status_; }
+  [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override;
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset_in_buffer,
+      absl::Span<const uint8_t> piece) override;
+  [[nodiscard]] absl::Status OnTensorEnd() override;
+  [[nodiscard]] absl::Status OnTensorNames(
+      absl::Span<const std::string> names) override;
+  // The first failure this sink answered a callback with (the records say
+  // "rejected: ..."), for tests and the fuzzer to compare with the
+  // consumer's verdict; nothing in the library polls it.
+  const absl::Status& status() const { return status_; }
 
   const std::vector<TensorRecord>& records() const { return records_; }
   // Moves the records out (at the end of a run; the sink keeps none).
@@ -209,28 +227,31 @@ class RecordingIngestSink : public IngestSink {
   // Resume: the records of the tensors an earlier run completed. An error
   // (an output of the earlier run missing or changed) means the run must not
   // go on.
-  virtual absl::Status Preload(std::vector<TensorRecord> done);
+  [[nodiscard]] virtual absl::Status Preload(std::vector<TensorRecord> done);
   // `hurray ingest --tensors` over a forward pass (the names come only at
   // the end): before OnTensorNames, forgets tensor i unless keep[i] (its
   // record and its finished output, never published); the records left are
   // numbered again from 0 and OnTensorNames then takes their names.
-  virtual absl::Status DropTensors(const std::vector<bool>& keep);
+  [[nodiscard]] virtual absl::Status DropTensors(const std::vector<bool>& keep);
 
  protected:
   TensorRecord* current() { return in_tensor_ ? &records_.back() : nullptr; }
-  void Fail(absl::Status s);
+  // Marks the record of the tensor being read rejected (the first failure
+  // only) and returns `s`, for the callback to return.
+  [[nodiscard]] absl::Status Fail(absl::Status s);
   // Every override of OnBufferPiece calls it: the data-level element rules
   // (TYPE-PACK-01…05, parser/element_checks.h) over the bytes as they pass,
-  // and TensorRecord::data_crc32c. A violation fails the sink.
   // and the index data rules of the sparse and block-paged layouts
-  // (LAY-COO/CSR/CSC/CSF/BPG, parser/data_checks.h).
-  void NoteData(uint32_t buffer_index, uint64_t offset_in_buffer,
-                absl::Span<const uint8_t> piece);
+  // (LAY-COO/CSR/CSC/CSF/BPG, parser/data_checks.h), and
+  // TensorRecord::data_crc32c. A violation is returned (Fail).
+  [[nodiscard]] absl::Status NoteData(uint32_t buffer_index,
+                                      uint64_t offset_in_buffer,
+                                      absl::Span<const uint8_t> piece);
   // Ends the data checks of the tensor being read (once; OnTensorEnd calls
   // it, an override that publishes outputs calls it first): a violation
-  // fails the sink; an order rule the bounded window could not check
+  // is returned (Fail); an order rule the bounded window could not check
   // (parser/data_checks.h) is named in the verdict.
-  void FinishDataChecks();
+  [[nodiscard]] absl::Status FinishDataChecks();
   // The mode of the element rules (strict-only ones are off in permissive).
   void set_element_mode(Mode mode) { element_mode_ = mode; }
 
@@ -252,70 +273,41 @@ class ValidateSink : public RecordingIngestSink {
   explicit ValidateSink(Mode mode = Mode::kStrict) { set_element_mode(mode); }
 };
 
-// --sparse dense|keep.
-enum class SparseOutput : uint8_t { kDense, kKeep };
-
-struct DequantSinkOptions {
-  std::string out_dir;
-  Mode mode = Mode::kStrict;
-  // A spooled data buffer stays in memory up to this size.
-  uint64_t spool_memory_bytes = uint64_t{24} << 20;
-  // A spooled data buffer of another dense layout than row-major, too large
-  // for memory, is read back through a block cache of this size (never at
-  // the same time as an in-memory spool: the two share the budget above).
-  size_t gather_cache_bytes = size_t{24} << 20;
-  // The parameter buffers of one tensor, kept in memory (the dequantizer
-  // holds them again as float32: up to 4x for e8m0 scales).
-  uint64_t max_parameter_bytes = uint64_t{4} << 20;
-  // Sparse tensors (COO, CSR, CSC, CSF) are written dense up to this many
-  // output bytes; larger ones are kept as their arrays (below).
-  uint64_t max_dense_bytes = uint64_t{1} << 30;
-  // kKeep: every sparse tensor is written as its arrays, "<name>.values"
-  // and its index arrays ("<name>.indices", ".indptr", ".pos_L", ".crd_L").
-  SparseOutput sparse = SparseOutput::kDense;
-  // What the outputs are (stream/ingest/output/element_convert.h). The
-  // library's default stays the raw .f32 files; the CLI's is npy.
-  OutputFormat format = OutputFormat::kF32;
-  OutputDtype dtype = OutputDtype::kAuto;
-  // False: dequantize (checking the data-level rules) but write no file.
-  bool write_files = true;
-  // .hrry: publish the outputs under the index names (else tensor_<i>.f32).
-  bool rename_to_names = true;
-  // .hrry: finished outputs waiting for the index survive an interruption
-  // (the sink going away without OnInputRejected) for a resumed run.
-  bool keep_unnamed_outputs = false;
-};
-
 class DequantSink : public RecordingIngestSink {
  public:
   explicit DequantSink(const DequantSinkOptions& options);
   ~DequantSink() override;
 
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
-                             absl::Span<const uint8_t> piece) override;
-  absl::Status OnTensorEnd() override;
-  absl::Status OnTensorNames(absl::Span<const std::string> names) override;
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset_in_buffer,
+      absl::Span<const uint8_t> piece) override;
+  [[nodiscard]] absl::Status OnTensorEnd() override;
+  [[nodiscard]] absl::Status OnTensorNames(
+      absl::Span<const std::string> names) override;
   void ExpectTensorNames() override { names_at_end_ = true; }
   void OnInputRejected() override;
   void OnMetadata(
       absl::Span<const std::pair<std::string, std::string>> kv) override;
-  absl::Status OnEndOfStream() override;
+  [[nodiscard]] absl::Status OnEndOfStream() override;
   // Checks each output of `done` against its CRC-32C (read, never through a
   // symlink) and takes over the pending ones; changes nothing in OUT_DIR.
-  absl::Status Preload(std::vector<TensorRecord> done) override;
+  [[nodiscard]] absl::Status Preload(std::vector<TensorRecord> done) override;
   // Not with --format safetensors (its data is already in one file).
-  absl::Status DropTensors(const std::vector<bool>& keep) override;
+  [[nodiscard]] absl::Status DropTensors(
+      const std::vector<bool>& keep) override;
 
  private:
-  class Tensor;
-  void FailTensor(absl::Status s);
+  // Ends the tensor being written and frees the spool block kept for the
+  // next one.
+  void Discard();
+  [[nodiscard]] absl::Status FailTensor(absl::Status s);
   absl::Status CheckEarlierOutput(const std::string& output,
                                   const std::string& pending, uint32_t crc32c);
   void DropPending(absl::string_view why);
   // Renames a finished output that waits for its name so that it survives
   // for --resume (SafeOutputDir::Keep); *temp becomes its new name.
-  absl::Status KeepForResume(std::string* temp);
+  [[nodiscard]] absl::Status KeepForResume(std::string* temp);
 
   DequantSinkOptions options_;
   absl::Status dir_status_;
@@ -326,12 +318,12 @@ class DequantSink : public RecordingIngestSink {
   // (entry, name suffix) pairs: a kept sparse tensor has several.
   std::vector<std::vector<std::pair<size_t, std::string>>> safetensors_entries_;
   std::vector<std::pair<std::string, std::string>> metadata_;
-  std::unique_ptr<Tensor> tensor_;  // destroyed before dir_
+  dequant::LargeByteBuffer spool_memory_;
+  std::vector<float> float_window_;
+  WriterContext ctx_;
+  std::unique_ptr<TensorWriter> writer_;  // destroyed before dir_
   bool names_at_end_ = false;
 };
-
-// The file name (without ".f32") for a tensor name; see above.
-std::string SafeFileName(absl::string_view name, uint64_t index);
 
 }  // namespace hurray::stream
 

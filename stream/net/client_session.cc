@@ -255,7 +255,10 @@ class NetClientSession::Impl : public net::FrameHandler {
       }
       const uint32_t stream = next_stream_++;
       net::AppendRequest(&out_, stream, req);
-      outstanding_.push_back({next_key_, stream});
+      Outstanding o;
+      o.key = next_key_;
+      o.stream_id = stream;
+      outstanding_.push_back(std::move(o));
       ++next_key_;
     }
   }

@@ -144,18 +144,18 @@ class NetClientSession : public ByteConsumer {
   NetClientSession(const NetClientSession&) = delete;
   NetClientSession& operator=(const NetClientSession&) = delete;
 
-  absl::Status Feed(absl::Span<const uint8_t> chunk) override;
-  absl::Status Finish() override;
-  absl::Status FailSource(absl::string_view why) override;
+  [[nodiscard]] absl::Status Feed(absl::Span<const uint8_t> chunk) override;
+  [[nodiscard]] absl::Status Finish() override;
+  [[nodiscard]] absl::Status FailSource(absl::string_view why) override;
   uint64_t position() const override;
   absl::Span<const uint8_t> PendingOutput() const override;
   void ConsumeOutput(size_t n) override;
   bool Satisfied() const override;
 
   // OK, or the rejection / server error that stopped the session.
-  absl::Status status() const;
+  [[nodiscard]] absl::Status status() const;
   // Tensors (members and shards included) whose bytes all arrived.
-  uint64_t tensors_completed() const;
+  uint64_t tensors_completed() const override;
   // Keys whose response is complete.
   size_t keys_completed() const;
   // The server's HELLO, once received (views valid for the session's life).
@@ -169,7 +169,7 @@ class NetClientSession : public ByteConsumer {
 
 // Parses the bytes of the `hurray:list` tensor: for each name, a u32 LE
 // byte length and the UTF-8 bytes. InvalidArgument when malformed.
-absl::StatusOr<std::vector<std::string>> ParseTensorList(
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> ParseTensorList(
     absl::Span<const uint8_t> bytes);
 
 }  // namespace hurray::stream

@@ -181,19 +181,21 @@ size_t ErrorSize(const ErrorMessage& e);
 // Encoders: the payload only (the caller writes the header, e.g. with
 // EncodeMessage). Fail (ResourceExhausted) when `out` is too small and
 // InvalidArgument for counts that do not fit their fields.
-absl::StatusOr<size_t> EncodeHello(const Hello& h, absl::Span<uint8_t> out);
-absl::StatusOr<size_t> EncodeRequest(const TensorRequest& r,
-                                     absl::Span<uint8_t> out);
-absl::StatusOr<size_t> EncodeTransportFields(const TransportFields& t,
-                                             absl::Span<uint8_t> out);
-absl::StatusOr<size_t> EncodeDataPrefix(uint64_t offset,
-                                        absl::Span<uint8_t> out);
-absl::StatusOr<size_t> EncodePut(const TensorPut& p, absl::Span<uint8_t> out);
-absl::StatusOr<size_t> EncodeError(const ErrorMessage& e,
-                                   absl::Span<uint8_t> out);
+[[nodiscard]] absl::StatusOr<size_t> EncodeHello(const Hello& h,
+                                                 absl::Span<uint8_t> out);
+[[nodiscard]] absl::StatusOr<size_t> EncodeRequest(const TensorRequest& r,
+                                                   absl::Span<uint8_t> out);
+[[nodiscard]] absl::StatusOr<size_t> EncodeTransportFields(
+    const TransportFields& t, absl::Span<uint8_t> out);
+[[nodiscard]] absl::StatusOr<size_t> EncodeDataPrefix(uint64_t offset,
+                                                      absl::Span<uint8_t> out);
+[[nodiscard]] absl::StatusOr<size_t> EncodePut(const TensorPut& p,
+                                               absl::Span<uint8_t> out);
+[[nodiscard]] absl::StatusOr<size_t> EncodeError(const ErrorMessage& e,
+                                                 absl::Span<uint8_t> out);
 // One layout entry: the tag, plus u16 length and metadata for 0xF0–0xFE.
-absl::StatusOr<size_t> EncodeLayoutEntry(const LayoutEntry& e,
-                                         absl::Span<uint8_t> out);
+[[nodiscard]] absl::StatusOr<size_t> EncodeLayoutEntry(const LayoutEntry& e,
+                                                       absl::Span<uint8_t> out);
 
 // Decoders over a complete payload; offsets in a Rejection count from the
 // payload's first byte.

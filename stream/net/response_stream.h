@@ -53,7 +53,8 @@ struct ClientShared {
 
 // `inner` wrapped in `outer` (NET-TD-03, NET-CMP-02): the status names both
 // rules, and carries the inner one in the "hurray.dev/inner-rule" payload.
-absl::Status WrapRejection(const Rejection& outer, const Rejection& inner);
+[[nodiscard]] absl::Status WrapRejection(const Rejection& outer,
+                                         const Rejection& inner);
 
 // The shards of one response (§ Parallel Transfers, § Shard Consistency):
 // what the first fixes and the others must share, shared by every stream
@@ -123,10 +124,11 @@ class ResponseStream : private TensorSink {
 
  private:
   // TensorSink, called by the walker.
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
-                             absl::Span<const uint8_t> piece) override;
-  absl::Status OnTensorEnd() override;
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset_in_buffer,
+      absl::Span<const uint8_t> piece) override;
+  [[nodiscard]] absl::Status OnTensorEnd() override;
 
   // Feeds `bytes`, received from absolute `at` on, to the walker.
   Rejection Walk(absl::Span<const uint8_t> bytes, uint64_t at);
@@ -136,7 +138,7 @@ class ResponseStream : private TensorSink {
   Rejection CheckShard(const TensorDescriptor& d);
   Rejection CloseShards(uint64_t at);
   // The user's sink failed: its status becomes the session's.
-  absl::Status UserFailed(absl::Status s);
+  [[nodiscard]] absl::Status UserFailed(absl::Status s);
   void SinkFailed(absl::Status s);
   bool Spool(uint64_t cost);
 

@@ -78,7 +78,7 @@ uint32_t DefaultMaxConnections();
 // and after HrryFile::Open and refuses to serve if they differ (the file was
 // replaced while it was opened). ServedFileIdentity appends the file's index
 // CRC-32C (its trailer, file-format.md).
-absl::StatusOr<std::string> StatIdentity(const std::string& path);
+[[nodiscard]] absl::StatusOr<std::string> StatIdentity(const std::string& path);
 std::string ServedFileIdentity(absl::string_view stat_identity,
                                const HrryFile& file);
 
@@ -90,7 +90,7 @@ class NetServer {
   NetServer& operator=(const NetServer&) = delete;
 
   // Binds and listens.
-  absl::Status Listen();
+  [[nodiscard]] absl::Status Listen();
   // The bound port (after Listen).
   uint16_t port() const;
   // Serves until Stop(); returns when every connection is closed.

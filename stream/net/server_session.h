@@ -82,10 +82,10 @@ class NetServerSession {
   // Consumes all of `chunk` (queued requests are answered in order). A
   // violation returns its rejection status; the ERROR for it is in Output()
   // and Closed() turns true once it is written.
-  absl::Status Feed(absl::Span<const uint8_t> chunk);
+  [[nodiscard]] absl::Status Feed(absl::Span<const uint8_t> chunk);
   // The client closed its side: NET-05 inside a message (no ERROR is
   // queued: nobody would read it).
-  absl::Status Finish();
+  [[nodiscard]] absl::Status Finish();
 
   // Bytes to send now, as a gather list; empty when there is nothing to send
   // (then see WantsInput / Closed). Views stay valid until ConsumeOutput.
@@ -98,7 +98,7 @@ class NetServerSession {
   // or Finish()).
   bool Closed();
 
-  absl::Status status() const;
+  [[nodiscard]] absl::Status status() const;
   uint64_t position() const;
   // The CLIENT_HELLO arrived and was accepted.
   bool hello_received() const;

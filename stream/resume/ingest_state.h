@@ -110,11 +110,12 @@ struct IngestState {
 
 std::string SerializeState(const IngestState& state);
 // Parses what SerializeState wrote; refuses anything else (see above).
-absl::StatusOr<IngestState> ParseState(absl::string_view text);
+[[nodiscard]] absl::StatusOr<IngestState> ParseState(absl::string_view text);
 
-absl::Status SaveState(const std::string& path, const IngestState& state);
+[[nodiscard]] absl::Status SaveState(const std::string& path,
+                                     const IngestState& state);
 // NotFound when the file does not exist (a first run).
-absl::StatusOr<IngestState> LoadState(const std::string& path);
+[[nodiscard]] absl::StatusOr<IngestState> LoadState(const std::string& path);
 
 }  // namespace hurray::stream::resume
 

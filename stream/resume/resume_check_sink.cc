@@ -36,9 +36,8 @@ ResumeCheckSink::ResumeCheckSink(std::vector<TensorRecord> expected,
   forwarding_ = expected_.empty();
 }
 
-void ResumeCheckSink::Mismatch(absl::string_view why) {
-  if (!status_.ok()) return;
-  status_ = absl::FailedPreconditionError(absl::StrCat(
+absl::Status ResumeCheckSink::Mismatch(absl::string_view why) const {
+  return absl::FailedPreconditionError(absl::StrCat(
       "the server's '",
       expected_.empty() ? "" : expected_[0].name.substr(0, 200),
       "' is not what the interrupted run fetched (", why,
@@ -47,29 +46,22 @@ void ResumeCheckSink::Mismatch(absl::string_view why) {
 
 absl::Status ResumeCheckSink::OnTensorKey(absl::string_view key) {
   if (forwarding_) return inner_->OnTensorKey(key);
-  if (!status_.ok()) return status_;
   if (!key_seen_) {
     key_seen_ = true;
     return probe_.OnTensorKey(key);
   }
   // The next key: the one fetched again must be over.
-  if (checked_ < expected_.size()) {
-    Mismatch("fewer tensors");
-    return status_;
-  }
+  if (checked_ < expected_.size()) return Mismatch("fewer tensors");
   forwarding_ = true;
   return inner_->OnTensorKey(key);
 }
 
 absl::Status ResumeCheckSink::OnDescriptor(const TensorDescriptor& d) {
   if (forwarding_) return inner_->OnDescriptor(d);
-  if (!status_.ok()) return status_;
-  if (checked_ == expected_.size()) {
-    Mismatch("more tensors");
-    return status_;
-  }
-  (void)probe_.OnDescriptor(d);
-  return status_;
+  if (checked_ == expected_.size()) return Mismatch("more tensors");
+  // The probe only records; the comparison at OnTensorEnd decides.
+  probe_.OnDescriptor(d).IgnoreError();
+  return absl::OkStatus();
 }
 
 absl::Status ResumeCheckSink::OnBufferPiece(uint32_t buffer_index,
@@ -79,45 +71,33 @@ absl::Status ResumeCheckSink::OnBufferPiece(uint32_t buffer_index,
     return inner_->OnBufferPiece(buffer_index, offset_in_buffer, piece);
   }
   // The probe only records; the comparison at OnTensorEnd decides.
-  if (status_.ok()) {
-    (void)probe_.OnBufferPiece(buffer_index, offset_in_buffer, piece);
-  }
-  return status_;
+  probe_.OnBufferPiece(buffer_index, offset_in_buffer, piece).IgnoreError();
+  return absl::OkStatus();
 }
 
 absl::Status ResumeCheckSink::OnTensorEnd() {
   if (forwarding_) return inner_->OnTensorEnd();
-  if (!status_.ok()) return status_;
-  (void)probe_.OnTensorEnd();
+  probe_.OnTensorEnd().IgnoreError();  // only records, as above
   const TensorRecord& got = probe_.records().back();
   const TensorRecord& want = expected_[checked_];
   if (got.name != want.name || got.shape != want.shape ||
       got.type != want.type || got.scheme != want.scheme ||
       got.bytes != want.bytes) {
-    {
-      Mismatch(absl::StrCat("tensor ", checked_, " is ", got.type, " ",
-                            got.shape, ", was ", want.type, " ", want.shape));
-      return status_;
-    }
+    return Mismatch(absl::StrCat("tensor ", checked_, " is ", got.type, " ",
+                                 got.shape, ", was ", want.type, " ",
+                                 want.shape));
   }
   if (got.data_crc32c != want.data_crc32c) {
-    {
-      Mismatch(
-          absl::StrCat("the data of tensor ", checked_, " differs: CRC-32C"));
-      return status_;
-    }
+    return Mismatch(
+        absl::StrCat("the data of tensor ", checked_, " differs: CRC-32C"));
   }
   ++checked_;
-  return status_;
+  return absl::OkStatus();
 }
 
 absl::Status ResumeCheckSink::OnEndOfStream() {
   if (!forwarding_) {
-    if (!status_.ok()) return status_;
-    if (checked_ < expected_.size()) {
-      Mismatch("fewer tensors");
-      return status_;
-    }
+    if (checked_ < expected_.size()) return Mismatch("fewer tensors");
     forwarding_ = true;
   }
   return inner_->OnEndOfStream();
@@ -126,10 +106,6 @@ absl::Status ResumeCheckSink::OnEndOfStream() {
 absl::Status ResumeCheckSink::OnTensorNames(
     absl::Span<const std::string> names) {
   return inner_->OnTensorNames(names);
-}
-
-absl::Status ResumeCheckSink::status() const {
-  return status_.ok() ? inner_->status() : status_;
 }
 
 }  // namespace hurray::stream::resume

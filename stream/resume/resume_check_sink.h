@@ -36,26 +36,29 @@ class ResumeCheckSink : public IngestSink {
   // `expected`: the records of the key fetched again (LastKeyStart on).
   ResumeCheckSink(std::vector<TensorRecord> expected, IngestSink* inner);
 
-  absl::Status OnTensorKey(absl::string_view key) override;
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
-                             absl::Span<const uint8_t> piece) override;
-  absl::Status OnTensorEnd() override;
-  absl::Status OnEndOfStream() override;
-  absl::Status OnTensorNames(absl::Span<const std::string> names) override;
+  [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override;
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset_in_buffer,
+      absl::Span<const uint8_t> piece) override;
+  [[nodiscard]] absl::Status OnTensorEnd() override;
+  [[nodiscard]] absl::Status OnEndOfStream() override;
+  [[nodiscard]] absl::Status OnTensorNames(
+      absl::Span<const std::string> names) override;
   void ExpectTensorNames() override { inner_->ExpectTensorNames(); }
   void OnInputRejected() override { inner_->OnInputRejected(); }
   void OnMetadata(
       absl::Span<const std::pair<std::string, std::string>> kv) override {
     inner_->OnMetadata(kv);
   }
-  absl::Status status() const override;
 
   // Every tensor of the key fetched again matched.
   bool checked() const { return forwarding_; }
 
  private:
-  void Mismatch(absl::string_view why);
+  // The status that stops the reader: the fetched tensor is not the one
+  // the interrupted run fetched.
+  [[nodiscard]] absl::Status Mismatch(absl::string_view why) const;
 
   std::vector<TensorRecord> expected_;
   IngestSink* inner_;
@@ -63,7 +66,6 @@ class ResumeCheckSink : public IngestSink {
   size_t checked_ = 0;
   bool key_seen_ = false;
   bool forwarding_ = false;
-  absl::Status status_;
 };
 
 }  // namespace hurray::stream::resume

@@ -31,14 +31,15 @@ struct SourceIdentity {
 
 // The identity of the regular file at `path` (FailedPrecondition for
 // anything else: a pipe or a device cannot be resumed).
-absl::StatusOr<SourceIdentity> IdentifyFile(const std::string& path);
+[[nodiscard]] absl::StatusOr<SourceIdentity> IdentifyFile(
+    const std::string& path);
 
 // OK when `path` is the file `recorded` describes and its first `offset`
 // bytes have CRC-32C `crc` (read once, here: a replaced file is refused
 // before anything is written); else FailedPrecondition saying what differs.
-absl::Status CheckResumeSource(const std::string& path,
-                               const SourceIdentity& recorded, uint64_t offset,
-                               uint32_t crc);
+[[nodiscard]] absl::Status CheckResumeSource(const std::string& path,
+                                             const SourceIdentity& recorded,
+                                             uint64_t offset, uint32_t crc);
 
 }  // namespace hurray::stream::resume
 

@@ -10,7 +10,7 @@
 namespace hurray::smoke {
 
 // Parses a decimal uint32 ("123"). Error payloads carry the offending input.
-absl::StatusOr<uint32_t> ParseUint32(absl::string_view text);
+[[nodiscard]] absl::StatusOr<uint32_t> ParseUint32(absl::string_view text);
 
 // Sum of the little-endian uint16 values in `bytes` (odd trailing byte is
 // ignored).

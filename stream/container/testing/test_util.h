@@ -27,11 +27,12 @@ struct RecordedTensor {
 // OnTensorEnd. Any violation is appended to `errors`.
 class RecordingSink : public TensorSink {
  public:
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
-  absl::Status OnBufferPiece(uint32_t buffer_index, uint64_t offset_in_buffer,
-                             absl::Span<const uint8_t> piece) override;
-  absl::Status OnTensorEnd() override;
-  absl::Status OnEndOfStream() override;
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnBufferPiece(
+      uint32_t buffer_index, uint64_t offset_in_buffer,
+      absl::Span<const uint8_t> piece) override;
+  [[nodiscard]] absl::Status OnTensorEnd() override;
+  [[nodiscard]] absl::Status OnEndOfStream() override;
 
   std::vector<RecordedTensor> tensors;
   bool ended = false;

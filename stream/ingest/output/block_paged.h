@@ -43,14 +43,14 @@ struct PagedRows {
 
 // The rows of the dense form of `d`, from its block_table (buffer 1) and
 // seq_ptr (buffer 2).
-absl::StatusOr<PagedRows> PlanPagedRows(const TensorDescriptor& d,
-                                        absl::Span<const uint8_t> block_table,
-                                        absl::Span<const uint8_t> seq_ptr);
+[[nodiscard]] absl::StatusOr<PagedRows> PlanPagedRows(
+    const TensorDescriptor& d, absl::Span<const uint8_t> block_table,
+    absl::Span<const uint8_t> seq_ptr);
 
 // Calls copy(physical_page, slots) for the logical pages in order, until
 // rows.rows slots were named (the last page may give fewer than page_size).
 // InvalidArgument for a page id ≥ num_pages (LAY-BPG-18).
-absl::Status ForEachPagedRun(
+[[nodiscard]] absl::Status ForEachPagedRun(
     const TensorDescriptor& d, const PagedRows& rows,
     absl::Span<const uint8_t> block_table,
     absl::FunctionRef<absl::Status(uint64_t page, uint64_t slots)> copy);
@@ -65,11 +65,11 @@ absl::Status ForEachPagedRun(
 // into *storage. Unimplemented for the compositions the spec does not define
 // (NF4, MXFP, per-channel on axis 0: LAY-BPG-11/12, accepted only in
 // permissive mode). `params`: the tensor's parameter bytes (empty if plain).
-absl::Status PoolAsRowMajor(const TensorDescriptor& d,
-                            const dequant::ParameterBytes& params, Mode mode,
-                            TensorDescriptor* pool,
-                            dequant::ParameterBytes* pool_params,
-                            std::vector<uint8_t>* storage);
+[[nodiscard]] absl::Status PoolAsRowMajor(const TensorDescriptor& d,
+                                          const dequant::ParameterBytes& params,
+                                          Mode mode, TensorDescriptor* pool,
+                                          dequant::ParameterBytes* pool_params,
+                                          std::vector<uint8_t>* storage);
 
 }  // namespace hurray::stream
 

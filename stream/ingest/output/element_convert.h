@@ -36,12 +36,13 @@ namespace hurray::stream {
 enum class OutputFormat : uint8_t { kNpy, kSafetensors, kF32 };
 enum class OutputDtype : uint8_t { kAuto, kFloat32, kFloat16, kBFloat16 };
 
-absl::StatusOr<OutputFormat> ParseOutputFormat(absl::string_view s);
-absl::StatusOr<OutputDtype> ParseOutputDtype(absl::string_view s);
+[[nodiscard]] absl::StatusOr<OutputFormat> ParseOutputFormat(
+    absl::string_view s);
+[[nodiscard]] absl::StatusOr<OutputDtype> ParseOutputDtype(absl::string_view s);
 absl::string_view OutputFormatName(OutputFormat f);
 absl::string_view OutputDtypeName(OutputDtype d);
 // Usage errors of the pair (npy has no bfloat16; f32 is float32 only).
-absl::Status CheckFormatAndDtype(OutputFormat f, OutputDtype d);
+[[nodiscard]] absl::Status CheckFormatAndDtype(OutputFormat f, OutputDtype d);
 
 // The file name suffix of a tensor output: ".npy" or ".f32" (safetensors:
 // none, every tensor goes into model.safetensors).
@@ -63,8 +64,10 @@ struct OutputType {
 // `source_tag`: the tensor's element type (its storage type when
 // quantized). InvalidArgument for a type with no numeric value (an
 // extension type).
-absl::StatusOr<OutputType> ChooseOutput(uint8_t source_tag, bool quantized,
-                                        OutputFormat format, OutputDtype dtype);
+[[nodiscard]] absl::StatusOr<OutputType> ChooseOutput(uint8_t source_tag,
+                                                      bool quantized,
+                                                      OutputFormat format,
+                                                      OutputDtype dtype);
 
 // Converts a packed, row-major stream of elements of `source_tag` (LSB-first
 // sub-byte packing, element-types.md) to little-endian elements of `out`,

@@ -32,9 +32,8 @@ class FileBlockCache {
 
   // `fd` is borrowed (kept open by the caller); the bytes read are
   // [base, base + size) of it; `name` names the file in errors.
-  static absl::StatusOr<FileBlockCache> Create(int fd, uint64_t base,
-                                               uint64_t size, Options options,
-                                               std::string name);
+  [[nodiscard]] static absl::StatusOr<FileBlockCache> Create(
+      int fd, uint64_t base, uint64_t size, Options options, std::string name);
 
   // A pointer to the `n` bytes at `at` (n <= kMaxRead, at + n <= size()),
   // valid until the next call; nullptr when the read failed (status()).

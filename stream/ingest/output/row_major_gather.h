@@ -30,9 +30,9 @@ using GatherEmit = absl::FunctionRef<absl::Status(absl::Span<const uint8_t>)>;
 // `emit` with consecutive chunks of about `chunk_bytes` (the last one may be
 // shorter; the packed row-major bytes, the last byte's unused bits zero).
 // Errors: the addresser's (a layout that does not fit buffer 0), or emit's.
-absl::Status GatherRowMajor(const TensorDescriptor& d,
-                            absl::Span<const uint8_t> buffer0,
-                            size_t chunk_bytes, GatherEmit emit);
+[[nodiscard]] absl::Status GatherRowMajor(const TensorDescriptor& d,
+                                          absl::Span<const uint8_t> buffer0,
+                                          size_t chunk_bytes, GatherEmit emit);
 
 struct GatherFile {
   int fd = -1;        // borrowed
@@ -51,10 +51,9 @@ struct GatherFile {
 // columns than the budget has 256-byte blocks) stays correct and bounded
 // but reads a block per element. `block_reads`, when given, receives the
 // number of block reads (for tests and benchmarks).
-absl::Status GatherRowMajorFromFile(const TensorDescriptor& d,
-                                    const GatherFile& file, size_t chunk_bytes,
-                                    GatherEmit emit,
-                                    uint64_t* block_reads = nullptr);
+[[nodiscard]] absl::Status GatherRowMajorFromFile(
+    const TensorDescriptor& d, const GatherFile& file, size_t chunk_bytes,
+    GatherEmit emit, uint64_t* block_reads = nullptr);
 
 }  // namespace hurray::stream
 

@@ -53,9 +53,10 @@ class SafetensorsWriter {
   SafetensorsWriter& operator=(const SafetensorsWriter&) = delete;
 
   // A new tensor; Append adds its bytes until EndTensor or AbandonTensor.
-  absl::Status BeginTensor(std::string name, absl::string_view dtype,
-                           std::vector<uint64_t> shape);
-  absl::Status Append(absl::Span<const uint8_t> bytes);
+  [[nodiscard]] absl::Status BeginTensor(std::string name,
+                                         absl::string_view dtype,
+                                         std::vector<uint64_t> shape);
+  [[nodiscard]] absl::Status Append(absl::Span<const uint8_t> bytes);
   void EndTensor() { in_tensor_ = false; }
   // Drops the current tensor's bytes and entry.
   void AbandonTensor();
@@ -66,12 +67,12 @@ class SafetensorsWriter {
   }
   size_t tensor_count() const { return entries_.size(); }
   // Writes and publishes model.safetensors; the data temp is removed.
-  absl::Status Finish();
+  [[nodiscard]] absl::Status Finish();
   // Removes the data temp.
   void Discard();
 
  private:
-  absl::Status Open();
+  [[nodiscard]] absl::Status Open();
 
   SafeOutputDir* dir_;
   TempFile data_;

@@ -32,7 +32,7 @@ class SparseDequantizer {
   // The parameters' data-level rules (QNT-PCA-10/11, QNT-PBA-12/13,
   // QNT-NF4-07, QNT-MX-07) as the dense dequantizer checks them;
   // Unimplemented for a scheme this reader does not interpret.
-  static absl::StatusOr<SparseDequantizer> Create(
+  [[nodiscard]] static absl::StatusOr<SparseDequantizer> Create(
       const TensorDescriptor& d, const dequant::ParameterBytes& params,
       Mode mode);
 

@@ -26,7 +26,7 @@ inline bool IsSparseLayout(uint8_t tag) {
 // Calls place(value_index, row_major_index) for every stored element;
 // `buffers[i]` is buffer i of `d` (buffer 0, the values, is not read).
 // Errors: InvalidArgument for an index or pointer out of range.
-absl::Status ForEachSparseElement(
+[[nodiscard]] absl::Status ForEachSparseElement(
     const TensorDescriptor& d,
     absl::Span<const absl::Span<const uint8_t>> buffers,
     absl::FunctionRef<void(uint64_t value, uint64_t position)> place);

@@ -50,8 +50,8 @@ std::vector<uint8_t> StreamBytes(const std::vector<IngestTensor>& tensors);
 
 // Writes `tensors` as .hrry to `path` one tensor at a time (for files
 // larger than memory should hold).
-absl::Status WriteHrryFile(const std::string& path,
-                           const std::vector<IngestTensor>& tensors);
+[[nodiscard]] absl::Status WriteHrryFile(
+    const std::string& path, const std::vector<IngestTensor>& tensors);
 
 // The bytes of a file; empty when it cannot be read.
 std::vector<uint8_t> ReadAll(const std::string& path);

@@ -33,10 +33,10 @@ std::vector<NetRuleCase> AllNetRuleCases();
 
 // Feeds `in` to a client (keys, mode and maximum of `c`) or to a server over
 // NetTestFile(), then Finish(); the final status.
-absl::Status RunNetRuleClient(const NetRuleCase& c,
-                              const std::vector<uint8_t>& in);
-absl::Status RunNetRuleServer(const NetRuleCase& c,
-                              const std::vector<uint8_t>& in);
+[[nodiscard]] absl::Status RunNetRuleClient(const NetRuleCase& c,
+                                            const std::vector<uint8_t>& in);
+[[nodiscard]] absl::Status RunNetRuleServer(const NetRuleCase& c,
+                                            const std::vector<uint8_t>& in);
 
 // Message builders.
 std::vector<uint8_t> ClientHelloBytes();

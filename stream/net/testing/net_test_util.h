@@ -26,8 +26,8 @@ namespace hurray::stream::testing {
 // Records keys too, and the order of key / descriptor events.
 class KeyedSink : public RecordingSink {
  public:
-  absl::Status OnTensorKey(absl::string_view key) override;
-  absl::Status OnDescriptor(const TensorDescriptor& d) override;
+  [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override;
+  [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
   std::vector<std::string> keys;
   // For each tensor, the key announced just before it ("" for none).
   std::vector<std::string> key_of_tensor;

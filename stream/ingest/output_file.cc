@@ -1,0 +1,119 @@
+#include "stream/ingest/output_file.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "stream/container/crc32c.h"
+#include "stream/ingest/output/npy.h"
+
+namespace hurray::stream {
+
+absl::Status ErrnoStatus(absl::string_view what, const std::string& path) {
+  return absl::DataLossError(
+      absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+absl::StatusOr<uint32_t> FileCrc32c(const SafeOutputDir& dir,
+                                    const std::string& name) {
+  absl::StatusOr<int> fd = dir.OpenForReading(name);
+  if (!fd.ok()) return fd.status();
+  std::vector<uint8_t> buf(kSpoolReadBytes);
+  uint32_t crc = 0;
+  for (;;) {
+    const ssize_t got = ::read(*fd, buf.data(), buf.size());
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      const absl::Status s = ErrnoStatus("cannot read", dir.Describe(name));
+      ::close(*fd);
+      return s;
+    }
+    if (got == 0) break;
+    crc = Crc32cExtend(
+        crc, absl::MakeConstSpan(buf.data(), static_cast<size_t>(got)));
+  }
+  ::close(*fd);
+  return crc;
+}
+
+std::vector<uint64_t> OutputShape(const TensorDescriptor& d,
+                                  const OutputType& out_type) {
+  std::vector<uint64_t> shape(d.shape, d.shape + std::min(d.rank, kMaxRank));
+  if (out_type.pairs) shape.push_back(2);
+  return shape;
+}
+
+absl::Status OutputFile::Open(const std::string& name, const OutputType& type,
+                              const std::vector<uint64_t>& shape) {
+  if (!ctx_.options->write_files) return absl::OkStatus();
+  if (ctx_.safetensors != nullptr) {
+    absl::Status s =
+        ctx_.safetensors->BeginTensor(name, type.safetensors_dtype(), shape);
+    in_safetensors_ = s.ok();
+    return s;
+  }
+  absl::StatusOr<TempFile> t = ctx_.dir->CreateTemp(0644);
+  if (!t.ok()) return t.status();
+  fd_ = t->fd;
+  temp_ = t->name;
+  if (ctx_.options->format == OutputFormat::kNpy) {
+    const std::string h = NpyHeader(type.npy_descr(), shape);
+    buf_.assign(h.begin(), h.end());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status OutputFile::Flush() {
+  if (buf_.empty()) return absl::OkStatus();
+  absl::Status s = absl::OkStatus();
+  if (fd_ >= 0) {  // write_files
+    crc_ = Crc32cExtend(crc_, buf_);
+    s = WriteAllFd(fd_, buf_.data(), buf_.size(), ctx_.dir->Describe(temp_));
+  } else if (in_safetensors_) {
+    s = ctx_.safetensors->Append(buf_);
+  }
+  buf_.clear();
+  return s;
+}
+
+absl::Status OutputFile::Emit(ElementConverter& conv,
+                              absl::Span<const uint8_t> source) {
+  if (!writing()) {  // write_files = false
+    conv.Discard(source);
+    return absl::OkStatus();
+  }
+  conv.Feed(source, &buf_);
+  return FlushIfFull();
+}
+
+absl::Status OutputFile::Close(WriterResult* r) {
+  absl::Status s = Flush();
+  if (!s.ok()) return s;
+  if (fd_ >= 0 && ::close(fd_) != 0) {
+    fd_ = -1;
+    return ErrnoStatus("cannot write", ctx_.dir->Describe(temp_));
+  }
+  fd_ = -1;
+  r->temp = std::move(temp_);
+  temp_.clear();
+  r->crc = crc_;
+  if (in_safetensors_) ctx_.safetensors->EndTensor();
+  in_safetensors_ = false;
+  return absl::OkStatus();
+}
+
+void OutputFile::Abandon() {
+  if (in_safetensors_) ctx_.safetensors->AbandonTensor();
+  in_safetensors_ = false;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!temp_.empty()) ctx_.dir->Remove(temp_);
+  temp_.clear();
+  buf_.clear();
+}
+
+}  // namespace hurray::stream

@@ -1,0 +1,91 @@
+// OutputFile: the one output of a TensorWriter (stream/ingest/tensor_writer.h)
+// while it is written: a hidden temp of OUT_DIR (SafeOutputDir) with the .npy
+// header first, or the tensor's entry in model.safetensors; the bytes pass a
+// buffer of about kOutBufferBytes and their CRC-32C is kept. Destroyed
+// before Close, it removes the temp and abandons the entry. Also the small
+// file helpers the writers share.
+#ifndef HURRAY_STREAM_INGEST_OUTPUT_FILE_H_
+#define HURRAY_STREAM_INGEST_OUTPUT_FILE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "parser/descriptor.h"
+#include "stream/ingest/output/element_convert.h"
+#include "stream/ingest/tensor_writer.h"
+
+namespace hurray::stream {
+
+// Data bytes handed to the dequantizer at once: bounds the float buffer
+// (2-bit codes: 4 floats per byte, 2 MiB of output).
+inline constexpr size_t kSubPiece = size_t{128} << 10;
+inline constexpr size_t kSpoolReadBytes = size_t{1} << 20;
+inline constexpr size_t kOutBufferBytes = size_t{1} << 20;
+// Input bytes read from mapped spools between two releases of their pages.
+inline constexpr size_t kReleaseBytes = size_t{4} << 20;
+
+// DataLoss: "<what> <path>: <strerror(errno)>".
+[[nodiscard]] absl::Status ErrnoStatus(absl::string_view what,
+                                       const std::string& path);
+
+// The CRC-32C of a whole file of `dir`, read never through a symlink.
+[[nodiscard]] absl::StatusOr<uint32_t> FileCrc32c(const SafeOutputDir& dir,
+                                                  const std::string& name);
+
+// The logical shape of the output of `d` (complex as pairs: a trailing 2).
+std::vector<uint64_t> OutputShape(const TensorDescriptor& d,
+                                  const OutputType& out_type);
+
+class OutputFile {
+ public:
+  explicit OutputFile(const WriterContext& ctx) : ctx_(ctx) {}
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+  ~OutputFile() { Abandon(); }
+
+  // Without write_files, nothing. Else the entry `name` of model.safetensors
+  // or a temp; for .npy, the header (the shape and type known now) buffered.
+  [[nodiscard]] absl::Status Open(const std::string& name,
+                                  const OutputType& type,
+                                  const std::vector<uint64_t>& shape);
+  // Something is being written (else write_files is off or nothing opened).
+  bool writing() const { return fd_ >= 0 || in_safetensors_; }
+  bool in_safetensors() const { return in_safetensors_; }
+  int fd() const { return fd_; }
+  const std::string& temp() const { return temp_; }
+  std::vector<uint8_t>& buffer() { return buf_; }
+  // The CRC-32C of the bytes, when they were written around the buffer.
+  void set_crc(uint32_t crc) { crc_ = crc; }
+
+  // Writes out the buffer.
+  [[nodiscard]] absl::Status Flush();
+  [[nodiscard]] absl::Status FlushIfFull() {
+    return buf_.size() >= kOutBufferBytes ? Flush() : absl::OkStatus();
+  }
+  // `source` converted by `conv` into the buffer, written out in writes of
+  // about kOutBufferBytes; without an output, only counted by `conv`.
+  [[nodiscard]] absl::Status Emit(ElementConverter& conv,
+                                  absl::Span<const uint8_t> source);
+  // The output is complete: flush and close it; r->temp and r->crc name it.
+  [[nodiscard]] absl::Status Close(WriterResult* r);
+  // Closes and removes what was written; nothing stays.
+  void Abandon();
+
+ private:
+  WriterContext ctx_;
+  std::string temp_;
+  int fd_ = -1;
+  std::vector<uint8_t> buf_;
+  uint32_t crc_ = 0;
+  bool in_safetensors_ = false;
+};
+
+}  // namespace hurray::stream
+
+#endif  // HURRAY_STREAM_INGEST_OUTPUT_FILE_H_
