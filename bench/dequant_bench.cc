@@ -5,8 +5,9 @@
 //       Dequantizer and its parameters are built once, outside the loop).
 //       Tensors are [elements / 4096, 4096]: per_tensor; per_channel along
 //       axis 0 (one scale per row); per_block along axis 1, K = 32, f16
-//       scales, asymmetric; nf4 along axis 1, K = 64; mxfp along axis 1,
-//       K = 32.
+//       scales, asymmetric (also K = 16 and 64 for 4-bit codes:
+//       per_block_k16/int4, per_block_k64/uint4, ...); nf4 along axis 1,
+//       K = 64; mxfp along axis 1, K = 32.
 // and three baselines:
 //   BM_StoreOnly/<elements>     the store bound: Highway vector stores of a
 //                               constant over the float32 output, on the
@@ -110,6 +111,22 @@ using namespace type_tag;  // NOLINT
   std::exit(2);
 }();
 
+// HURRAY_BENCH_AVX2_PREFERENCE=0|1|2 (kernels.h SetAvx2PreferenceForTest):
+// 1 runs the kernels as on Intel (the AVX2 kernels for the codecs it hands
+// them, per-parameter arithmetic in 256 bits or less), 2 as on other CPUs,
+// so that one host measures both; 0 (the default) by the CPU's vendor.
+[[maybe_unused]] const bool kPreferenceForced = [] {
+  const char* want = std::getenv("HURRAY_BENCH_AVX2_PREFERENCE");
+  if (want == nullptr || *want == '\0') return false;
+  if (std::strlen(want) != 1 || want[0] < '0' || want[0] > '2') {
+    std::fprintf(stderr, "HURRAY_BENCH_AVX2_PREFERENCE=%s: not 0, 1 or 2\n",
+                 want);
+    std::exit(2);
+  }
+  SetAvx2PreferenceForTest(want[0] - '0');
+  return true;
+}();
+
 // Every float32 output (kernels and baselines alike) starts
 // HURRAY_BENCH_OUT_OFFSET bytes (a multiple of 4, default 0) past a 64-byte
 // line. A std::vector would put it wherever malloc does: 16 bytes past a
@@ -195,7 +212,7 @@ std::optional<Dequantizer> DequantizerOrSkip(benchmark::State& state,
 
 // [n / 4096, 4096] of `type` under `scheme`, with ordinary parameters
 // (scales around 0.01, zero points inside the storage range).
-BenchTensor Make(Scheme scheme, uint8_t type, uint64_t n) {
+BenchTensor Make(Scheme scheme, uint8_t type, uint64_t n, uint32_t block = 32) {
   std::mt19937_64 rng(42);
   BenchTensor t;
   t.descriptor = vectors::Dense(type, {n / kRow, kRow});
@@ -232,7 +249,7 @@ BenchTensor Make(Scheme scheme, uint8_t type, uint64_t n) {
       break;
     }
     case Scheme::kPerBlockAffine: {
-      blocks = n / 32;
+      blocks = n / block;
       for (uint64_t b = 0; b < blocks; ++b) {
         const uint16_t half = 0x2000 | static_cast<uint16_t>(rng() % 0x400);
         t.scales.push_back(static_cast<uint8_t>(half));
@@ -243,7 +260,7 @@ BenchTensor Make(Scheme scheme, uint8_t type, uint64_t n) {
       }
       const uint32_t s = add_buffer(t.scales.size());
       const uint32_t z = add_buffer(t.zero_points.size());
-      d.quantization = *PerBlockAffine::Asymmetric(1, 32, s, z, kFloat16);
+      d.quantization = *PerBlockAffine::Asymmetric(1, block, s, z, kFloat16);
       break;
     }
     case Scheme::kNf4:
@@ -272,9 +289,9 @@ BenchTensor Make(Scheme scheme, uint8_t type, uint64_t n) {
 // outputs go through the kernels' L1 stage instead of straight from the
 // registers (dequant/simd_kernels.cc BlocksOnLines, VectorsOnLines).
 void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type,
-                size_t off_line) {
+                size_t off_line, uint32_t block) {
   const uint64_t n = static_cast<uint64_t>(state.range(0));
-  const BenchTensor t = Make(scheme, type, n);
+  const BenchTensor t = Make(scheme, type, n, block);
   std::optional<Dequantizer> dq = DequantizerOrSkip(state, *t.descriptor, t);
   if (!dq) return;
   Output out(n, 0.0f, off_line);
@@ -308,9 +325,10 @@ void BM_Dequant(benchmark::State& state, Scheme scheme, uint8_t type,
 
 // The store loop plus the row's input traffic (no conversion): where reads
 // and writes share the cache's bandwidth, no kernel of the row can beat it.
-void BM_TrafficBound(benchmark::State& state, Scheme scheme, uint8_t type) {
+void BM_TrafficBound(benchmark::State& state, Scheme scheme, uint8_t type,
+                     uint32_t block) {
   const uint64_t n = static_cast<uint64_t>(state.range(0));
-  const BenchTensor t = Make(scheme, type, n);
+  const BenchTensor t = Make(scheme, type, n, block);
   std::vector<uint8_t> in(t.data.begin(), t.data.end());
   in.insert(in.end(), t.scales.begin(), t.scales.end());
   in.insert(in.end(), t.zero_points.begin(), t.zero_points.end());
@@ -621,7 +639,7 @@ struct Registrar {
                                  SchemeLabel(scheme) + "/" +
                                  std::string(ElementTypeName(type));
         auto* b = benchmark::RegisterBenchmark(name.c_str(), BM_Dequant, scheme,
-                                               type, size_t{0});
+                                               type, size_t{0}, uint32_t{32});
         for (int64_t n : kSizes) b->Arg(n);
         for (int64_t n : kL1Sizes) b->Arg(n);
         b->Unit(benchmark::kMicrosecond);
@@ -629,14 +647,14 @@ struct Registrar {
                                           SchemeLabel(scheme) + "/" +
                                           std::string(ElementTypeName(type));
         benchmark::RegisterBenchmark(off_line_name.c_str(), BM_Dequant, scheme,
-                                     type, size_t{4})
+                                     type, size_t{4}, uint32_t{32})
             ->Arg(kSizes[1])
             ->Unit(benchmark::kMicrosecond);
         const std::string bound_name = std::string("BM_TrafficBound/") +
                                        SchemeLabel(scheme) + "/" +
                                        std::string(ElementTypeName(type));
         auto* bound = benchmark::RegisterBenchmark(
-            bound_name.c_str(), BM_TrafficBound, scheme, type);
+            bound_name.c_str(), BM_TrafficBound, scheme, type, uint32_t{32});
         for (int64_t n : kSizes) bound->Arg(n);
         bound->Unit(benchmark::kMicrosecond);
         const std::string threads_name = std::string("BM_DequantThreads/") +
@@ -667,6 +685,24 @@ struct Registrar {
             ->Arg(kSizes[1])
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
+      }
+    }
+    // Per-block 4-bit codes in the other block sizes in use: 16 (the
+    // K-quants' sub-blocks), 64 (issue 47), rows per_block_k16/int4, ...
+    for (uint32_t block : {16u, 64u}) {
+      for (uint8_t type : {kInt4, kUInt4}) {
+        const std::string key = "per_block_k" + std::to_string(block) + "/" +
+                                std::string(ElementTypeName(type));
+        auto* b = benchmark::RegisterBenchmark(
+            ("BM_Dequant/" + key).c_str(), BM_Dequant, Scheme::kPerBlockAffine,
+            type, size_t{0}, block);
+        for (int64_t n : kSizes) b->Arg(n);
+        b->Unit(benchmark::kMicrosecond);
+        auto* bound = benchmark::RegisterBenchmark(
+            ("BM_TrafficBound/" + key).c_str(), BM_TrafficBound,
+            Scheme::kPerBlockAffine, type, block);
+        for (int64_t n : kSizes) bound->Arg(n);
+        bound->Unit(benchmark::kMicrosecond);
       }
     }
     const std::pair<Scheme, uint8_t> layout_cases[] = {

@@ -24,6 +24,16 @@ minutes, so only same-run ratios are compared.
       --benchmark_out=/tmp/dequant.json --benchmark_out_format=json
   python3 bench/dequant_ratios.py /tmp/dequant.json
 
+A run without the DRAM rows (e.g. --benchmark_filter ending in /65536$)
+prints the L2 columns only. Several runs, e.g. two binaries (before and
+after a change) run alternately, each round a separate run:
+
+  python3 bench/dequant_ratios.py --rounds before=b1.json,b2.json \\
+      after=a1.json,a2.json
+
+prints, per L2 row, the median and range over the runs of its ratio to
+BM_StoreOnly of the same run, a column per label.
+
 The paired rows (BM_BoundsPaired, BM_ThreadsPaired: each row and its
 baselines timed in the same round, in orders where each pass follows every
 other equally often) give the figures
@@ -108,11 +118,12 @@ def main(path):
     rate, cv = load(path)
     get = rate.get
     store_l2, store_dram = get(f"BM_StoreOnly/{L2}"), get(f"BM_StoreOnly/{DRAM}")
-    if not store_l2 or not store_dram:
+    if not store_l2:
         if had_paired:
             return
-        sys.exit("dequant_ratios: the run lacks BM_StoreOnly at both sizes "
-                 "and the paired rows")
+        sys.exit("dequant_ratios: the run lacks BM_StoreOnly and the paired "
+                 "rows")
+    store_dram = store_dram or 0.0
 
     def thr(prefix, n, t):
         return get(f"{prefix}/{n}/threads:{t}/real_time")
@@ -161,7 +172,7 @@ def main(path):
             f"{l2 / store_l2:.2f}",
             f"{l2 / bound_l2:.2f}" if bound_l2 else "",
             f"{dram:.2f}" if dram else "",
-            f"{dram / store_dram:.2f}" if dram else "",
+            f"{dram / store_dram:.2f}" if dram and store_dram else "",
             f"{dram / bound_dram:.2f}" if dram and bound_dram else "",
             f"{t[1] / t[0]:.2f}" if t[0] and t[1] else "",
             f"{t[3] / t[2]:.2f}" if t[2] and t[3] else "",
@@ -170,7 +181,69 @@ def main(path):
         print("| " + " | ".join(cells) + " |")
 
 
+def rounds(groups):
+    """Prints, per L2 row, the median and range over runs of its ratio to
+    BM_StoreOnly of the same run, one column per group of runs (e.g. the
+    binaries before and after a change, run alternately)."""
+    cols = []
+    for label, paths in groups:
+        per_row = {}
+        stores = []
+        for path in paths:
+            rate, _ = load(path)
+            store = rate.get(f"BM_StoreOnly/{L2}")
+            if not store:
+                sys.exit(f"dequant_ratios: {path} lacks BM_StoreOnly/{L2}")
+            stores.append(store)
+            for name, r in rate.items():
+                m = re.fullmatch(rf"BM_Dequant/([^/]+/[^/]+)/{L2}", name)
+                if m:
+                    per_row.setdefault(m.group(1), []).append(r / store)
+        cols.append((label, per_row, stores))
+
+    def cell(values):
+        if not values:
+            return ""
+        v = sorted(values)
+        med = (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2
+        return f"{med:.3f} [{v[0]:.3f}–{v[-1]:.3f}]"
+
+    print("| scheme/storage | " + " | ".join(
+        f"{label} × store loop ({len(stores)} runs)"
+        for label, _, stores in cols) + " |")
+    print("|---|" + "---|" * len(cols))
+    print("| BM_StoreOnly el/ns | " + " | ".join(
+        cell(stores) for _, _, stores in cols) + " |")
+    keys = []
+    for _, per_row, _ in cols:
+        keys += [k for k in per_row if k not in keys]
+    order = ["per_tensor", "per_channel", "per_block", "per_block_k16",
+             "per_block_k64", "nf4", "mxfp"]
+    types = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int4",
+             "uint4", "int2", "uint2", "float8_e4m3", "float8_e5m2",
+             "float4_e2m1", "float6_e2m3", "float6_e3m2"]
+
+    def rank(key):
+        scheme, _, storage = key.partition("/")
+        return (order.index(scheme) if scheme in order else len(order),
+                types.index(storage) if storage in types else len(types))
+
+    keys.sort(key=rank)
+    for key in keys:
+        print(f"| {key} | " + " | ".join(
+            cell(per_row.get(key, [])) for _, per_row, _ in cols) + " |")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(f"usage: {sys.argv[0]} BENCH.json")
-    main(sys.argv[1])
+    if len(sys.argv) >= 3 and sys.argv[1] == "--rounds":
+        # --rounds LABEL=a.json,b.json [LABEL=c.json,d.json ...]
+        groups = []
+        for arg in sys.argv[2:]:
+            label, _, files = arg.partition("=")
+            groups.append((label, files.split(",")))
+        rounds(groups)
+    elif len(sys.argv) != 2:
+        sys.exit(f"usage: {sys.argv[0]} BENCH.json | --rounds "
+                 "LABEL=A.json,B.json [LABEL=...]")
+    else:
+        main(sys.argv[1])

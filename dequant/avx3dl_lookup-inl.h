@@ -177,10 +177,12 @@ struct Lookup64Consts {
   }
 };
 
-// Outputs 0 .. 31 through table ta, 32 .. 63 through tb (two blocks of 32).
+// Outputs 16v .. 16v + 15 through table t[v]: ta, tb, tc, td (one block of
+// 64, two of 32 as ta = tb and tc = td, or four of 16).
 template <int kBits, bool kStream>
-HWY_INLINE void Lookup64(const uint8_t* p, __m512 ta, __m512 tb,
-                         const Lookup64Consts<kBits>& c, float* out) {
+HWY_INLINE void Lookup64(const uint8_t* p, __m512 ta, __m512 tb, __m512 tc,
+                         __m512 td, const Lookup64Consts<kBits>& c,
+                         float* out) {
   __m512i in;
   if constexpr (kBits == 4) {
     in = _mm512_castsi256_si512(
@@ -192,11 +194,11 @@ HWY_INLINE void Lookup64(const uint8_t* p, __m512 ta, __m512 tb,
   const __m512i x = _mm512_multishift_epi64_epi8(
       c.ctrl, _mm512_permutexvar_epi8(c.spread, in));
   StoreOut<kStream>(out, _mm512_permutexvar_ps(x, ta));
-  StoreOut<kStream, 1>(out, _mm512_permutexvar_ps(_mm512_srli_epi32(x, 8), ta));
+  StoreOut<kStream, 1>(out, _mm512_permutexvar_ps(_mm512_srli_epi32(x, 8), tb));
   StoreOut<kStream, 2>(out,
-                       _mm512_permutexvar_ps(_mm512_srli_epi32(x, 16), tb));
+                       _mm512_permutexvar_ps(_mm512_srli_epi32(x, 16), tc));
   StoreOut<kStream, 3>(out,
-                       _mm512_permutexvar_ps(_mm512_srli_epi32(x, 24), tb));
+                       _mm512_permutexvar_ps(_mm512_srli_epi32(x, 24), td));
 }
 
 // Codes e .. e + len - 1 (e a multiple of 8 / kBits) → t[code] into out.
@@ -208,7 +210,7 @@ HWY_INLINE void LookupSpan(const uint8_t* src, uint64_t e, size_t len, __m512 t,
   const uint8_t* p = src + e / kPerByte;
   size_t i = 0;
   for (; i + 64 <= len; i += 64, p += 8 * kBits)
-    Lookup64<kBits, kStream>(p, t, t, c64, out + i);
+    Lookup64<kBits, kStream>(p, t, t, t, t, c64, out + i);
   for (; i + 16 <= len; i += 16, p += 2 * kBits) {
     Lookup16<kBits, kStream>(p, t, ctrl, out + i);
   }
@@ -280,6 +282,35 @@ struct AffineTable {
   }
 };
 
+// AffineTable's operations in 512 bits, the same IEEE operations per entry,
+// for CPUs without the clock licence (detail::AvoidFloat512): a block's
+// table is then one or two broadcasts, a subtraction and a multiply. On
+// the AMD EPYC Zen 4 host of issue 47 the quarters and their inserts took
+// per_block int4 (K = 32) to about half the store loop's rate in L2
+// (bench/RESULTS.md).
+struct AffineTable512 {
+  __m512i q;
+  __m512 f;
+  HWY_INLINE __m512 Scaled(float scale) const {
+    return _mm512_mul_ps(f, _mm512_set1_ps(scale));
+  }
+  HWY_INLINE __m512 Shifted(float scale, float zp) const {
+    return _mm512_mul_ps(_mm512_sub_ps(f, _mm512_set1_ps(zp)),
+                         _mm512_set1_ps(scale));
+  }
+  HWY_INLINE __m512 Make(float scale, int32_t zp) const {
+    return _mm512_mul_ps(
+        _mm512_cvtepi32_ps(_mm512_sub_epi32(q, _mm512_set1_epi32(zp))),
+        _mm512_set1_ps(scale));
+  }
+};
+
+HWY_INLINE AffineTable512 Wide(const AffineTable& t) {
+  return AffineTable512{
+      _mm512_inserti64x4(_mm512_castsi256_si512(t.q_lo), t.q_hi, 1),
+      JoinHalves(t.f_lo, t.f_hi)};
+}
+
 // NF4 and float4_e2m1 codes (NF4 and MXFP have no zero points).
 struct ValueTable {
   __m256 v_lo, v_hi;  // value(code) per entry
@@ -291,6 +322,20 @@ struct ValueTable {
   HWY_INLINE __m512 Make(float scale, int32_t) const { return Scaled(scale); }
 };
 
+// ValueTable in 512 bits (AffineTable512).
+struct ValueTable512 {
+  __m512 v;
+  HWY_INLINE __m512 Scaled(float scale) const {
+    return _mm512_mul_ps(v, _mm512_set1_ps(scale));
+  }
+  HWY_INLINE __m512 Shifted(float scale, float) const { return Scaled(scale); }
+  HWY_INLINE __m512 Make(float scale, int32_t) const { return Scaled(scale); }
+};
+
+HWY_INLINE ValueTable512 Wide(const ValueTable& t) {
+  return ValueTable512{JoinHalves(t.v_lo, t.v_hi)};
+}
+
 // One element through the table (heads: a run starting inside a byte).
 HWY_INLINE float TableAt(__m512 t, uint32_t code) {
   float v[16];
@@ -299,7 +344,7 @@ HWY_INLINE float TableAt(__m512 t, uint32_t code) {
 }
 
 template <int kBits, bool kStream, class Table>
-void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
+void LookupRun(const Run& r, const Table table, float* out, uint64_t e,
                size_t n, ParamCursor& cursor) {
   // A local copy stays in registers (the stores to `out` could alias the
   // caller's cursor, and reloading it after each block stalls).
@@ -324,21 +369,37 @@ void LookupRun(const Run& r, const Table& table, float* out, uint64_t e,
         Lookup16<kBits, kStream>(p + i / kPerByte, t, ctrl, out + i);
       };
       auto step64 = [&](size_t i, __m512 t) {
-        Lookup64<kBits, kStream>(p + i / kPerByte, t, t, c64, out + i);
+        Lookup64<kBits, kStream>(p + i / kPerByte, t, t, t, t, c64, out + i);
       };
       auto blocks_of = [&](const auto& param) {
         if (k == 32) {
           // Pairs of blocks: one 64-code step with a table per half.
           size_t b = 0;
           for (; b + 2 <= blocks; b += 2) {
-            Lookup64<kBits, kStream>(p + b * 32 / kPerByte, param(b),
-                                     param(b + 1), c64, out + b * 32);
+            __m512 ta = param(b), tb = param(b + 1);
+            asm("" : "+v"(ta), "+v"(tb));  // as for k == 16 below
+            Lookup64<kBits, kStream>(p + b * 32 / kPerByte, ta, ta, tb, tb, c64,
+                                     out + b * 32);
           }
           if (b < blocks) {
             const __m512 t = param(b);
             step16(b * 32, t);
             step16(b * 32 + 16, t);
           }
+        } else if (k == 16) {
+          // Four blocks per 64-code step (K-quant sub-blocks of 16).
+          size_t b = 0;
+          for (; b + 4 <= blocks; b += 4) {
+            __m512 ta = param(b), tb = param(b + 1), tc = param(b + 2),
+                   td = param(b + 3);
+            // The four tables in registers before the first store: else
+            // the compiler loads their scalars first and broadcasts them
+            // from registers later, four more shuffles per 64 outputs.
+            asm("" : "+v"(ta), "+v"(tb), "+v"(tc), "+v"(td));
+            Lookup64<kBits, kStream>(p + b * 16 / kPerByte, ta, tb, tc, td, c64,
+                                     out + b * 16);
+          }
+          for (; b < blocks; ++b) step16(b * 16, param(b));
         } else if (k % 64 == 0) {
           WholeBlocks<64>(k, blocks, param, step64);
         } else {
@@ -934,10 +995,18 @@ void MinifloatRun(const Run& r, float* out, uint64_t e, size_t n,
 
 template <int kBits, class Table>
 void FusedLookup(const Run& r, const Table& table) {
-  FusedRun(r,
-           [&](auto stream, float* out, uint64_t e, size_t n, ParamCursor& pc) {
-             LookupRun<kBits, decltype(stream)::value>(r, table, out, e, n, pc);
-           });
+  if (detail::AvoidFloat512()) {
+    FusedRun(
+        r, [&](auto stream, float* out, uint64_t e, size_t n, ParamCursor& pc) {
+          LookupRun<kBits, decltype(stream)::value>(r, table, out, e, n, pc);
+        });
+  } else {
+    const auto wide = Wide(table);
+    FusedRun(
+        r, [&](auto stream, float* out, uint64_t e, size_t n, ParamCursor& pc) {
+          LookupRun<kBits, decltype(stream)::value>(r, wide, out, e, n, pc);
+        });
+  }
 }
 
 // Affine table entries: code j mod 2^kBits, sign-extended when signed.

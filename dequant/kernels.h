@@ -137,7 +137,10 @@ const char* KernelTargetName();
 const char* KernelTargetNameFor(Codec codec, bool stream);
 
 // Tests: 0 (the default) takes the AVX2 kernels above on Intel CPUs only, 1
-// on any CPU, 2 never (every target's own kernels).
+// on any CPU, 2 never (every target's own kernels). The same choice keeps
+// the AVX3_DL kernels' per-parameter arithmetic in 256 bits or less (1, or
+// 0 on Intel: its clock licence) or lets it use 512 bits (2, or 0
+// elsewhere), with the same values either way.
 void SetAvx2PreferenceForTest(int preference);
 
 // True when q - zero_point fits in int32 for every q of `codec` (the narrow

@@ -391,6 +391,10 @@ TEST_P(SimdEquivalenceTest, LongRuns) {
 // plan pads to whole blocks; per-channel rows of 67, whose parameter runs
 // start inside a byte, and of 24 and 48 elements, which are whole blocks of
 // a length that is not a power of two.
+// Preference 2 (the fixture's): the AVX3_DL table kernels build each
+// parameter's table in 512 bits, as on AMD; preference 1: in 256 bits or
+// less, as on Intel (kernels.h SetAvx2PreferenceForTest). Both forms on
+// every host.
 TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
   const std::pair<Scheme, std::vector<uint8_t>> cases[] = {
       {Scheme::kPerBlockAffine, {kInt4, kUInt4, kInt2, kUInt2}},
@@ -398,23 +402,32 @@ TEST_P(SimdEquivalenceTest, FusedBlockPaths) {
       {Scheme::kMxfp,
        {kFloat8E4M3, kFloat4E2M1, kFloat6E2M3, kFloat6E3M2, kInt4}}};
   int checked = 0;
-  for (const auto& [scheme, types] : cases) {
-    for (uint8_t type : types) {
-      for (uint32_t k : {32u, 64u, 128u, 16u, 256u}) {
-        TensorSpec spec;
-        spec.scheme = scheme;
-        spec.storage_type = type;
-        // MXFP rows are whole blocks (QNT-MX-04); cuts split them.
-        spec.shape = {3, scheme == Scheme::kMxfp ? 5 * k : 4 * k + 7};
-        spec.axis = 1;
-        spec.block_size = k;
-        Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
-        if (HasFatalFailure()) return;
-        ++checked;
+  for (const int preference : {2, 1}) {
+    SCOPED_TRACE(preference);
+    SetAvx2PreferenceForTest(preference);
+    for (const auto& [scheme, types] : cases) {
+      for (uint8_t type : types) {
+        // 16 and 32 with enough blocks per row for the four- and two-block
+        // steps and a remainder.
+        for (uint32_t k : {32u, 64u, 128u, 16u, 256u}) {
+          TensorSpec spec;
+          spec.scheme = scheme;
+          spec.storage_type = type;
+          // MXFP rows are whole blocks (QNT-MX-04); cuts split them.
+          spec.shape = {3, scheme == Scheme::kMxfp ? 5 * k
+                           : k <= 32               ? 11 * k + 7
+                                                   : 4 * k + 7};
+          spec.axis = 1;
+          spec.block_size = k;
+          Check(spec, MakeTensor(spec, rng_), /*every_cut=*/false);
+          if (HasFatalFailure()) return;
+          ++checked;
+        }
       }
     }
   }
-  EXPECT_EQ(checked, 5 * (4 + 1 + 5));
+  SetAvx2PreferenceForTest(2);
+  EXPECT_EQ(checked, 2 * 5 * (4 + 1 + 5));
   for (uint8_t type : {kInt4, kUInt4, kInt2, kUInt2}) {
     for (uint64_t row : {67, 24, 48}) {
       TensorSpec spec;
@@ -661,24 +674,29 @@ TEST_P(SimdEquivalenceTest, Avx2KernelsForSomeCodecsOnAvx512) {
 TEST_P(SimdEquivalenceTest, TableZeroPointsAtFloatPrecision) {
   constexpr int32_t kEdge = kExactEdge;
   int checked = 0;
-  for (uint8_t type : {kInt4, kUInt4, kInt2, kUInt2}) {
-    TensorSpec spec = PerBlock32(type, 3, 4 * 32 + 7);
-    spec.wild_zero_points = true;  // permissive (OptionsFor)
-    TestTensor t = MakeTensor(spec, rng_);
-    const uint64_t blocks =
-        t.buffers[t.descriptor->quantization.zero_point_buffer_index].size() /
-        4;
-    ASSERT_GT(blocks, 4u);
-    const int32_t exact[] = {kEdge, -kEdge, kEdge - 1, 1 - kEdge, 7, -3};
-    for (uint64_t b = 0; b < blocks; ++b) SetZeroPoint(&t, b, exact[b % 6]);
-    Check(spec, t, /*every_cut=*/false);  // float zero points
-    if (HasFatalFailure()) return;
-    SetZeroPoint(&t, blocks / 2, kEdge + 1);
-    Check(spec, t, /*every_cut=*/false);  // int32 zero points
-    if (HasFatalFailure()) return;
-    checked += 2;
+  for (const int preference : {2, 1}) {  // both table forms (FusedBlockPaths)
+    SCOPED_TRACE(preference);
+    SetAvx2PreferenceForTest(preference);
+    for (uint8_t type : {kInt4, kUInt4, kInt2, kUInt2}) {
+      TensorSpec spec = PerBlock32(type, 3, 4 * 32 + 7);
+      spec.wild_zero_points = true;  // permissive (OptionsFor)
+      TestTensor t = MakeTensor(spec, rng_);
+      const uint64_t blocks =
+          t.buffers[t.descriptor->quantization.zero_point_buffer_index].size() /
+          4;
+      ASSERT_GT(blocks, 4u);
+      const int32_t exact[] = {kEdge, -kEdge, kEdge - 1, 1 - kEdge, 7, -3};
+      for (uint64_t b = 0; b < blocks; ++b) SetZeroPoint(&t, b, exact[b % 6]);
+      Check(spec, t, /*every_cut=*/false);  // float zero points
+      if (HasFatalFailure()) return;
+      SetZeroPoint(&t, blocks / 2, kEdge + 1);
+      Check(spec, t, /*every_cut=*/false);  // int32 zero points
+      if (HasFatalFailure()) return;
+      checked += 2;
+    }
   }
-  EXPECT_EQ(checked, 8);
+  SetAvx2PreferenceForTest(2);
+  EXPECT_EQ(checked, 16);
 }
 
 // In the other rounding modes too: rounding toward -inf, float(q) - zp_f is

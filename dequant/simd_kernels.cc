@@ -122,6 +122,37 @@ inline const PairTable<4>& Fp4Pairs() {
   return *t;
 }
 
+// SetAvx2PreferenceForTest (kernels.h): 0 by the CPU's vendor, 1 as on
+// Intel, 2 as elsewhere.
+inline std::atomic<int> avx2_preference{0};
+
+#if HWY_ARCH_X86
+inline bool IsIntelCpu() {
+  static const bool intel = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
+    // "GenuineIntel" in EBX, EDX, ECX.
+    return b == 0x756E6547u && d == 0x49656E69u && c == 0x6C65746Eu;
+  }();
+  return intel;
+}
+#endif
+
+// True when the kernels are to avoid 512-bit floating-point arithmetic:
+// on Intel's AVX-512 cores it lowers the clock for some time after
+// (avx3dl_lookup-inl.h JoinHalves); AMD's Zen 4 runs it at full clock, as
+// two 256-bit halves, so there one 512-bit operation beats the two to
+// four narrower ones and the inserts that join them (bench/RESULTS.md,
+// issue 47).
+inline bool AvoidFloat512() {
+#if HWY_ARCH_X86
+  const int preference = avx2_preference.load(std::memory_order_relaxed);
+  return preference == 1 || (preference == 0 && IsIntelCpu());
+#else
+  return false;
+#endif
+}
+
 // The scalar forms of the arithmetic, for heads and tails of vector loops.
 inline float AffineScalar(int64_t q, int64_t zero_point, float scale) {
   return static_cast<float>(q - zero_point) * scale;
@@ -1055,19 +1086,10 @@ HWY_EXPORT(TargetImpl);
 
 namespace {
 
-// SetAvx2PreferenceForTest: 0 by the CPU's vendor, 1 always, 2 never.
-std::atomic<int> avx2_preference{0};
+using detail::avx2_preference;
 
 #if HWY_ARCH_X86 && (HWY_TARGETS & HWY_AVX2)
-bool IsIntelCpu() {
-  static const bool intel = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (__get_cpuid(0, &a, &b, &c, &d) == 0) return false;
-    // "GenuineIntel" in EBX, EDX, ECX.
-    return b == 0x756E6547u && d == 0x49656E69u && c == 0x6C65746Eu;
-  }();
-  return intel;
-}
+using detail::IsIntelCpu;
 
 // The codecs whose AVX3 kernels convert and multiply in 512 bits and whose
 // AVX2 kernels were faster on an Intel AVX-512 host in L2 (bench/RESULTS.md,
