@@ -264,8 +264,8 @@ void BM_Memcpy(benchmark::State& state, const Vector* v) {
   if (const char* dir = std::getenv("HURRAY_DECODE_BENCH_VECTORS")) {
     for (const Vector& v : Vectors()) {
       const std::string path = std::string(dir) + "/" + v.name + ".bin";
-      absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> f =
-          stream::SafeOutputFile::Create(path);
+      absl::StatusOr<std::unique_ptr<stream::container::SafeOutputFile>> f =
+          stream::container::SafeOutputFile::Create(path);
       absl::Status s = f.ok() ? (*f)->Write(v.bytes) : f.status();
       if (s.ok()) s = (*f)->Commit();
       if (!s.ok()) {

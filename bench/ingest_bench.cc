@@ -159,7 +159,7 @@ void Generate() {
                ? absl::OkStatus()
                : absl::DataLossError("write");
   };
-  HrryWriter w;
+  container::HrryWriter w;
   if (!w.Begin(sink).ok()) std::abort();
   const uint64_t out_bytes[2] = {uint64_t{4096} * 4096 * 4,
                                  uint64_t{8192} * 4096 * 4};
@@ -178,20 +178,20 @@ void Generate() {
   g_size = std::filesystem::file_size(g_file);
 }
 
-std::unique_ptr<RecordingIngestSink> MakeSink(const std::string& kind,
-                                              const std::string& out) {
-  if (kind == "validate") return std::make_unique<ValidateSink>();
-  DequantSinkOptions o;
+std::unique_ptr<ingest::RecordingIngestSink> MakeSink(const std::string& kind,
+                                                      const std::string& out) {
+  if (kind == "validate") return std::make_unique<ingest::ValidateSink>();
+  ingest::DequantSinkOptions o;
   o.out_dir = out;
   o.write_files = kind == "dequant_files";
-  return std::make_unique<DequantSink>(o);
+  return std::make_unique<ingest::DequantSink>(o);
 }
 
 // The loader's options of every run, file and TCP:
 // HURRAY_INGEST_BENCH_CHUNK / _SLOTS / _MAX_RING set its ring (default 4
 // x 1 MiB, a stream's growing to 16 MiB: TCP and HTTPS).
-LoaderOptions BenchLoaderOptions() {
-  LoaderOptions o;
+ingest::LoaderOptions BenchLoaderOptions() {
+  ingest::LoaderOptions o;
   if (const char* env = std::getenv("HURRAY_INGEST_BENCH_CHUNK")) {
     o.chunk_size = std::strtoull(env, nullptr, 10);
   }
@@ -212,13 +212,15 @@ double RunLoader(const std::string& kind, double throttle = 0,
   const std::string out = g_dir + "/out";
   std::filesystem::remove_all(out);
   std::filesystem::create_directories(out);
-  std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, out);
-  std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      ContainerFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
-  Loader loader(BenchLoaderOptions());
-  LoaderTestPeer::SetThrottle(loader, throttle);
+  std::unique_ptr<ingest::RecordingIngestSink> sink = MakeSink(kind, out);
+  std::unique_ptr<container::ByteConsumer> c = ingest::MakeConsumer(
+      ingest::ContainerFormat::kUnknown, container::FileOptions(), sink.get(),
+      nullptr, nullptr);
+  ingest::Loader loader(BenchLoaderOptions());
+  ingest::LoaderTestPeer::SetThrottle(loader, throttle);
   const auto t0 = Clock::now();
-  const LoadResult r = loader.Run(LoadSource::File(g_file), c.get());
+  const ingest::LoadResult r =
+      loader.Run(ingest::LoadSource::File(g_file), c.get());
   const double t = Seconds(t0);
   if (!r.status.ok()) {
     std::fprintf(stderr, "ingest failed: %s\n",
@@ -281,8 +283,8 @@ void BM_a_ReadOnly(benchmark::State& state) {
 
 // The file mapped once, its pages faulted in: (b) measures the CPU only.
 absl::Span<const uint8_t> MappedBytes() {
-  static MappedFile* map = [] {
-    auto m = MappedFile::Open(g_file);
+  static container::MappedFile* map = [] {
+    auto m = container::MappedFile::Open(g_file);
     if (!m.ok()) std::abort();
     const absl::Span<const uint8_t> bytes = (*m)->bytes();
     uint64_t sum = 0;
@@ -297,8 +299,8 @@ absl::Span<const uint8_t> MappedBytes() {
 // thread's CPU seconds in *cpu_seconds.
 double CpuPass(const std::string& kind, double* cpu_seconds) {
   const absl::Span<const uint8_t> bytes = MappedBytes();
-  std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, g_dir);
-  HrryConsumer c(FileOptions(), sink.get());
+  std::unique_ptr<ingest::RecordingIngestSink> sink = MakeSink(kind, g_dir);
+  ingest::HrryConsumer c(container::FileOptions(), sink.get());
   const double cpu0 = CpuClockSeconds(CLOCK_THREAD_CPUTIME_ID);
   const auto t0 = Clock::now();
   for (size_t at = 0; at < bytes.size(); at += 1 << 20) {
@@ -388,7 +390,7 @@ void BM_cprime_LoaderThrottled(benchmark::State& state) {
 
 // The file served on 127.0.0.1 by an in-process NetServer, started once.
 struct LoopbackServer {
-  std::unique_ptr<HrryFile> file;
+  std::unique_ptr<container::HrryFile> file;
   std::unique_ptr<NetServer> server;
   std::thread thread;
   clockid_t cpu_clock{};  // the server thread's CPU time
@@ -400,7 +402,8 @@ struct LoopbackServer {
 LoopbackServer& Server() {
   static LoopbackServer* s = [] {
     auto* l = new LoopbackServer;
-    absl::StatusOr<std::unique_ptr<HrryFile>> f = HrryFile::Open(g_file);
+    absl::StatusOr<std::unique_ptr<container::HrryFile>> f =
+        container::HrryFile::Open(g_file);
     if (!f.ok()) std::abort();
     l->file = *std::move(f);
     NetServerConfig config;
@@ -431,22 +434,24 @@ struct TcpCpu {
 double RunTcp(const std::string& kind, TcpCpu* cpu, std::string port = "") {
   const bool own_server = port.empty();
   if (own_server) port = absl::StrCat(Server().server->port());
-  std::unique_ptr<RecordingIngestSink> sink = MakeSink(kind, g_dir + "/out");
+  std::unique_ptr<ingest::RecordingIngestSink> sink =
+      MakeSink(kind, g_dir + "/out");
   NetClientOptions o;
   o.keys = g_names;
   NetClientSession session(o, sink.get());
-  Loader loader(BenchLoaderOptions());
+  ingest::Loader loader(BenchLoaderOptions());
   const double cpu0 = ProcessCpuSeconds();
   const double server0 = own_server ? CpuClockSeconds(Server().cpu_clock) : 0.0;
   const auto t0 = Clock::now();
-  const LoadResult r = loader.Run(LoadSource::Tcp("127.0.0.1", port), &session);
+  const ingest::LoadResult r =
+      loader.Run(ingest::LoadSource::Tcp("127.0.0.1", port), &session);
   const double t = Seconds(t0);
   cpu->all = ProcessCpuSeconds() - cpu0;
   cpu->server =
       own_server ? CpuClockSeconds(Server().cpu_clock) - server0 : 0.0;
-  cpu->waits = LoaderTestPeer::ConsumerWaits(loader);
-  cpu->resumes = LoaderTestPeer::ReaderResumes(loader);
-  cpu->ring_slots = LoaderTestPeer::RingSlots(loader);
+  cpu->waits = ingest::LoaderTestPeer::ConsumerWaits(loader);
+  cpu->resumes = ingest::LoaderTestPeer::ReaderResumes(loader);
+  cpu->ring_slots = ingest::LoaderTestPeer::RingSlots(loader);
   if (!r.status.ok() || session.keys_completed() != g_names.size()) {
     std::fprintf(stderr, "tcp ingest failed: %s\n",
                  std::string(r.status.message()).c_str());
@@ -530,7 +535,8 @@ double RunRawTcp(absl::Span<const uint8_t> bytes, double* cpu_seconds) {
 
 void BM_d_TcpRaw(benchmark::State& state) {
   Generate();
-  absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(g_file);
+  absl::StatusOr<std::unique_ptr<container::MappedFile>> file =
+      container::MappedFile::Open(g_file);
   if (!file.ok()) std::abort();
   double cpu = 0;
   RunRawTcp((*file)->bytes(), &cpu);  // maps the pages, as the server's are
@@ -729,14 +735,15 @@ int HttpModes(int argc, char** argv) {
   }
   if (mode == "--cpu" && argc == 4) {
     g_file = argv[3];
-    auto map = MappedFile::Open(g_file);
+    auto map = container::MappedFile::Open(g_file);
     if (!map.ok()) return 1;
     const absl::Span<const uint8_t> bytes = (*map)->bytes();
     uint64_t sum = 0;
     for (size_t i = 0; i < bytes.size(); i += 4096) sum += bytes[i];
     benchmark::DoNotOptimize(sum);
-    std::unique_ptr<RecordingIngestSink> sink = MakeSink(argv[2], "/tmp");
-    HrryConsumer c(FileOptions(), sink.get());
+    std::unique_ptr<ingest::RecordingIngestSink> sink =
+        MakeSink(argv[2], "/tmp");
+    ingest::HrryConsumer c(container::FileOptions(), sink.get());
     const auto t0 = Clock::now();
     for (size_t at = 0; at < bytes.size(); at += 1 << 20) {
       if (!c.Feed(bytes.subspan(at, 1 << 20)).ok()) return 1;
@@ -758,11 +765,14 @@ int HttpModes(int argc, char** argv) {
                    std::string(body.status().message()).c_str());
       return 1;
     }
-    std::unique_ptr<RecordingIngestSink> sink = MakeSink(argv[2], "/tmp");
-    std::unique_ptr<ByteConsumer> c = MakeConsumer(
-        ContainerFormat::kUnknown, FileOptions(), sink.get(), nullptr, nullptr);
-    Loader loader(BenchLoaderOptions());
-    const LoadResult r = loader.Run(LoadSource::Reader(body->get()), c.get());
+    std::unique_ptr<ingest::RecordingIngestSink> sink =
+        MakeSink(argv[2], "/tmp");
+    std::unique_ptr<container::ByteConsumer> c = ingest::MakeConsumer(
+        ingest::ContainerFormat::kUnknown, container::FileOptions(), sink.get(),
+        nullptr, nullptr);
+    ingest::Loader loader(BenchLoaderOptions());
+    const ingest::LoadResult r =
+        loader.Run(ingest::LoadSource::Reader(body->get()), c.get());
     const double t = Seconds(t0);
     if (!r.status.ok()) {
       std::fprintf(stderr, "%s\n", std::string(r.status.message()).c_str());

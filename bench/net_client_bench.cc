@@ -23,7 +23,7 @@
 namespace {
 
 using hurray::stream::NetClientSession;
-using hurray::stream::TensorSink;
+using hurray::stream::container::TensorSink;
 
 class CountingSink : public TensorSink {
  public:
@@ -52,7 +52,7 @@ class CountingSink : public TensorSink {
 }  // namespace
 
 int main() {
-  namespace testing = hurray::stream::testing;
+  namespace testing = hurray::stream::net::testing;
   uint64_t size = uint64_t{256} << 20;
   if (const char* e = std::getenv("HURRAY_NET_CLIENT_BENCH_BYTES")) {
     size = std::strtoull(e, nullptr, 10);

@@ -39,11 +39,12 @@ long RssKib() {
 }
 
 // Every recorded tensor equals the file's, byte for byte.
-bool SameAsFile(const HrryFile& file, const std::vector<std::string>& names,
-                const testing::RecordingSink& sink) {
+bool SameAsFile(const container::HrryFile& file,
+                const std::vector<std::string>& names,
+                const container::testing::RecordingSink& sink) {
   if (sink.tensors.size() != names.size()) return false;
   for (size_t t = 0; t < names.size(); ++t) {
-    const IndexEntry* e = file.Find(names[t]);
+    const container::IndexEntry* e = file.Find(names[t]);
     auto d = std::make_unique<TensorDescriptor>();
     if (e == nullptr || !file.ReadDescriptor(*e, d.get()).ok()) return false;
     const auto& got = sink.tensors[t];
@@ -68,8 +69,9 @@ int Main(int argc, char** argv) {
     r.rlim_cur = r.rlim_max;  // the crowd and the server share this process
     setrlimit(RLIMIT_NOFILE, &r);
   }
-  const std::vector<uint8_t> bytes = testing::NetTestFile(16 << 20);
-  const std::unique_ptr<HrryFile> file = testing::OpenTestFile(bytes);
+  const std::vector<uint8_t> bytes = net::testing::NetTestFile(16 << 20);
+  const std::unique_ptr<container::HrryFile> file =
+      net::testing::OpenTestFile(bytes);
   NetServerConfig c;  // hurray serve's defaults
   c.port = 0;
   if (argc > 3) c.max_connections = static_cast<uint32_t>(std::atoi(argv[3]));
@@ -78,14 +80,14 @@ int Main(int argc, char** argv) {
   std::thread run([&] { server.Run(); });
   const long rss_idle = RssKib();
 
-  testing::CrowdOptions o;
+  net::testing::CrowdOptions o;
   o.port = server.port();
   o.slow = slow;
   o.idle = idle;
   o.interval_ms = 100;
   net::AppendHello(&o.trickle, net::MessageType::kClientHello, 1, net::Hello());
   const auto crowd_start = std::chrono::steady_clock::now();
-  testing::SlowCrowd crowd(o);
+  net::testing::SlowCrowd crowd(o);
   const bool connected = crowd.WaitConnected(60000);
   std::printf("crowd: %d slow + %d idle, all connected once: %s (%.2f s)\n",
               slow, idle, connected ? "yes" : "no",
@@ -102,10 +104,11 @@ int Main(int argc, char** argv) {
   int failures = 0;
   long rss_max = 0;
   for (int round = 0; round < 5; ++round) {
-    testing::RecordingSink sink;
+    container::testing::RecordingSink sink;
     const auto start = std::chrono::steady_clock::now();
-    const auto fetched = testing::FetchTcp(
-        server.port(), testing::ClientOptions(keys), &sink, 64 << 10, 20000);
+    const auto fetched =
+        net::testing::FetchTcp(server.port(), net::testing::ClientOptions(keys),
+                               &sink, 64 << 10, 20000);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();

@@ -387,10 +387,10 @@ void FuzzStream(const Header& h, absl::Span<const uint8_t> stream) {
     hurray_stream_free(s);
     return;
   }
-  hurray::stream::StreamOptions options;
+  hurray::stream::container::StreamOptions options;
   options.parse = ParseOptionsFor(h.flags & HURRAY_PERMISSIVE);
   const hurray::Rejection want =
-      hurray::stream::ReadStream(stream, options, /*sink=*/nullptr);
+      hurray::stream::container::ReadStream(stream, options, /*sink=*/nullptr);
   hurray_error e;
   HURRAY_FUZZ_CHECK(hurray_stream_error(s, &e) == st && e.status == st);
   if (want.ok()) {
@@ -415,10 +415,10 @@ void FuzzFile(const Header& h, absl::Span<const uint8_t> image) {
   hurray_error e;
   const hurray_status s =
       hurray_file_open_memory(copy.block.get(), copy.size, flags, &f, &e);
-  hurray::stream::FileOptions options;
+  hurray::stream::container::FileOptions options;
   options.parse = ParseOptionsFor(flags);
-  auto want = hurray::stream::HrryFile::FromBytes({copy.block.get(), copy.size},
-                                                  options);
+  auto want = hurray::stream::container::HrryFile::FromBytes(
+      {copy.block.get(), copy.size}, options);
   HURRAY_FUZZ_CHECK(e.status == s);
   if (!want.ok()) {
     HURRAY_FUZZ_CHECK(f == nullptr && s != HURRAY_OK);
@@ -431,7 +431,7 @@ void FuzzFile(const Header& h, absl::Span<const uint8_t> image) {
     return;
   }
   HURRAY_FUZZ_CHECK(s == HURRAY_OK && f != nullptr);
-  const hurray::stream::HrryFile& file = **want;
+  const hurray::stream::container::HrryFile& file = **want;
   const size_t n = hurray_file_tensor_count(f);
   HURRAY_FUZZ_CHECK(n == file.index().size());
   const uint8_t* lo = copy.block.get();
@@ -443,7 +443,7 @@ void FuzzFile(const Header& h, absl::Span<const uint8_t> image) {
                       HURRAY_OK);
     hurray_tensor* t = nullptr;
     const hurray_status found = hurray_file_lookup(f, name, name_size, &t, &e);
-    const hurray::stream::IndexEntry* entry =
+    const hurray::stream::container::IndexEntry* entry =
         file.Find(absl::string_view(name, name_size));
     HURRAY_FUZZ_CHECK(entry != nullptr);
     hurray::TensorDescriptor d;

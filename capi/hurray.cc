@@ -45,14 +45,14 @@ struct hurray_decoder {
 // tensor freed after its file's close still reads a mapped file). Atomic:
 // the file and its tensors are distinct handles, usable from two threads.
 struct hurray_file {
-  std::unique_ptr<hurray::stream::HrryFile> file;
+  std::unique_ptr<hurray::stream::container::HrryFile> file;
   hurray::ParseOptions parse;
   mutable std::atomic<uint64_t> refs{1};
 };
 
 struct hurray_tensor {
   const hurray_file* file = nullptr;
-  const hurray::stream::IndexEntry* entry = nullptr;
+  const hurray::stream::container::IndexEntry* entry = nullptr;
   hurray::TensorDescriptor descriptor;
 };
 
@@ -191,7 +191,7 @@ hurray_status FromDecodeState(hurray::DecodeState s) {
 }
 
 // Forwards TensorSink events to the C callbacks until one asks to stop.
-class CallbackSink final : public hurray::stream::TensorSink {
+class CallbackSink final : public hurray::stream::container::TensorSink {
  public:
   explicit CallbackSink(const hurray_stream_callbacks& cb) : cb_(cb) {}
 
@@ -236,10 +236,10 @@ class CallbackSink final : public hurray::stream::TensorSink {
 
 struct hurray_stream {
   hurray_stream(const hurray_stream_callbacks& cb,
-                const hurray::stream::StreamOptions& o)
+                const hurray::stream::container::StreamOptions& o)
       : sink(cb), reader(o, &sink) {}
   CallbackSink sink;  // declared first: the reader points at it
-  hurray::stream::StreamReader reader;
+  hurray::stream::container::StreamReader reader;
   bool in_call = false;       // a callback re-entering its own reader
   bool free_pending = false;  // freed by a callback: deleted after the call
   bool finished = false;      // hurray_stream_finish was called
@@ -518,10 +518,10 @@ hurray_status hurray_file_open(const char* path, uint32_t flags,
     return SetError(error, HURRAY_INVALID_ARGUMENT, "null argument");
   }
   return Guarded(error, [&]() -> hurray_status {
-    hurray::stream::FileOptions options;
+    hurray::stream::container::FileOptions options;
     options.parse = ParseOptionsFor(flags & HURRAY_PERMISSIVE);
-    absl::StatusOr<std::unique_ptr<hurray::stream::HrryFile>> f =
-        hurray::stream::HrryFile::Open(path, options);
+    absl::StatusOr<std::unique_ptr<hurray::stream::container::HrryFile>> f =
+        hurray::stream::container::HrryFile::Open(path, options);
     if (!f.ok()) return SetStatus(error, f.status());
     auto handle = std::make_unique<hurray_file>();
     handle->file = *std::move(f);
@@ -540,10 +540,10 @@ hurray_status hurray_file_open_memory(const uint8_t* data, size_t size,
     return SetError(error, HURRAY_INVALID_ARGUMENT, "null argument");
   }
   return Guarded(error, [&]() -> hurray_status {
-    hurray::stream::FileOptions options;
+    hurray::stream::container::FileOptions options;
     options.parse = ParseOptionsFor(flags & HURRAY_PERMISSIVE);
-    absl::StatusOr<std::unique_ptr<hurray::stream::HrryFile>> f =
-        hurray::stream::HrryFile::FromBytes({data, size}, options);
+    absl::StatusOr<std::unique_ptr<hurray::stream::container::HrryFile>> f =
+        hurray::stream::container::HrryFile::FromBytes({data, size}, options);
     if (!f.ok()) return SetStatus(error, f.status());
     auto handle = std::make_unique<hurray_file>();
     handle->file = *std::move(f);
@@ -583,7 +583,7 @@ hurray_status hurray_file_lookup(const hurray_file* file, const char* name,
     return SetError(error, HURRAY_INVALID_ARGUMENT, "null argument");
   }
   return Guarded(error, [&]() -> hurray_status {
-    const hurray::stream::IndexEntry* entry =
+    const hurray::stream::container::IndexEntry* entry =
         file->file->Find(absl::string_view(name, name_size));
     if (entry == nullptr) {
       return SetError(error, HURRAY_NOT_FOUND, "no tensor of that name");
@@ -735,7 +735,7 @@ hurray_status hurray_tensor_dequantize(const hurray_tensor* tensor, float* out,
 hurray_stream* hurray_stream_new(const hurray_stream_callbacks* callbacks,
                                  uint32_t flags) {
   try {
-    hurray::stream::StreamOptions options;
+    hurray::stream::container::StreamOptions options;
     options.parse = ParseOptionsFor(flags & HURRAY_PERMISSIVE);
     hurray_stream_callbacks cb{};
     if (callbacks != nullptr) cb = *callbacks;
@@ -760,14 +760,14 @@ void hurray_stream_free(hurray_stream* stream) {
 namespace {
 
 hurray_status StreamResult(const hurray_stream* s,
-                           hurray::stream::StreamState state) {
+                           hurray::stream::container::StreamState state) {
   if (s->sink.cancelled()) return HURRAY_CANCELLED;
   switch (state) {
-    case hurray::stream::StreamState::kNeedMore:
+    case hurray::stream::container::StreamState::kNeedMore:
       return HURRAY_NEED_MORE;
-    case hurray::stream::StreamState::kDone:
+    case hurray::stream::container::StreamState::kDone:
       return HURRAY_OK;
-    case hurray::stream::StreamState::kRejected:
+    case hurray::stream::container::StreamState::kRejected:
       return HURRAY_REJECTED;
   }
   return HURRAY_INTERNAL;
@@ -794,7 +794,8 @@ hurray_status hurray_stream_feed(hurray_stream* stream, const uint8_t* data,
   if (stream->finished) return HURRAY_BAD_STATE;
   const hurray_status result = Guarded(nullptr, [&]() -> hurray_status {
     const InCall busy(stream);
-    const hurray::stream::StreamState s = stream->reader.Feed({data, size});
+    const hurray::stream::container::StreamState s =
+        stream->reader.Feed({data, size});
     return StreamResult(stream, s);
   });
   return FreeIfPending(stream, result);
@@ -807,7 +808,7 @@ hurray_status hurray_stream_finish(hurray_stream* stream) {
   stream->finished = true;
   const hurray_status result = Guarded(nullptr, [&]() -> hurray_status {
     const InCall busy(stream);
-    const hurray::stream::StreamState s = stream->reader.Finish();
+    const hurray::stream::container::StreamState s = stream->reader.Finish();
     return StreamResult(stream, s);
   });
   return FreeIfPending(stream, result);

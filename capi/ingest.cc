@@ -27,9 +27,9 @@
 
 namespace {
 
-using hurray::stream::IngestedTensor;
-using hurray::stream::IngestReport;
-using hurray::stream::IngestRequest;
+using hurray::stream::ingest::IngestedTensor;
+using hurray::stream::ingest::IngestReport;
+using hurray::stream::ingest::IngestRequest;
 
 template <size_t N>
 void CopyString(absl::string_view s, char (&out)[N]) {
@@ -130,7 +130,8 @@ absl::StatusOr<IngestRequest> RequestOf(const char* source,
   if (source == nullptr) return absl::InvalidArgumentError("null source");
   const hurray_ingest_options o = OptionsOf(given);
   IngestRequest r;
-  absl::StatusOr<stream::IngestSource> s = stream::ParseSource(source);
+  absl::StatusOr<stream::ingest::IngestSource> s =
+      stream::ingest::ParseSource(source);
   if (!s.ok()) return s.status();
   r.source = *std::move(s);
   if (o.flags & HURRAY_PERMISSIVE) r.parse.mode = hurray::Mode::kPermissive;
@@ -145,20 +146,21 @@ absl::StatusOr<IngestRequest> RequestOf(const char* source,
   }
   if (o.resume_file != nullptr) r.resume_file = o.resume_file;
   if (o.out_dir != nullptr) r.out_dir = o.out_dir;
-  r.format = stream::OutputFormat::kNpy;
+  r.format = stream::ingest::OutputFormat::kNpy;
   if (o.format != nullptr) {
-    absl::StatusOr<stream::OutputFormat> f =
-        stream::ParseOutputFormat(o.format);
+    absl::StatusOr<stream::ingest::OutputFormat> f =
+        stream::ingest::ParseOutputFormat(o.format);
     if (!f.ok()) return f.status();
     r.format = *f;
   }
   if (o.dtype != nullptr) {
-    absl::StatusOr<stream::OutputDtype> d = stream::ParseOutputDtype(o.dtype);
+    absl::StatusOr<stream::ingest::OutputDtype> d =
+        stream::ingest::ParseOutputDtype(o.dtype);
     if (!d.ok()) return d.status();
     r.dtype = *d;
   }
-  r.data = o.want_values ? stream::TensorData::kDequantized
-                         : stream::TensorData::kNone;
+  r.data = o.want_values ? stream::ingest::TensorData::kDequantized
+                         : stream::ingest::TensorData::kNone;
   if (o.scratch_dir != nullptr) r.scratch_dir = o.scratch_dir;
   if (o.chunk_size != 0) {
     if (o.chunk_size > (uint64_t{1} << 30)) {
@@ -195,7 +197,7 @@ absl::StatusOr<IngestRequest> RequestOf(const char* source,
     r.headers.push_back(*std::move(h));
   }
   r.insecure = o.insecure != 0;
-  HURRAY_RETURN_IF_ERROR(stream::CheckRequest(r));
+  HURRAY_RETURN_IF_ERROR(stream::ingest::CheckRequest(r));
   return r;
 }
 
@@ -224,7 +226,7 @@ struct CTensor {
 };
 
 // Calls the caller's callbacks (on the thread of hurray_ingest).
-class CallbackObserver final : public hurray::stream::IngestObserver {
+class CallbackObserver final : public hurray::stream::ingest::IngestObserver {
  public:
   explicit CallbackObserver(const hurray_ingest_callbacks* cb) {
     if (cb != nullptr) cb_ = *cb;
@@ -238,7 +240,7 @@ class CallbackObserver final : public hurray::stream::IngestObserver {
     }
     return absl::OkStatus();
   }
-  void OnProgress(const hurray::stream::IngestProgress& p) override {
+  void OnProgress(const hurray::stream::ingest::IngestProgress& p) override {
     if (cb_.on_progress != nullptr) {
       cb_.on_progress(cb_.user, p.bytes, p.total, p.tensors);
     }
@@ -280,7 +282,7 @@ hurray_status Guarded(hurray_error* error, F&& body) noexcept {
 // over at a rendezvous; it waits in OnTensor until the caller asks for the
 // next one (or closes), so the views stay valid meanwhile.
 struct hurray_ingest_reader {
-  class Observer final : public hurray::stream::IngestObserver {
+  class Observer final : public hurray::stream::ingest::IngestObserver {
    public:
     explicit Observer(hurray_ingest_reader* owner) : owner_(owner) {}
     absl::Status OnTensor(const IngestedTensor& t) override {
@@ -294,7 +296,7 @@ struct hurray_ingest_reader {
       return owner_->closing ? absl::CancelledError("closed")
                              : absl::OkStatus();
     }
-    void OnProgress(const hurray::stream::IngestProgress& p) override {
+    void OnProgress(const hurray::stream::ingest::IngestProgress& p) override {
       std::lock_guard<std::mutex> lock(owner_->mu);
       owner_->bytes = p.bytes;
     }
@@ -322,7 +324,7 @@ struct hurray_ingest_reader {
   void Run() {
     Observer observer(this);
     absl::StatusOr<IngestReport> report =
-        hurray::stream::Ingest(request, &observer);
+        hurray::stream::ingest::Ingest(request, &observer);
     std::lock_guard<std::mutex> lock(mu);
     if (!report.ok()) {
       status = report.status();
@@ -344,7 +346,7 @@ void hurray_ingest_options_init(hurray_ingest_options* options) {
   options->want_values = 1;
   options->idle_timeout_seconds = -1;
   options->connect_timeout_seconds =
-      hurray::stream::kDefaultConnectTimeoutSeconds;
+      hurray::stream::ingest::kDefaultConnectTimeoutSeconds;
 }
 
 hurray_status hurray_ingest(const char* source,
@@ -357,7 +359,8 @@ hurray_status hurray_ingest(const char* source,
       return SetError(error, HURRAY_INVALID_ARGUMENT, r.status().message());
     }
     CallbackObserver observer(callbacks);
-    absl::StatusOr<IngestReport> report = hurray::stream::Ingest(*r, &observer);
+    absl::StatusOr<IngestReport> report =
+        hurray::stream::ingest::Ingest(*r, &observer);
     if (!report.ok()) return SetStatus(error, report.status(), false);
     return SetStatus(error, report->status, observer.stopped());
   });

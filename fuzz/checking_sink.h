@@ -25,7 +25,7 @@
 
 namespace hurray::fuzz {
 
-class CheckingSink : public stream::TensorSink {
+class CheckingSink : public stream::container::TensorSink {
  public:
   struct Tensor {
     std::unique_ptr<TensorDescriptor> descriptor;

@@ -20,20 +20,22 @@ namespace hurray::fuzz {
 // but the output does not open, or when the forward reader `hurray ingest`
 // runs (strict, with the limits the conversion was given: options.reader)
 // refuses it.
-inline std::unique_ptr<stream::HrryFile> ConvertAndOpen(
-    const convert::ByteSource& src, const convert::ConvertOptions& options) {
+inline std::unique_ptr<stream::container::HrryFile> ConvertAndOpen(
+    const stream::convert::ByteSource& src,
+    const stream::convert::ConvertOptions& options) {
   std::vector<uint8_t> out;
-  absl::StatusOr<convert::ConvertReport> report =
-      convert::Convert(src, options, [&out](absl::Span<const uint8_t> b) {
-        out.insert(out.end(), b.begin(), b.end());
-        return absl::OkStatus();
-      });
+  absl::StatusOr<stream::convert::ConvertReport> report =
+      stream::convert::Convert(src, options,
+                               [&out](absl::Span<const uint8_t> b) {
+                                 out.insert(out.end(), b.begin(), b.end());
+                                 return absl::OkStatus();
+                               });
   if (!report.ok()) return nullptr;
-  stream::FileOptions strict = options.reader;
+  stream::container::FileOptions strict = options.reader;
   strict.parse.mode = Mode::kStrict;
-  if (!stream::ReadHrry(out, strict, nullptr).ok()) std::abort();
-  absl::StatusOr<std::unique_ptr<stream::HrryFile>> file =
-      stream::HrryFile::CopyOf(out, strict);
+  if (!stream::container::ReadHrry(out, strict, nullptr).ok()) std::abort();
+  absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> file =
+      stream::container::HrryFile::CopyOf(out, strict);
   if (!file.ok()) std::abort();
   return *std::move(file);
 }
@@ -43,7 +45,7 @@ inline std::unique_ptr<stream::HrryFile> ConvertAndOpen(
 // 4 KiB, so that refusals at the limits and successes just under them both
 // happen.
 inline void PickReaderLimits(size_t selector,
-                             convert::ConvertOptions* options) {
+                             stream::convert::ConvertOptions* options) {
   if (selector % 4 < 2) return;
   options->reader.max_metadata_bytes = 64 + (selector * 40503u) % 16321;
   options->reader.limits.max_buffer_bytes =
@@ -52,7 +54,7 @@ inline void PickReaderLimits(size_t selector,
 
 // --quantize (and --requantize) with a scheme picked by `selector`.
 inline void AddQuantizeOptions(size_t selector,
-                               convert::ConvertOptions* options) {
+                               stream::convert::ConvertOptions* options) {
   static const char* const kSchemes[] = {"per_tensor:int8",
                                          "per_channel:uint8",
                                          "per_block:int4:16",
@@ -60,8 +62,8 @@ inline void AddQuantizeOptions(size_t selector,
                                          "nf4:8",
                                          "mxfp:e2m1:16",
                                          "mxfp:e4m3"};
-  absl::StatusOr<convert::QuantizeSpec> spec =
-      convert::ParseQuantizeSpec(kSchemes[selector % 7]);
+  absl::StatusOr<stream::convert::QuantizeSpec> spec =
+      stream::convert::ParseQuantizeSpec(kSchemes[selector % 7]);
   if (!spec.ok()) std::abort();
   options->quantize = *spec;
   options->requantize = *spec;

@@ -49,24 +49,25 @@ int Split(const uint8_t* data, size_t size) {
     parts.push_back(absl::MakeConstSpan(data + at, len));
     at += len;
   }
-  convert::PartOpener open = [&parts, n](const std::string& name)
-      -> absl::StatusOr<std::unique_ptr<convert::ByteSource>> {
+  stream::convert::PartOpener open = [&parts, n](const std::string& name)
+      -> absl::StatusOr<std::unique_ptr<stream::convert::ByteSource>> {
     // "m-0000i-of-0000n.gguf"
     if (name.size() != 21 || name[6] < '1' ||
         static_cast<size_t>(name[6] - '0') > n)
       return absl::NotFoundError("no such part");
-    return std::unique_ptr<convert::ByteSource>(
-        new convert::MemorySource(parts[name[6] - '1']));
+    return std::unique_ptr<stream::convert::ByteSource>(
+        new stream::convert::MemorySource(parts[name[6] - '1']));
   };
-  convert::SplitLimits limits;
+  stream::convert::SplitLimits limits;
   limits.max_parts = 9;
   limits.gguf.max_tensors = 64;
   limits.gguf.max_kv = 256;
   limits.gguf.max_metadata_bytes = 1 << 20;
-  absl::StatusOr<convert::SplitGguf> split = convert::OpenSplitGguf(
-      "m-00001-of-0000" + std::to_string(n) + ".gguf", open, limits);
+  absl::StatusOr<stream::convert::SplitGguf> split =
+      stream::convert::OpenSplitGguf(
+          "m-00001-of-0000" + std::to_string(n) + ".gguf", open, limits);
   if (!split.ok()) return 0;
-  convert::ConvertOptions options;
+  stream::convert::ConvertOptions options;
   options.gguf = limits.gguf;
   options.chunk_bytes = 4096;
   if (size % 2 == 1) options.scale_spool_bytes = 0;
@@ -80,26 +81,27 @@ int Split(const uint8_t* data, size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace hurray;
   if (size > 0 && data[0] == 'S') return Split(data, size);
-  convert::MemorySource src(absl::MakeConstSpan(data, size));
-  convert::GgufLimits limits;
+  stream::convert::MemorySource src(absl::MakeConstSpan(data, size));
+  stream::convert::GgufLimits limits;
   limits.max_tensors = 64;
   limits.max_kv = 256;
   limits.max_metadata_bytes = 1 << 20;
-  absl::StatusOr<convert::GgufFile> header =
-      convert::ReadGgufHeader(src, limits);
+  absl::StatusOr<stream::convert::GgufFile> header =
+      stream::convert::ReadGgufHeader(src, limits);
   if (!header.ok()) return 0;
-  convert::ConvertOptions options;
+  stream::convert::ConvertOptions options;
   options.gguf = limits;
   options.chunk_bytes = 4096;
   // Both ways to the scales of a quantized tensor: kept from the codes
   // pass, or read again.
   if (size % 2 == 1) options.scale_spool_bytes = 0;
   fuzz::PickReaderLimits(size / 2, &options);
-  std::unique_ptr<stream::HrryFile> file = fuzz::ConvertAndOpen(src, options);
+  std::unique_ptr<stream::container::HrryFile> file =
+      fuzz::ConvertAndOpen(src, options);
   auto d = std::make_unique<TensorDescriptor>();
-  for (const convert::GgufTensor& t : header->tensors) {
+  for (const stream::convert::GgufTensor& t : header->tensors) {
     if (file == nullptr) break;
-    const stream::IndexEntry* e = file->Find(t.name);
+    const stream::container::IndexEntry* e = file->Find(t.name);
     if (e == nullptr || !file->ReadDescriptor(*e, d.get()).ok()) std::abort();
     if (!d->has(flag::kHasQuantization)) continue;
     std::vector<absl::Span<const uint8_t>> buffers;

@@ -84,19 +84,21 @@ constexpr size_t kHeaderSize = 8;
 constexpr size_t kMaxChunk[4] = {1, 7, 64, 4096};
 
 struct Forward {
-  stream::FileState state;
+  stream::container::FileState state;
   Rejection rejection;
   CheckingSink sink;
 };
 
 // Forward reader over `file` in chunks from `rng` (chunk 0: one shot).
-std::unique_ptr<stream::HrryForwardReader> ReadForward(
-    absl::Span<const uint8_t> file, const stream::FileOptions& options,
-    size_t max_chunk, std::mt19937* rng, Forward* out) {
-  auto reader =
-      std::make_unique<stream::HrryForwardReader>(options, &out->sink);
+std::unique_ptr<stream::container::HrryForwardReader> ReadForward(
+    absl::Span<const uint8_t> file,
+    const stream::container::FileOptions& options, size_t max_chunk,
+    std::mt19937* rng, Forward* out) {
+  auto reader = std::make_unique<stream::container::HrryForwardReader>(
+      options, &out->sink);
   size_t at = 0;
-  while (at < file.size() && reader->state() == stream::FileState::kNeedMore) {
+  while (at < file.size() &&
+         reader->state() == stream::container::FileState::kNeedMore) {
     const size_t len =
         max_chunk == 0 ? file.size()
                        : std::min(file.size() - at, 1 + (*rng)() % max_chunk);
@@ -104,27 +106,28 @@ std::unique_ptr<stream::HrryForwardReader> ReadForward(
     std::memcpy(block.get(), file.data() + at, len);
     const absl::Span<const uint8_t> chunk(block.get(), len);
     out->sink.SetChunk(chunk, at);
-    const stream::FileState s = reader->Feed(chunk);
+    const stream::container::FileState s = reader->Feed(chunk);
     HURRAY_FUZZ_CHECK(s == reader->state());
-    if (s == stream::FileState::kNeedMore) {
+    if (s == stream::container::FileState::kNeedMore) {
       HURRAY_FUZZ_CHECK(reader->position() == at + len);
     }
     at += len;
   }
   out->sink.SetChunk({}, file.size());
   out->state = reader->Finish();
-  HURRAY_FUZZ_CHECK(out->state != stream::FileState::kNeedMore);
-  HURRAY_FUZZ_CHECK((out->state == stream::FileState::kDone) ==
+  HURRAY_FUZZ_CHECK(out->state != stream::container::FileState::kNeedMore);
+  HURRAY_FUZZ_CHECK((out->state == stream::container::FileState::kDone) ==
                     reader->rejection().ok());
   HURRAY_FUZZ_CHECK(out->sink.ended() ==
-                    (out->state == stream::FileState::kDone));
+                    (out->state == stream::container::FileState::kDone));
   out->rejection = reader->rejection();
   HURRAY_FUZZ_CHECK(reader->Finish() == out->state);
   HURRAY_FUZZ_CHECK(reader->rejection() == out->rejection);
   return reader;
 }
 
-bool SameExtent(const stream::TensorExtent& a, const stream::TensorExtent& b) {
+bool SameExtent(const stream::container::TensorExtent& a,
+                const stream::container::TensorExtent& b) {
   return a.descriptor_offset == b.descriptor_offset &&
          a.descriptor_length == b.descriptor_length &&
          a.buffer_count == b.buffer_count && a.data_offset == b.data_offset &&
@@ -132,21 +135,23 @@ bool SameExtent(const stream::TensorExtent& a, const stream::TensorExtent& b) {
 }
 
 // Both readers accepted `file`: they must agree on what it holds.
-void CompareContent(const stream::HrryForwardReader& forward,
-                    const CheckingSink& sink, const stream::HrryFile& file) {
+void CompareContent(const stream::container::HrryForwardReader& forward,
+                    const CheckingSink& sink,
+                    const stream::container::HrryFile& file) {
   HURRAY_FUZZ_CHECK(forward.index().size() == file.index().size());
   HURRAY_FUZZ_CHECK(forward.kv().entries().size() ==
                     file.kv().entries().size());
-  const absl::Span<const stream::TensorExtent> tensors = forward.tensors();
+  const absl::Span<const stream::container::TensorExtent> tensors =
+      forward.tensors();
   HURRAY_FUZZ_CHECK(tensors.size() == sink.tensors().size());
   for (size_t i = 0; i < tensors.size(); ++i) {
     const CheckingSink::Tensor& seen = sink.tensors()[i];
     HURRAY_FUZZ_CHECK(seen.complete);
-    const stream::IndexEntry* named = forward.entry_of_tensor(i);
+    const stream::container::IndexEntry* named = forward.entry_of_tensor(i);
     if (named == nullptr) continue;  // permissive: no entry names it
-    const stream::IndexEntry* e = file.Find(named->name);
+    const stream::container::IndexEntry* e = file.Find(named->name);
     HURRAY_FUZZ_CHECK(e != nullptr);
-    const stream::TensorExtent* extent = file.extent(*e);
+    const stream::container::TensorExtent* extent = file.extent(*e);
     HURRAY_FUZZ_CHECK(extent != nullptr);
     HURRAY_FUZZ_CHECK(SameExtent(*extent, tensors[i]));
     auto d = std::make_unique<TensorDescriptor>();
@@ -161,7 +166,7 @@ void CompareContent(const stream::HrryForwardReader& forward,
       // (FILE-REG-02, strict-only) or an alignment above 2 MiB gets it.
       if (!bytes.ok() && RuleIdOf(bytes.status()) == "BUF-19") {
         const uint64_t align = d->buffers[b].alignment;
-        HURRAY_FUZZ_CHECK(align > stream::kMapAlignment ||
+        HURRAY_FUZZ_CHECK(align > stream::container::kMapAlignment ||
                           *OffsetOf(bytes.status()) % align != 0);
         continue;
       }
@@ -173,15 +178,16 @@ void CompareContent(const stream::HrryForwardReader& forward,
     }
   }
   // Members of every head: no crash, and only for heads.
-  for (const stream::IndexEntry* e : file.InFileOrder()) {
+  for (const stream::container::IndexEntry* e : file.InFileOrder()) {
     (void)file.Members(*e);
   }
 }
 
 // Adds `e` to `kv` with the adder of its type.
-absl::Status AddKv(const stream::KvEntry& e, stream::KvBuilder* kv) {
-  using stream::KvType;
-  const stream::KvValue& v = e.value;
+absl::Status AddKv(const stream::container::KvEntry& e,
+                   stream::container::KvBuilder* kv) {
+  using stream::container::KvType;
+  const stream::container::KvValue& v = e.value;
   switch (v.type) {
     case KvType::kString:
       return kv->AddString(e.key, v.str());
@@ -198,7 +204,7 @@ absl::Status AddKv(const stream::KvEntry& e, stream::KvBuilder* kv) {
     case KvType::kArray:
       break;
   }
-  const std::vector<stream::KvValue> items = v.Elements();
+  const std::vector<stream::container::KvValue> items = v.Elements();
   switch (v.element_type) {
     case KvType::kString: {
       std::vector<absl::string_view> x;
@@ -249,27 +255,28 @@ void Must(const absl::Status& s, const char* what) {
 // buffers, extension-layout data and KV entries): the writer accepts all of
 // it, and both readers accept the new file with the same content.
 void CheckRewrite(absl::Span<const uint8_t> file,
-                  const stream::FileOptions& options,
-                  const stream::HrryForwardReader& forward,
+                  const stream::container::FileOptions& options,
+                  const stream::container::HrryForwardReader& forward,
                   const CheckingSink& sink) {
-  const stream::FileHeader& h = forward.header();
-  stream::HrryWriterOptions w;
+  const stream::container::FileHeader& h = forward.header();
+  stream::container::HrryWriterOptions w;
   w.parse = options.parse;
   w.data_buffer_alignment = h.data_buffer_alignment;
   w.first_descriptor_offset = h.first_descriptor_offset;
   w.tensor_count_hint = h.tensor_count_hint;
-  w.with_kv = h.has(stream::file_flag::kHasKvMetadata) ||
+  w.with_kv = h.has(stream::container::file_flag::kHasKvMetadata) ||
               !forward.kv().entries().empty();
-  w.sorted_index = h.has(stream::file_flag::kSortedIndex);
-  w.index_crc = h.has(stream::file_flag::kHasIndexCrc32c);
+  w.sorted_index = h.has(stream::container::file_flag::kSortedIndex);
+  w.index_crc = h.has(stream::container::file_flag::kHasIndexCrc32c);
   std::vector<uint8_t> out;
   auto put = [&out](absl::Span<const uint8_t> b) {
     out.insert(out.end(), b.begin(), b.end());
     return absl::OkStatus();
   };
-  stream::HrryWriter writer(w);
+  stream::container::HrryWriter writer(w);
   Must(writer.Begin(put), "HrryWriter::Begin");
-  const absl::Span<const stream::TensorExtent> tensors = forward.tensors();
+  const absl::Span<const stream::container::TensorExtent> tensors =
+      forward.tensors();
   for (size_t i = 0; i < tensors.size(); ++i) {
     const CheckingSink::Tensor& t = sink.tensors()[i];
     const TensorDescriptor& d = *t.descriptor;
@@ -286,7 +293,7 @@ void CheckRewrite(absl::Span<const uint8_t> file,
                     extension_data),
          "HrryWriter::Add");
   }
-  for (const stream::KvEntry& e : forward.kv().entries()) {
+  for (const stream::container::KvEntry& e : forward.kv().entries()) {
     Must(AddKv(e, &writer.kv()), "KvBuilder");
   }
   Must(writer.Finish(put), "HrryWriter::Finish");
@@ -294,7 +301,7 @@ void CheckRewrite(absl::Span<const uint8_t> file,
 
   Forward again;
   std::mt19937 rng(1);
-  const std::unique_ptr<stream::HrryForwardReader> reader =
+  const std::unique_ptr<stream::container::HrryForwardReader> reader =
       ReadForward(out, options, 0, &rng, &again);
   HURRAY_FUZZ_CHECK(again.rejection.ok());
   HURRAY_FUZZ_CHECK(SameEvents(sink, again.sink));
@@ -304,15 +311,15 @@ void CheckRewrite(absl::Span<const uint8_t> file,
     HURRAY_FUZZ_CHECK(reader->entry_of_tensor(i)->name ==
                       forward.entry_of_tensor(i)->name);
   }
-  const absl::StatusOr<std::unique_ptr<stream::HrryFile>> random =
-      stream::HrryFile::CopyOf(out, options);
+  const absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> random =
+      stream::container::HrryFile::CopyOf(out, options);
   HURRAY_FUZZ_CHECK(random.ok());
   CompareContent(*reader, again.sink, **random);
 }
 
 // HrryFile::Open (mmap of a real file) says what FromBytes says.
 void CheckOpen(absl::Span<const uint8_t> file,
-               const stream::FileOptions& options,
+               const stream::container::FileOptions& options,
                const absl::Status& from_bytes) {
   const char* dir = std::getenv("TEST_TMPDIR");
   const std::string path = std::string(dir != nullptr ? dir : "/tmp") +
@@ -323,8 +330,8 @@ void CheckOpen(absl::Span<const uint8_t> file,
               static_cast<std::streamsize>(file.size()));
     HURRAY_FUZZ_CHECK(out.good());
   }
-  const absl::StatusOr<std::unique_ptr<stream::HrryFile>> opened =
-      stream::HrryFile::Open(path, options);
+  const absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> opened =
+      stream::container::HrryFile::Open(path, options);
   std::remove(path.c_str());
   HURRAY_FUZZ_CHECK(opened.ok() == from_bytes.ok());
   HURRAY_FUZZ_CHECK(RuleIdOf(opened.status()) == RuleIdOf(from_bytes));
@@ -339,27 +346,28 @@ struct Verdict {
   absl::Status random_access;
 };
 
-Verdict Check(absl::Span<const uint8_t> file, stream::FileOptions options,
-              size_t max_chunk, uint32_t seed, bool open_file,
-              bool fail_source) {
+Verdict Check(absl::Span<const uint8_t> file,
+              stream::container::FileOptions options, size_t max_chunk,
+              uint32_t seed, bool open_file, bool fail_source) {
   std::mt19937 rng(seed);
   Forward one_shot, chunked;
-  const std::unique_ptr<stream::HrryForwardReader> reader =
+  const std::unique_ptr<stream::container::HrryForwardReader> reader =
       ReadForward(file, options, 0, &rng, &one_shot);
   ReadForward(file, options, max_chunk, &rng, &chunked);
   HURRAY_FUZZ_CHECK(one_shot.state == chunked.state);
   HURRAY_FUZZ_CHECK(one_shot.rejection == chunked.rejection);
   HURRAY_FUZZ_CHECK(SameEvents(one_shot.sink, chunked.sink));
-  HURRAY_FUZZ_CHECK(stream::ReadHrry(file, options, nullptr) ==
+  HURRAY_FUZZ_CHECK(stream::container::ReadHrry(file, options, nullptr) ==
                     one_shot.rejection);
   if (fail_source) {
     // The source fails after the last byte: STREAM-IO there, unless the
     // file was already rejected.
-    stream::HrryForwardReader failing(options);
-    const stream::FileState fed = failing.Feed(file);
+    stream::container::HrryForwardReader failing(options);
+    const stream::container::FileState fed = failing.Feed(file);
     const Rejection before = failing.rejection();
-    HURRAY_FUZZ_CHECK(failing.FailSource() == stream::FileState::kRejected);
-    if (fed == stream::FileState::kNeedMore) {
+    HURRAY_FUZZ_CHECK(failing.FailSource() ==
+                      stream::container::FileState::kRejected);
+    if (fed == stream::container::FileState::kNeedMore) {
       HURRAY_FUZZ_CHECK(failing.rejection().rule == Rule::kStreamIo);
       HURRAY_FUZZ_CHECK(failing.rejection().offset == file.size());
     } else {
@@ -370,8 +378,8 @@ Verdict Check(absl::Span<const uint8_t> file, stream::FileOptions options,
   options.verify_region = true;
   // A copy at a 2 MiB boundary, like a mapped file: the fuzzer's bytes sit
   // anywhere, and Buffer() checks the views' addresses (BUF-19).
-  const absl::StatusOr<std::unique_ptr<stream::HrryFile>> random =
-      stream::HrryFile::CopyOf(file, options);
+  const absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> random =
+      stream::container::HrryFile::CopyOf(file, options);
   if (!random.ok()) {
     HURRAY_FUZZ_CHECK(RuleIdOf(random.status()).has_value());
     HURRAY_FUZZ_CHECK(OffsetOf(random.status()).has_value());
@@ -394,8 +402,8 @@ Verdict Check(absl::Span<const uint8_t> file, stream::FileOptions options,
   if (open_file) CheckOpen(file, options, random.status());
 
   options.verify_region = false;
-  const absl::StatusOr<std::unique_ptr<stream::HrryFile>> no_walk =
-      stream::HrryFile::FromBytes(file, options);
+  const absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> no_walk =
+      stream::container::HrryFile::FromBytes(file, options);
   // In strict mode every indexed tensor is one the walk checked
   // (FILE-IDX-15); permissive mode lets entries name no tensor of the
   // region, and only the reader without the walk decodes those.
@@ -413,7 +421,7 @@ void Run(const uint8_t* data, size_t size) {
           ? absl::MakeConstSpan(data + kHeaderSize, size - kHeaderSize)
           : absl::Span<const uint8_t>();
 
-  stream::FileOptions options;
+  stream::container::FileOptions options;
   const Mode mode = (h[0] & 1) ? Mode::kPermissive : Mode::kStrict;
   if (h[0] & 2) {
     options.parse = vectors::AgreedOptions(mode);

@@ -64,20 +64,20 @@
 namespace hurray::fuzz {
 namespace {
 
-using stream::Checkpoint;
-using stream::ContainerFormat;
-using stream::TensorRecord;
+using stream::ingest::Checkpoint;
+using stream::ingest::ContainerFormat;
+using stream::ingest::TensorRecord;
 
 constexpr size_t kHeaderSize = 4;
 
 struct Config {
-  stream::FileOptions options;
+  stream::container::FileOptions options;
   ContainerFormat format = ContainerFormat::kUnknown;
   bool resume = false;
   bool spool_to_file = false;
   bool rename_to_names = true;
-  stream::OutputFormat output = stream::OutputFormat::kF32;
-  stream::OutputDtype dtype = stream::OutputDtype::kAuto;
+  stream::ingest::OutputFormat output = stream::ingest::OutputFormat::kF32;
+  stream::ingest::OutputDtype dtype = stream::ingest::OutputDtype::kAuto;
   uint32_t max_chunk = 1;
   uint32_t stop_after = 0;  // checkpoint index (from 0)
   uint32_t seed = 0;
@@ -93,8 +93,8 @@ Config ParseHeader(absl::Span<const uint8_t> h) {
   c.resume = (h[0] & 8) != 0;
   c.spool_to_file = (h[0] & 16) != 0;
   c.rename_to_names = (h[0] & 32) == 0;
-  if ((h[0] & 192) != 0) c.output = stream::OutputFormat::kNpy;
-  if ((h[0] & 128) != 0) c.dtype = stream::OutputDtype::kFloat16;
+  if ((h[0] & 192) != 0) c.output = stream::ingest::OutputFormat::kNpy;
+  if ((h[0] & 128) != 0) c.dtype = stream::ingest::OutputDtype::kFloat16;
   c.max_chunk = uint32_t{1} << (h[1] & 15);
   c.stop_after = h[1] >> 4;
   c.seed = h[2] | (uint32_t{h[3]} << 8);
@@ -108,9 +108,10 @@ Config ParseHeader(absl::Span<const uint8_t> h) {
   return c;
 }
 
-stream::DequantSinkOptions SinkOptions(const Config& c, const std::string& dir,
-                                       bool keep_unnamed) {
-  stream::DequantSinkOptions o;
+stream::ingest::DequantSinkOptions SinkOptions(const Config& c,
+                                               const std::string& dir,
+                                               bool keep_unnamed) {
+  stream::ingest::DequantSinkOptions o;
   o.out_dir = dir;
   o.mode = c.options.parse.mode;
   o.spool_memory_bytes = c.spool_to_file ? 0 : 4096;
@@ -138,7 +139,7 @@ std::vector<size_t> Chunks(size_t n, const Config& c) {
 
 // Feeds `input` in the chunks of `c` (each a heap block of exactly its size),
 // stopping early when `*stop` becomes true. The first failed Feed's status.
-absl::Status FeedChunked(stream::ByteConsumer* consumer,
+absl::Status FeedChunked(stream::container::ByteConsumer* consumer,
                          absl::Span<const uint8_t> input, const Config& c,
                          const bool* stop) {
   size_t at = 0;
@@ -166,9 +167,10 @@ bool SameVerdict(const absl::Status& a, const absl::Status& b) {
 Verdict Validate(absl::Span<const uint8_t> input, const Config& c,
                  bool chunked) {
   // The element rules (TYPE-PACK-*) run in the sink, in the input's mode.
-  stream::ValidateSink sink(c.options.parse.mode);
-  std::unique_ptr<stream::ByteConsumer> consumer =
-      stream::MakeConsumer(c.format, c.options, &sink, nullptr, nullptr);
+  stream::ingest::ValidateSink sink(c.options.parse.mode);
+  std::unique_ptr<stream::container::ByteConsumer> consumer =
+      stream::ingest::MakeConsumer(c.format, c.options, &sink, nullptr,
+                                   nullptr);
   Verdict v;
   if (chunked) {
     FeedChunked(consumer.get(), input, c, nullptr).IgnoreError();
@@ -215,11 +217,13 @@ void CheckDir(const std::map<std::string, std::string>& files,
   size_t named = 0;
   for (const TensorRecord& r : records) {
     if (!r.output.empty()) {
-      HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(r.output));
-      HURRAY_FUZZ_CHECK(!stream::SafeOutputDir::IsTempName(r.output));
+      HURRAY_FUZZ_CHECK(
+          stream::container::SafeOutputDir::IsPlainName(r.output));
+      HURRAY_FUZZ_CHECK(
+          !stream::container::SafeOutputDir::IsTempName(r.output));
       auto it = files.find(r.output);
       HURRAY_FUZZ_CHECK(it != files.end());
-      HURRAY_FUZZ_CHECK(stream::Crc32c(absl::MakeConstSpan(
+      HURRAY_FUZZ_CHECK(stream::container::Crc32c(absl::MakeConstSpan(
                             reinterpret_cast<const uint8_t*>(it->second.data()),
                             it->second.size())) == r.output_crc32c);
       HURRAY_FUZZ_CHECK(r.complete);
@@ -236,14 +240,15 @@ void CheckDir(const std::map<std::string, std::string>& files,
       HURRAY_FUZZ_CHECK(m.output.empty() != m.pending.empty());
       const std::string& name = m.output.empty() ? m.pending : m.output;
       if (!m.output.empty()) {
-        HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(m.output));
+        HURRAY_FUZZ_CHECK(
+            stream::container::SafeOutputDir::IsPlainName(m.output));
         HURRAY_FUZZ_CHECK(r.complete && !r.output.empty());
       } else {
         HURRAY_FUZZ_CHECK(pending_ok && !r.pending_output.empty());
       }
       auto it = files.find(name);
       HURRAY_FUZZ_CHECK(it != files.end());
-      HURRAY_FUZZ_CHECK(stream::Crc32c(absl::MakeConstSpan(
+      HURRAY_FUZZ_CHECK(stream::container::Crc32c(absl::MakeConstSpan(
                             reinterpret_cast<const uint8_t*>(it->second.data()),
                             it->second.size())) == m.crc32c);
       ++named;
@@ -256,9 +261,10 @@ Verdict Dequantize(absl::Span<const uint8_t> input, const Config& c,
                    const std::string& dir, bool chunked) {
   Verdict v;
   {
-    stream::DequantSink sink(SinkOptions(c, dir, false));
-    std::unique_ptr<stream::ByteConsumer> consumer =
-        stream::MakeConsumer(c.format, c.options, &sink, nullptr, nullptr);
+    stream::ingest::DequantSink sink(SinkOptions(c, dir, false));
+    std::unique_ptr<stream::container::ByteConsumer> consumer =
+        stream::ingest::MakeConsumer(c.format, c.options, &sink, nullptr,
+                                     nullptr);
     if (chunked) {
       FeedChunked(consumer.get(), input, c, nullptr).IgnoreError();
       v.status = consumer->Finish();
@@ -282,18 +288,19 @@ std::optional<Verdict> InterruptAndResume(absl::Span<const uint8_t> input,
   std::vector<TensorRecord> done;
   bool ended = false;
   {
-    stream::DequantSink sink(SinkOptions(c, dir, true));
+    stream::ingest::DequantSink sink(SinkOptions(c, dir, true));
     uint32_t seen = 0;
     bool stop = false;
-    std::unique_ptr<stream::ByteConsumer> consumer = stream::MakeConsumer(
-        c.format, c.options, &sink, nullptr, [&](const Checkpoint& k) {
-          if (stop) return;
-          cp = k;
-          HURRAY_FUZZ_CHECK(k.tensors <= sink.records().size());
-          done.assign(sink.records().begin(),
-                      sink.records().begin() + k.tensors);
-          if (seen++ == c.stop_after) stop = true;
-        });
+    std::unique_ptr<stream::container::ByteConsumer> consumer =
+        stream::ingest::MakeConsumer(
+            c.format, c.options, &sink, nullptr, [&](const Checkpoint& k) {
+              if (stop) return;
+              cp = k;
+              HURRAY_FUZZ_CHECK(k.tensors <= sink.records().size());
+              done.assign(sink.records().begin(),
+                          sink.records().begin() + k.tensors);
+              if (seen++ == c.stop_after) stop = true;
+            });
     ended = !FeedChunked(consumer.get(), input, c, &stop).ok();
     consumer->FailSource("interrupted").IgnoreError();
   }
@@ -302,14 +309,16 @@ std::optional<Verdict> InterruptAndResume(absl::Span<const uint8_t> input,
   if (!cp.has_value() || ended) return std::nullopt;
   HURRAY_FUZZ_CHECK(cp->offset <= input.size());
   HURRAY_FUZZ_CHECK(cp->tensors == done.size());
-  HURRAY_FUZZ_CHECK(cp->crc32c == stream::Crc32c(input.first(cp->offset)));
+  HURRAY_FUZZ_CHECK(cp->crc32c ==
+                    stream::container::Crc32c(input.first(cp->offset)));
 
   Verdict v;
   {
-    stream::DequantSink sink(SinkOptions(c, dir, true));
+    stream::ingest::DequantSink sink(SinkOptions(c, dir, true));
     HURRAY_FUZZ_CHECK(sink.Preload(done).ok());
-    std::unique_ptr<stream::ByteConsumer> consumer = stream::MakeConsumer(
-        c.format, c.options, &sink, &*cp, [](const Checkpoint&) {});
+    std::unique_ptr<stream::container::ByteConsumer> consumer =
+        stream::ingest::MakeConsumer(c.format, c.options, &sink, &*cp,
+                                     [](const Checkpoint&) {});
     FeedChunked(consumer.get(), input.subspan(cp->offset), c, nullptr)
         .IgnoreError();
     v.status = consumer->Finish();
@@ -363,7 +372,7 @@ class TempDir {
 
 void CheckSniff(absl::Span<const uint8_t> input) {
   static constexpr char kMagic[] = "HRRYFILE";
-  const ContainerFormat f = stream::SniffFormat(input);
+  const ContainerFormat f = stream::ingest::SniffFormat(input);
   const size_t n = input.size() < 8 ? input.size() : 8;
   const bool prefix = n == 0 || std::memcmp(input.data(), kMagic, n) == 0;
   if (n == 0) {
@@ -429,7 +438,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                  resumed->sink_status.ok()) {
         // Rejected by the reader: nothing of the run left as a temp.
         for (const auto& [name, bytes] : ListDir(dir)) {
-          HURRAY_FUZZ_CHECK(!stream::SafeOutputDir::IsTempName(name));
+          HURRAY_FUZZ_CHECK(
+              !stream::container::SafeOutputDir::IsTempName(name));
         }
       }
     }

@@ -41,15 +41,17 @@ void CheckAccepted(const stream::resume::IngestState& st) {
     HURRAY_FUZZ_CHECK(absl::StartsWith(st.source, "tcp://"));
   }
   for (size_t i = 0; i < st.records.size(); ++i) {
-    const stream::TensorRecord& r = st.records[i];
+    const stream::ingest::TensorRecord& r = st.records[i];
     HURRAY_FUZZ_CHECK(r.complete);
     if (!r.output.empty()) {
-      HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(r.output));
+      HURRAY_FUZZ_CHECK(
+          stream::container::SafeOutputDir::IsPlainName(r.output));
       HURRAY_FUZZ_CHECK(r.output.find('/') == std::string::npos);
       HURRAY_FUZZ_CHECK(r.output != "..");
       // <base><part>.f32 or .npy, base tensor_<i> or the sanitized name.
       const std::string unnamed = absl::StrCat("tensor_", i, r.part);
-      const std::string named = stream::SafeFileName(r.name, i) + r.part;
+      const std::string named =
+          stream::ingest::SafeFileName(r.name, i) + r.part;
       bool own = false;
       for (const char* ext : {".f32", ".npy"}) {
         own = own || r.output == unnamed + ext ||
@@ -59,28 +61,34 @@ void CheckAccepted(const stream::resume::IngestState& st) {
       HURRAY_FUZZ_CHECK(r.pending_output.empty());
     }
     if (!r.pending_output.empty()) {
-      HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsTempName(r.pending_output));
-      HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(r.pending_output));
+      HURRAY_FUZZ_CHECK(
+          stream::container::SafeOutputDir::IsTempName(r.pending_output));
+      HURRAY_FUZZ_CHECK(
+          stream::container::SafeOutputDir::IsPlainName(r.pending_output));
     }
     // A kept sparse tensor (issue 16): its values are "<base>.values...",
     // each index array a plain name published or pending as they are.
     HURRAY_FUZZ_CHECK(r.part.empty() || r.part == ".values");
     HURRAY_FUZZ_CHECK(r.more.empty() == r.part.empty());
-    for (const stream::TensorRecord::MoreOutput& m : r.more) {
+    for (const stream::ingest::TensorRecord::MoreOutput& m : r.more) {
       HURRAY_FUZZ_CHECK(m.output.empty() == r.output.empty());
       HURRAY_FUZZ_CHECK(m.pending.empty() == r.pending_output.empty());
       if (!m.output.empty()) {
-        HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(m.output));
-        HURRAY_FUZZ_CHECK(!stream::SafeOutputDir::IsTempName(m.output));
+        HURRAY_FUZZ_CHECK(
+            stream::container::SafeOutputDir::IsPlainName(m.output));
+        HURRAY_FUZZ_CHECK(
+            !stream::container::SafeOutputDir::IsTempName(m.output));
         HURRAY_FUZZ_CHECK(m.output.find('/') == std::string::npos);
         HURRAY_FUZZ_CHECK(
             absl::StartsWith(m.output, absl::StrCat("tensor_", i, m.part)) ||
             (!r.name.empty() &&
-             absl::StartsWith(m.output,
-                              stream::SafeFileName(r.name, i) + m.part)));
+             absl::StartsWith(
+                 m.output, stream::ingest::SafeFileName(r.name, i) + m.part)));
       } else {
-        HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsTempName(m.pending));
-        HURRAY_FUZZ_CHECK(stream::SafeOutputDir::IsPlainName(m.pending));
+        HURRAY_FUZZ_CHECK(
+            stream::container::SafeOutputDir::IsTempName(m.pending));
+        HURRAY_FUZZ_CHECK(
+            stream::container::SafeOutputDir::IsPlainName(m.pending));
       }
     }
   }
@@ -94,7 +102,8 @@ void CheckAccepted(const stream::resume::IngestState& st) {
     }
   }
   HURRAY_FUZZ_CHECK(st.records.size() == st.checkpoint.tensors);
-  HURRAY_FUZZ_CHECK(st.checkpoint.format != stream::ContainerFormat::kUnknown);
+  HURRAY_FUZZ_CHECK(st.checkpoint.format !=
+                    stream::ingest::ContainerFormat::kUnknown);
 }
 
 }  // namespace
@@ -119,11 +128,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   HURRAY_FUZZ_CHECK(stream::resume::SerializeState(*back) == again);
 
   // Resume from the checkpoint: no file is touched (validation only).
-  stream::ValidateSink sink;
+  stream::ingest::ValidateSink sink;
   HURRAY_FUZZ_CHECK(sink.Preload(st->records).ok());
-  std::unique_ptr<stream::ByteConsumer> consumer = stream::MakeConsumer(
-      stream::ContainerFormat::kUnknown, stream::FileOptions(), &sink,
-      &st->checkpoint, [](const stream::Checkpoint&) {});
+  std::unique_ptr<stream::container::ByteConsumer> consumer =
+      stream::ingest::MakeConsumer(stream::ingest::ContainerFormat::kUnknown,
+                                   stream::container::FileOptions(), &sink,
+                                   &st->checkpoint,
+                                   [](const stream::ingest::Checkpoint&) {});
   const absl::Status s = consumer->Finish();
   HURRAY_FUZZ_CHECK(s.ok() || RuleIdOf(s).has_value());
   return 0;

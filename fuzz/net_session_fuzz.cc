@@ -59,7 +59,7 @@ using hurray::stream::NetClientOptions;
 using hurray::stream::NetClientSession;
 using hurray::stream::NetServerOptions;
 using hurray::stream::NetServerSession;
-namespace testing = hurray::stream::testing;
+namespace container = hurray::stream::container;
 namespace net = hurray::stream::net;
 
 // Pieces of 1..64 bytes from a small LCG.
@@ -240,12 +240,13 @@ struct ClientResult {
   bool satisfied = false;
   uint64_t tensors = 0;
   size_t keys = 0;
-  testing::RecordingSink sink;
+  container::testing::RecordingSink sink;
 };
 
 void RunClient(absl::Span<const uint8_t> in, Mode mode,
                const std::vector<size_t>* splits, ClientResult* r) {
-  NetClientOptions o = testing::ClientOptions({"dense", "quant", "partition"});
+  NetClientOptions o =
+      net::testing::ClientOptions({"dense", "quant", "partition"});
   o.parse.mode = mode;
   o.max_outstanding = 2;
   o.max_message_size = 1 << 20;
@@ -300,7 +301,7 @@ struct ServerResult {
   std::vector<uint8_t> out;
 };
 
-void RunServer(const hurray::stream::HrryFile& file,
+void RunServer(const hurray::stream::container::HrryFile& file,
                absl::Span<const uint8_t> in, Mode mode,
                const std::vector<size_t>* splits, bool drain_each,
                ServerResult* r) {
@@ -313,7 +314,7 @@ void RunServer(const hurray::stream::HrryFile& file,
   auto feed = [&](absl::Span<const uint8_t> piece) {
     st = s.Feed(piece);
     if (!drain_each) return;
-    const std::vector<uint8_t> out = testing::Drain(&s);
+    const std::vector<uint8_t> out = net::testing::Drain(&s);
     r->out.insert(r->out.end(), out.begin(), out.end());
   };
   if (splits == nullptr) {
@@ -328,7 +329,7 @@ void RunServer(const hurray::stream::HrryFile& file,
     }
   }
   if (st.ok()) st = s.Finish();
-  const std::vector<uint8_t> out = testing::Drain(&s);
+  const std::vector<uint8_t> out = net::testing::Drain(&s);
   r->out.insert(r->out.end(), out.begin(), out.end());
   // Input ended or rejected: once its output is written, the session is
   // closed.
@@ -338,8 +339,9 @@ void RunServer(const hurray::stream::HrryFile& file,
 }
 
 struct Fixture {
-  std::vector<uint8_t> bytes = testing::NetTestFile(3000);
-  std::unique_ptr<hurray::stream::HrryFile> file = testing::OpenTestFile(bytes);
+  std::vector<uint8_t> bytes = net::testing::NetTestFile(3000);
+  std::unique_ptr<hurray::stream::container::HrryFile> file =
+      net::testing::OpenTestFile(bytes);
 };
 
 }  // namespace
@@ -361,7 +363,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   HURRAY_FUZZ_CHECK(whole.satisfied == pieces.satisfied);
   HURRAY_FUZZ_CHECK(whole.tensors == pieces.tensors);
   HURRAY_FUZZ_CHECK(whole.keys == pieces.keys);
-  HURRAY_FUZZ_CHECK(testing::SameEvents(whole.sink, pieces.sink));
+  HURRAY_FUZZ_CHECK(container::testing::SameEvents(whole.sink, pieces.sink));
 
   // The server answers as soon as it can, so what it sends depends on when
   // its output is drained; fed the same bytes before draining, it must say

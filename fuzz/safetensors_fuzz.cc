@@ -37,35 +37,36 @@ int Shards(const uint8_t* data, size_t size) {
       begin = i + 1;
     }
   }
-  convert::MemorySource index(parts[0]);
-  convert::ShardOpener open = [&parts](const std::string& name)
-      -> absl::StatusOr<std::unique_ptr<convert::ByteSource>> {
+  stream::convert::MemorySource index(parts[0]);
+  stream::convert::ShardOpener open = [&parts](const std::string& name)
+      -> absl::StatusOr<std::unique_ptr<stream::convert::ByteSource>> {
     if (parts.size() < 2) return absl::NotFoundError("no shard files");
     size_t h = 0;
     for (unsigned char c : name) h += c;
-    return std::unique_ptr<convert::ByteSource>(
-        new convert::MemorySource(parts[1 + h % (parts.size() - 1)]));
+    return std::unique_ptr<stream::convert::ByteSource>(
+        new stream::convert::MemorySource(parts[1 + h % (parts.size() - 1)]));
   };
-  convert::ShardLimits limits;
+  stream::convert::ShardLimits limits;
   limits.max_index_bytes = 1 << 16;
   limits.max_shards = 16;
   limits.safetensors.max_header_bytes = 1 << 16;
-  absl::StatusOr<convert::ShardedModel> model =
-      convert::OpenShards(index, "index.json", open, limits);
+  absl::StatusOr<stream::convert::ShardedModel> model =
+      stream::convert::OpenShards(index, "index.json", open, limits);
   if (!model.ok()) return 0;
-  absl::StatusOr<convert::SafetensorsFile> header =
-      convert::ReadSafetensorsHeader(*model->source, limits.safetensors);
+  absl::StatusOr<stream::convert::SafetensorsFile> header =
+      stream::convert::ReadSafetensorsHeader(*model->source,
+                                             limits.safetensors);
   // What OpenShards gives, the safetensors reader takes.
   if (!header.ok()) std::abort();
   if (header->tensors.size() > 64) return 0;
-  convert::ConvertOptions options;
+  stream::convert::ConvertOptions options;
   options.safetensors = limits.safetensors;
   options.chunk_bytes = 4096;
   fuzz::PickReaderLimits(size, &options);
-  std::unique_ptr<stream::HrryFile> file =
+  std::unique_ptr<stream::container::HrryFile> file =
       fuzz::ConvertAndOpen(*model->source, options);
   if (file != nullptr) {
-    for (const convert::SafetensorsTensor& t : header->tensors) {
+    for (const stream::convert::SafetensorsTensor& t : header->tensors) {
       if (file->Find(t.name) == nullptr) std::abort();
     }
   }
@@ -77,20 +78,21 @@ int Shards(const uint8_t* data, size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace hurray;
   if (size > 0 && data[0] == '{') return Shards(data, size);
-  convert::MemorySource src(absl::MakeConstSpan(data, size));
-  convert::SafetensorsLimits limits;
+  stream::convert::MemorySource src(absl::MakeConstSpan(data, size));
+  stream::convert::SafetensorsLimits limits;
   limits.max_header_bytes = 1 << 16;
-  absl::StatusOr<convert::SafetensorsFile> header =
-      convert::ReadSafetensorsHeader(src, limits);
+  absl::StatusOr<stream::convert::SafetensorsFile> header =
+      stream::convert::ReadSafetensorsHeader(src, limits);
   // Each tensor costs a 4 KiB-aligned buffer in the output: keep it small.
   if (!header.ok() || header->tensors.size() > 64) return 0;
-  convert::ConvertOptions options;
+  stream::convert::ConvertOptions options;
   options.safetensors = limits;
   options.chunk_bytes = 4096;
   fuzz::PickReaderLimits(size, &options);
-  std::unique_ptr<stream::HrryFile> file = fuzz::ConvertAndOpen(src, options);
+  std::unique_ptr<stream::container::HrryFile> file =
+      fuzz::ConvertAndOpen(src, options);
   if (file != nullptr) {
-    for (const convert::SafetensorsTensor& t : header->tensors) {
+    for (const stream::convert::SafetensorsTensor& t : header->tensors) {
       if (file->Find(t.name) == nullptr) std::abort();
     }
   }

@@ -441,7 +441,7 @@ std::unique_ptr<TensorDescriptor> Shard(std::vector<uint64_t> shape,
 
 Bytes Tensor(const TensorDescriptor& d, uint32_t seed) {
   Bytes out = vectors::Bytes(d);
-  for (const Bytes& b : stream::testing::BuffersFor(d, seed)) {
+  for (const Bytes& b : stream::container::testing::BuffersFor(d, seed)) {
     out.insert(out.end(), b.begin(), b.end());
   }
   return out;
@@ -457,7 +457,7 @@ void StreamSeeds() {
                                   {0x0C, 0x07, 0x33, 0x01},
                                   {0x06, 0x1F, 0x44, 0x02}};
   const std::vector<vectors::Named> container =
-      stream::testing::ContainerVectors();
+      stream::container::testing::ContainerVectors();
   Bytes all;
   uint32_t seed = 1;
   int h = 0;
@@ -470,7 +470,8 @@ void StreamSeeds() {
   Write(t, "container_all_permissive_fail", {0x0D, 0x05, 0x02, 0x00}, all);
   // Unbound members are CMP-MEM-11 in strict mode only.
   Bytes unbound;
-  for (const vectors::Named& v : stream::testing::ContainerVectors(true)) {
+  for (const vectors::Named& v :
+       stream::container::testing::ContainerVectors(true)) {
     unbound = Cat(unbound, Tensor(*v.descriptor, seed++));
   }
   Write(t, "container_unbound_strict", {0x04, 0x02, 0x03, 0x00}, unbound);
@@ -501,22 +502,25 @@ void StreamSeeds() {
   // Composite heads: nested three deep (CMP-MEM-10 with tight limits), too
   // many members, and a head left without members (CMP-CLS-03).
   Bytes nested;
-  nested = Cat(nested, vectors::Bytes(*stream::testing::GroupHead(1)));
-  nested = Cat(nested, vectors::Bytes(*stream::testing::GroupHead(1)));
-  nested = Cat(nested, vectors::Bytes(*stream::testing::GroupHead(1)));
+  nested =
+      Cat(nested, vectors::Bytes(*stream::container::testing::GroupHead(1)));
+  nested =
+      Cat(nested, vectors::Bytes(*stream::container::testing::GroupHead(1)));
+  nested =
+      Cat(nested, vectors::Bytes(*stream::container::testing::GroupHead(1)));
   nested = Cat(nested, Tensor(*vectors::Dense(type_tag::kInt8, {3}), 40));
   Write(t, "nested_heads", {0x00, 0x02, 0x0A, 0x00}, nested);
   Write(t, "nested_heads_tight", {0x02, 0x02, 0x0A, 0x00}, nested);
-  Bytes many = vectors::Bytes(*stream::testing::GroupHead(6));
+  Bytes many = vectors::Bytes(*stream::container::testing::GroupHead(6));
   for (int i = 0; i < 6; ++i) {
     many = Cat(many, Tensor(*vectors::Dense(type_tag::kInt8, {3}), 50 + i));
   }
   Write(t, "group_of_six", {0x00, 0x04, 0x0B, 0x00}, many);
   Write(t, "group_of_six_tight", {0x02, 0x04, 0x0B, 0x00}, many);
   Write(t, "lone_head", {0x00, 0x00, 0x00, 0x00},
-        vectors::Bytes(*stream::testing::GroupHead(2)));
+        vectors::Bytes(*stream::container::testing::GroupHead(2)));
   Write(t, "lone_head_permissive", {0x01, 0x00, 0x00, 0x00},
-        vectors::Bytes(*stream::testing::GroupHead(2)));
+        vectors::Bytes(*stream::container::testing::GroupHead(2)));
   // Composites the composite validator refuses (CMP-MEM-*, CMP-CLS-*):
   // overlapping, uncovered and out-of-bounds partition shards, a member
   // without a shard section, a wrong parent shape, two overlay bases, a
@@ -616,7 +620,7 @@ void StreamSeeds() {
 
 // --- hrry_file_fuzz ---------------------------------------------------------
 
-void EveryKvType(stream::KvBuilder* kv) {
+void EveryKvType(stream::container::KvBuilder* kv) {
   static const uint8_t kBlob[] = {0, 1, 0, 0xFF};
   (void)kv->AddString("string", "h\xC3\xA9llo \xE2\x82\xAC \xF0\x9F\x98\x80");
   (void)kv->AddString("empty", "");
@@ -698,20 +702,23 @@ void HrrySeeds() {
   Clear(t);
   FileSeeds(t, "golden_basic", ReadFile(root + "/golden/files/basic.hrry"),
             0x00, 40);
-  FileSeeds(t, "small_kv", stream::testing::SmallFile(true), 0x00, 40);
-  FileSeeds(t, "small_no_kv", stream::testing::SmallFile(false), 0x04, 20);
+  FileSeeds(t, "small_kv", stream::container::testing::SmallFile(true), 0x00,
+            40);
+  FileSeeds(t, "small_no_kv", stream::container::testing::SmallFile(false),
+            0x04, 20);
 
   std::vector<vectors::Named> composite;
-  composite.push_back({"head", stream::testing::GroupHead(2)});
+  composite.push_back({"head", stream::container::testing::GroupHead(2)});
   composite.push_back({"m0", vectors::Dense(type_tag::kInt8, {5})});
   composite.push_back({"m1", vectors::PerChannelAsymInt8()});
-  const Bytes comp = stream::testing::WriteFile(composite);
+  const Bytes comp = stream::container::testing::WriteFile(composite);
   FileSeeds(t, "composite", comp, 0x00, 30);
   FileSeeds(t, "composite_reg04", comp, 0x08, 4);
   {
     // The reference writer's padding after a composite head (accepted;
     // FILE-REG-04 when asked, REJECT-RULES.md §4 item 4).
-    stream::testing::EditableFile e = stream::testing::EditableFile::From(comp);
+    stream::container::testing::EditableFile e =
+        stream::container::testing::EditableFile::From(comp);
     const uint64_t head_end =
         e.entries[0].descriptor_offset + e.entries[0].descriptor_length;
     const uint64_t next = (head_end + 7) / 8 * 8;
@@ -726,17 +733,17 @@ void HrrySeeds() {
   }
 
   std::vector<vectors::Named> nested;
-  nested.push_back({"outer", stream::testing::GroupHead(2)});
-  nested.push_back({"z_inner", stream::testing::GroupHead(2)});
+  nested.push_back({"outer", stream::container::testing::GroupHead(2)});
+  nested.push_back({"z_inner", stream::container::testing::GroupHead(2)});
   nested.push_back({"y", vectors::Dense(type_tag::kInt8, {3})});
   nested.push_back({"x", vectors::Dense(type_tag::kInt8, {3})});
   nested.push_back({"a_last", vectors::Dense(type_tag::kInt8, {3})});
-  stream::HrryWriterOptions sorted;
+  stream::container::HrryWriterOptions sorted;
   sorted.sorted_index = true;
-  FileSeeds(t, "nested_sorted", stream::testing::WriteFile(nested, sorted),
-            0x01, 10);
+  FileSeeds(t, "nested_sorted",
+            stream::container::testing::WriteFile(nested, sorted), 0x01, 10);
 
-  stream::HrryWriterOptions every;
+  stream::container::HrryWriterOptions every;
   every.with_kv = true;
   every.index_crc = false;
   every.tensor_count_hint = 3;
@@ -746,20 +753,21 @@ void HrrySeeds() {
   three.push_back({"q", vectors::Nf4UInt4()});
   every.parse = vectors::AgreedOptions();
   FileSeeds(t, "kv_every_type_no_crc",
-            stream::testing::WriteFile(three, every, EveryKvType), 0x02, 30);
+            stream::container::testing::WriteFile(three, every, EveryKvType),
+            0x02, 30);
 
-  stream::HrryWriterOptions far;
+  stream::container::HrryWriterOptions far;
   far.first_descriptor_offset = 128;
   far.data_buffer_alignment = 8192;
   std::vector<vectors::Named> one;
   one.push_back({"only", vectors::Dense(type_tag::kInt8, {7})});
-  FileSeeds(t, "far_first_descriptor", stream::testing::WriteFile(one, far),
-            0x00, 12);
+  FileSeeds(t, "far_first_descriptor",
+            stream::container::testing::WriteFile(one, far), 0x00, 12);
 
   // No index CRC: faults in the index and KV section reach their own rules
   // (FILE-IDX-*, FILE-KV-*) instead of FILE-TRL-03. Names and keys with 2-,
   // 3- and 4-byte UTF-8.
-  stream::HrryWriterOptions no_crc;
+  stream::container::HrryWriterOptions no_crc;
   no_crc.with_kv = true;
   no_crc.index_crc = false;
   std::vector<vectors::Named> named;
@@ -768,16 +776,19 @@ void HrrySeeds() {
   named.push_back(
       {"\xE6\x97\xA5\xF0\x9F\x98\x80", vectors::Dense(type_tag::kInt8, {1})});
   FileSeeds(t, "no_crc_utf8",
-            stream::testing::WriteFile(named, no_crc, EveryKvType), 0x00, 60);
+            stream::container::testing::WriteFile(named, no_crc, EveryKvType),
+            0x00, 60);
   no_crc.sorted_index = true;
   FileSeeds(t, "no_crc_sorted",
-            stream::testing::WriteFile(named, no_crc, EveryKvType), 0x00, 30);
+            stream::container::testing::WriteFile(named, no_crc, EveryKvType),
+            0x00, 30);
 
-  FileSeeds(t, "no_tensors", stream::testing::WriteFile({}), 0x00, 12);
-  stream::HrryWriterOptions kv_only;
-  kv_only.with_kv = true;
-  FileSeeds(t, "no_tensors_kv", stream::testing::WriteFile({}, kv_only), 0x00,
+  FileSeeds(t, "no_tensors", stream::container::testing::WriteFile({}), 0x00,
             12);
+  stream::container::HrryWriterOptions kv_only;
+  kv_only.with_kv = true;
+  FileSeeds(t, "no_tensors_kv",
+            stream::container::testing::WriteFile({}, kv_only), 0x00, 12);
 
   Write(t, "empty", FileHeader(0, 0, 0, 0), {});
   Write(t, "short", FileHeader(0, 0, 0, 0), {'H', 'R', 'R', 'Y'});

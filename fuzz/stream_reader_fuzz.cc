@@ -60,8 +60,8 @@ constexpr size_t kHeaderSize = 4;
 constexpr size_t kByteByByteMax = 4096;
 
 struct Outcome {
-  stream::StreamState before_end;  // after the last Feed
-  stream::StreamState state;
+  stream::container::StreamState before_end;  // after the last Feed
+  stream::container::StreamState state;
   Rejection rejection;
   uint64_t position = 0;
   uint64_t completed = 0;
@@ -70,10 +70,10 @@ struct Outcome {
 
 // Feeds `pieces` (a partition of `input`), then Finish() or FailSource().
 void Read(absl::Span<const uint8_t> input, const std::vector<size_t>& cuts,
-          const stream::StreamOptions& options, bool fail_source,
+          const stream::container::StreamOptions& options, bool fail_source,
           Outcome* out) {
   out->sink.set_bare(true);
-  stream::StreamReader reader(options, &out->sink);
+  stream::container::StreamReader reader(options, &out->sink);
   size_t at = 0;
   for (size_t i = 0; i <= cuts.size(); ++i) {
     const size_t end = i < cuts.size() ? cuts[i] : input.size();
@@ -82,14 +82,14 @@ void Read(absl::Span<const uint8_t> input, const std::vector<size_t>& cuts,
     if (len > 0) std::memcpy(block.get(), input.data() + at, len);
     const absl::Span<const uint8_t> chunk(block.get(), len);
     out->sink.SetChunk(chunk, at);
-    const stream::StreamState before = reader.state();
+    const stream::container::StreamState before = reader.state();
     const uint64_t position = reader.position();
-    const stream::StreamState s = reader.Feed(chunk);
+    const stream::container::StreamState s = reader.Feed(chunk);
     HURRAY_FUZZ_CHECK(s == reader.state());
-    if (before != stream::StreamState::kNeedMore) {
+    if (before != stream::container::StreamState::kNeedMore) {
       // Nothing changes once rejected.
       HURRAY_FUZZ_CHECK(s == before && reader.position() == position);
-    } else if (s == stream::StreamState::kNeedMore) {
+    } else if (s == stream::container::StreamState::kNeedMore) {
       HURRAY_FUZZ_CHECK(reader.position() == end);  // consumed all of it
     }
     at = end;
@@ -103,8 +103,9 @@ void Read(absl::Span<const uint8_t> input, const std::vector<size_t>& cuts,
   out->position = reader.position();
   out->completed = reader.tensors_completed();
   if (fail_source) {
-    if (out->before_end == stream::StreamState::kNeedMore) {
-      HURRAY_FUZZ_CHECK(out->state == stream::StreamState::kRejected);
+    if (out->before_end == stream::container::StreamState::kNeedMore) {
+      HURRAY_FUZZ_CHECK(out->state ==
+                        stream::container::StreamState::kRejected);
       HURRAY_FUZZ_CHECK(out->rejection.rule == Rule::kStreamIo);
       HURRAY_FUZZ_CHECK(out->rejection.offset == input.size());
     } else {
@@ -112,18 +113,18 @@ void Read(absl::Span<const uint8_t> input, const std::vector<size_t>& cuts,
     }
   }
   // Finish() or FailSource() again: nothing changes.
-  const stream::StreamState again = reader.Finish();
+  const stream::container::StreamState again = reader.Finish();
   HURRAY_FUZZ_CHECK(again == out->state &&
                     reader.rejection() == out->rejection);
 }
 
 void CheckOutcome(absl::Span<const uint8_t> input, const Outcome& o) {
-  HURRAY_FUZZ_CHECK(o.state != stream::StreamState::kNeedMore);
-  HURRAY_FUZZ_CHECK((o.state == stream::StreamState::kDone) ==
+  HURRAY_FUZZ_CHECK(o.state != stream::container::StreamState::kNeedMore);
+  HURRAY_FUZZ_CHECK((o.state == stream::container::StreamState::kDone) ==
                     o.rejection.ok());
   HURRAY_FUZZ_CHECK(o.completed == o.sink.completed());
   HURRAY_FUZZ_CHECK(o.position <= input.size());
-  if (o.state == stream::StreamState::kDone) {
+  if (o.state == stream::container::StreamState::kDone) {
     HURRAY_FUZZ_CHECK(o.position == input.size());
     HURRAY_FUZZ_CHECK(o.sink.ended());
     HURRAY_FUZZ_CHECK(o.completed == o.sink.tensors().size());
@@ -150,13 +151,14 @@ void ExpectSame(const Outcome& a, const Outcome& b) {
 // the reader reported (extension-layout data copied from the input), reads
 // back to the same events.
 void CheckRewrite(absl::Span<const uint8_t> input,
-                  const stream::StreamOptions& options, const Outcome& read) {
+                  const stream::container::StreamOptions& options,
+                  const Outcome& read) {
   std::vector<uint8_t> out;
   auto sink = [&out](absl::Span<const uint8_t> b) {
     out.insert(out.end(), b.begin(), b.end());
     return absl::OkStatus();
   };
-  stream::StreamWriter writer(options.parse);
+  stream::container::StreamWriter writer(options.parse);
   for (const CheckingSink::Tensor& t : read.sink.tensors()) {
     const TensorDescriptor& d = *t.descriptor;
     std::vector<absl::Span<const uint8_t>> buffers(t.buffers.begin(),
@@ -189,7 +191,7 @@ void Run(const uint8_t* data, size_t size) {
           ? absl::MakeConstSpan(data + kHeaderSize, size - kHeaderSize)
           : absl::Span<const uint8_t>();
 
-  stream::StreamOptions options;
+  stream::container::StreamOptions options;
   const Mode mode = (h[0] & 1) ? Mode::kPermissive : Mode::kStrict;
   if (h[0] & 4) {
     options.parse = vectors::AgreedOptions(mode);
@@ -236,7 +238,7 @@ void Run(const uint8_t* data, size_t size) {
     ExpectSame(one_shot, bytes);
   }
 
-  if (one_shot.state == stream::StreamState::kDone &&
+  if (one_shot.state == stream::container::StreamState::kDone &&
       options.parse.mode == Mode::kStrict) {
     CheckRewrite(input, options, one_shot);
   }
@@ -245,9 +247,10 @@ void Run(const uint8_t* data, size_t size) {
   std::istringstream in(
       std::string(reinterpret_cast<const char*>(input.data()), input.size()));
   const Rejection from_istream =
-      stream::ReadStream(in, options, nullptr, 1 + rng() % 64);
+      stream::container::ReadStream(in, options, nullptr, 1 + rng() % 64);
   HURRAY_FUZZ_CHECK(from_istream == one_shot.rejection);
-  const Rejection from_memory = stream::ReadStream(input, options, nullptr);
+  const Rejection from_memory =
+      stream::container::ReadStream(input, options, nullptr);
   HURRAY_FUZZ_CHECK(from_memory == one_shot.rejection);
 }
 

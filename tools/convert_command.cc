@@ -23,7 +23,7 @@ namespace {
 struct ConvertArgs {
   std::string input;
   std::string output;
-  convert::ConvertOptions options;
+  stream::convert::ConvertOptions options;
   bool json = false;
 };
 
@@ -42,8 +42,8 @@ absl::StatusOr<ConvertArgs> ParseConvertArgs(
         return absl::InvalidArgumentError("--kv wants KEY=VALUE");
       p.options.kv.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     } else if ((a == "--quantize" || a == "--requantize") && has_value) {
-      absl::StatusOr<convert::QuantizeSpec> q =
-          convert::ParseQuantizeSpec(args[++i]);
+      absl::StatusOr<stream::convert::QuantizeSpec> q =
+          stream::convert::ParseQuantizeSpec(args[++i]);
       if (!q.ok()) return q.status();
       (a == "--quantize" ? p.options.quantize : p.options.requantize) = *q;
     } else if (a == "--json") {
@@ -80,10 +80,10 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     return UsageError("convert", parsed.status().message(), err);
   // A shard index (or a directory holding model.safetensors.index.json) is
   // read with its shards as one safetensors file (stream/convert/shards.h).
-  std::unique_ptr<convert::ByteSource> input;
-  if (convert::IsShardIndexPath(parsed->input)) {
-    absl::StatusOr<convert::ShardedModel> model =
-        convert::OpenShardedSafetensors(parsed->input);
+  std::unique_ptr<stream::convert::ByteSource> input;
+  if (stream::convert::IsShardIndexPath(parsed->input)) {
+    absl::StatusOr<stream::convert::ShardedModel> model =
+        stream::convert::OpenShardedSafetensors(parsed->input);
     if (!model.ok()) {
       const absl::Status& st = model.status();
       err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
@@ -95,12 +95,12 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     for (const std::string& w : model->warnings)
       err << "hurray convert: warning: " << TerminalSafe(w) << "\n";
     input = std::move(model->source);
-  } else if (convert::SplitGgufParts(
+  } else if (stream::convert::SplitGgufParts(
                  parsed->input.substr(parsed->input.rfind('/') + 1)) > 0) {
     // The first part of a split GGUF (<prefix>-00001-of-0000N.gguf): the
     // parts beside it read as one GGUF file (stream/convert/gguf_split.h).
-    absl::StatusOr<convert::SplitGguf> split =
-        convert::OpenSplitGgufFiles(parsed->input);
+    absl::StatusOr<stream::convert::SplitGguf> split =
+        stream::convert::OpenSplitGgufFiles(parsed->input);
     if (!split.ok()) {
       const absl::Status& st = split.status();
       err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
@@ -111,8 +111,8 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     }
     input = std::move(split->source);
   } else {
-    absl::StatusOr<std::unique_ptr<convert::FileSource>> source =
-        convert::FileSource::Open(parsed->input);
+    absl::StatusOr<std::unique_ptr<stream::convert::FileSource>> source =
+        stream::convert::FileSource::Open(parsed->input);
     if (!source.ok()) {
       err << "hurray convert: " << TerminalSafe(source.status().message())
           << "\n";
@@ -120,8 +120,8 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     }
     input = *std::move(source);
   }
-  absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> file =
-      stream::SafeOutputFile::Create(parsed->output);
+  absl::StatusOr<std::unique_ptr<stream::container::SafeOutputFile>> file =
+      stream::container::SafeOutputFile::Create(parsed->output);
   if (!file.ok()) {
     err << "hurray convert: " << TerminalSafe(file.status().message()) << "\n";
     return kExitError;
@@ -155,7 +155,7 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     AppendJsonString(parsed->output, &head);
     out << head << ",\"tensors\":[";
   }
-  parsed->options.on_tensor = [&](const convert::ConvertedTensor& t) {
+  parsed->options.on_tensor = [&](const stream::convert::ConvertedTensor& t) {
     if (json) {
       std::string line = first_tensor ? "" : ",";
       first_tensor = false;
@@ -193,8 +193,8 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     if (!t.note.empty()) out << "  (" << t.note << ")";
     out << "\n";
   };
-  absl::StatusOr<convert::ConvertReport> report =
-      convert::Convert(*input, parsed->options, sink);
+  absl::StatusOr<stream::convert::ConvertReport> report =
+      stream::convert::Convert(*input, parsed->options, sink);
   absl::Status s = report.status();
   if (s.ok()) s = (*file)->Commit();
   if (json) {

@@ -34,7 +34,7 @@ class ConvertCommandTest : public ::testing::Test {
   // Writes a safetensors file of `count` U8 tensors of `bytes` bytes each
   // and converts it.
   int Convert(int count, size_t bytes) {
-    std::vector<convert::testing::StTensor> tensors;
+    std::vector<stream::convert::testing::StTensor> tensors;
     for (int i = 0; i < count; ++i) {
       tensors.push_back({"t" + std::to_string(i),
                          "U8",
@@ -42,7 +42,7 @@ class ConvertCommandTest : public ::testing::Test {
                          std::vector<uint8_t>(bytes, uint8_t(i))});
     }
     const std::vector<uint8_t> file =
-        convert::testing::BuildSafetensors(tensors);
+        stream::convert::testing::BuildSafetensors(tensors);
     const fs::path in = dir_ / "in.safetensors";
     std::ofstream(in, std::ios::binary)
         .write(reinterpret_cast<const char*>(file.data()), file.size());
@@ -87,7 +87,7 @@ TEST_F(ConvertCommandTest, PaddingShareIsTheFilesOwn) {
 // budget; the old converter wrote them and ingest refused the file) are
 // refused with exit 1 and the rule id, and no output is left.
 TEST_F(ConvertCommandTest, MetadataPastTheBudgetExitsOneWithTheRule) {
-  convert::testing::GgufBuilder b;
+  stream::convert::testing::GgufBuilder b;
   for (int i = 0; i < 520; ++i) {
     b.KvU32(std::to_string(i) + std::string(65000, 'k'), i);
   }
@@ -107,7 +107,7 @@ TEST_F(ConvertCommandTest, MetadataPastTheBudgetExitsOneWithTheRule) {
 // whether they are exact, with the errors of an approximate one; --compact-
 // kquants narrows Q4_K to uint4.
 TEST_F(ConvertCommandTest, JsonNamesSourceTypesAndExactness) {
-  convert::testing::GgufBuilder b;
+  stream::convert::testing::GgufBuilder b;
   std::vector<uint8_t> f32(4 * 8, 0);
   f32[3] = 0x3F;  // 0.5
   b.Tensor("norm", {8}, /*F32*/ 0, f32);
@@ -155,10 +155,10 @@ TEST_F(ConvertCommandTest, ShardIndexOrItsDirectory) {
     std::ofstream(p, std::ios::binary)
         .write(reinterpret_cast<const char*>(b.data()), b.size());
   };
-  write(model / "s1.safetensors",
-        convert::testing::BuildSafetensors({{"a", "U8", {3}, {1, 2, 3}}}));
+  write(model / "s1.safetensors", stream::convert::testing::BuildSafetensors(
+                                      {{"a", "U8", {3}, {1, 2, 3}}}));
   write(model / "s2.safetensors",
-        convert::testing::BuildSafetensors({{"b", "U8", {2}, {4, 5}}}));
+        stream::convert::testing::BuildSafetensors({{"b", "U8", {2}, {4, 5}}}));
   const std::string index =
       R"({"metadata": {"total_size": 9}, "weight_map": )"
       R"({"a": "s1.safetensors", "b": "s2.safetensors"}})";

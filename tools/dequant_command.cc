@@ -121,12 +121,12 @@ class WholeBuffer {
       }
       return absl::OkStatus();
     }
-    absl::StatusOr<std::unique_ptr<stream::SafeOutputDir>> dir =
-        stream::SafeOutputDir::Open(
+    absl::StatusOr<std::unique_ptr<stream::container::SafeOutputDir>> dir =
+        stream::container::SafeOutputDir::Open(
             std::filesystem::path(output).parent_path().string());
     if (!dir.ok()) return dir.status();
     dir_ = *std::move(dir);
-    absl::StatusOr<stream::TempFile> t = dir_->CreateTemp(0600);
+    absl::StatusOr<stream::container::TempFile> t = dir_->CreateTemp(0600);
     if (!t.ok()) return t.status();
     temp_ = *std::move(t);
     std::vector<uint8_t> chunk(kChunkBytes);
@@ -138,8 +138,8 @@ class WholeBuffer {
       if (static_cast<size_t>(in.gcount()) != n) {
         return absl::DataLossError("cannot read the data buffer");
       }
-      absl::Status s = stream::WriteAllFd(temp_.fd, chunk.data(), n,
-                                          dir_->Describe(temp_.name));
+      absl::Status s = stream::container::WriteAllFd(
+          temp_.fd, chunk.data(), n, dir_->Describe(temp_.name));
       if (!s.ok()) return s;
       left -= n;
     }
@@ -149,24 +149,24 @@ class WholeBuffer {
 
   // Reads `d`'s stored grid in logical row-major order into `emit`.
   absl::Status Gather(const TensorDescriptor& d, size_t cache_bytes,
-                      stream::GatherEmit emit) const {
+                      stream::ingest::GatherEmit emit) const {
     if (spooled_ == 0) {
-      return stream::GatherRowMajor(d, mem_, kChunkBytes, emit);
+      return stream::ingest::GatherRowMajor(d, mem_, kChunkBytes, emit);
     }
-    stream::GatherFile file;
+    stream::ingest::GatherFile file;
     file.fd = temp_.fd;
     file.size = spooled_;
     file.name = dir_->Describe(temp_.name);
     file.cache_bytes = cache_bytes;
-    return stream::GatherRowMajorFromFile(d, file, kChunkBytes, emit);
+    return stream::ingest::GatherRowMajorFromFile(d, file, kChunkBytes, emit);
   }
 
   uint64_t spooled() const { return spooled_; }
 
  private:
   std::vector<uint8_t> mem_;
-  std::unique_ptr<stream::SafeOutputDir> dir_;
-  stream::TempFile temp_;
+  std::unique_ptr<stream::container::SafeOutputDir> dir_;
+  stream::container::TempFile temp_;
   uint64_t spooled_ = 0;
 };
 
@@ -208,8 +208,8 @@ struct Written {
 absl::StatusOr<Written> Dequantize(const std::string& file,
                                    const std::string& output,
                                    const ParseOptions& options,
-                                   stream::OutputFormat format,
-                                   stream::OutputDtype dtype,
+                                   stream::ingest::OutputFormat format,
+                                   stream::ingest::OutputDtype dtype,
                                    const DequantLimits& limits,
                                    TensorDescriptor* desc, int* exit_code) {
   *exit_code = kExitError;
@@ -300,23 +300,25 @@ absl::StatusOr<Written> Dequantize(const std::string& file,
   // OUT's directory, published as OUT only once complete
   // (stream/container/safe_output_dir.h): a rejection or failure leaves OUT as
   // it was, and a symlink at OUT is replaced, never written through.
-  absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> out =
-      stream::SafeOutputFile::Create(output);
+  absl::StatusOr<std::unique_ptr<stream::container::SafeOutputFile>> out =
+      stream::container::SafeOutputFile::Create(output);
   if (!out.ok()) return out.status();
   // The output type (float32 unless --dtype), and the .npy header.
-  absl::StatusOr<stream::OutputType> type =
-      stream::ChooseOutput(d.type_tag, /*quantized=*/true, format, dtype);
+  absl::StatusOr<stream::ingest::OutputType> type =
+      stream::ingest::ChooseOutput(d.type_tag, /*quantized=*/true, format,
+                                   dtype);
   if (!type.ok()) return type.status();
-  if (format == stream::OutputFormat::kNpy) {
-    const std::string h = stream::NpyHeader(type->npy_descr(), d.dims());
+  if (format == stream::ingest::OutputFormat::kNpy) {
+    const std::string h =
+        stream::ingest::NpyHeader(type->npy_descr(), d.dims());
     absl::Status s = (*out)->Write(absl::MakeConstSpan(
         reinterpret_cast<const uint8_t*>(h.data()), h.size()));
     if (!s.ok()) return s;
   }
-  if (format == stream::OutputFormat::kSafetensors) {
+  if (format == stream::ingest::OutputFormat::kSafetensors) {
     // One tensor, named after FILE (its stem), its size known: the header
     // first, then the data as it is dequantized.
-    stream::SafetensorsEntry e;
+    stream::ingest::SafetensorsEntry e;
     e.name = std::filesystem::path(file).stem().string();
     if (e.name.empty()) e.name = "tensor_0";
     e.dtype = std::string(type->safetensors_dtype());
@@ -324,7 +326,7 @@ absl::StatusOr<Written> Dequantize(const std::string& file,
     if (!wire::CheckedMul(dq->plan().logical_elements, type->bytes(), &e.end)) {
       return absl::ResourceExhaustedError("the output's size overflows");
     }
-    const std::string h = stream::SafetensorsHeader({e}, {});
+    const std::string h = stream::ingest::SafetensorsHeader({e}, {});
     uint8_t n[8];
     wire::StoreU64(n, h.size());
     absl::Status s = (*out)->Write(n);
@@ -334,8 +336,8 @@ absl::StatusOr<Written> Dequantize(const std::string& file,
     }
     if (!s.ok()) return s;
   }
-  stream::ElementConverter conv(type_tag::kFloat32, *type,
-                                dq->plan().logical_elements);
+  stream::ingest::ElementConverter conv(type_tag::kFloat32, *type,
+                                        dq->plan().logical_elements);
   std::vector<uint8_t> le, converted;
   // Floats in logical row-major order, converted and appended to OUT.
   auto write_floats = [&](absl::Span<const float> floats) -> absl::Status {
@@ -412,20 +414,20 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
                std::ostream& err, const DequantLimits& limits) {
   // -o OUT / --output OUT, then the common options.
   std::optional<std::string> output;
-  stream::OutputFormat format = stream::OutputFormat::kNpy;
-  stream::OutputDtype dtype = stream::OutputDtype::kAuto;
+  stream::ingest::OutputFormat format = stream::ingest::OutputFormat::kNpy;
+  stream::ingest::OutputDtype dtype = stream::ingest::OutputDtype::kAuto;
   std::vector<std::string> rest;
   for (size_t i = 0; i < args.size(); ++i) {
     if ((args[i] == "-o" || args[i] == "--output") && i + 1 < args.size()) {
       output = args[++i];
     } else if (args[i] == "--format" && i + 1 < args.size()) {
-      absl::StatusOr<stream::OutputFormat> f =
-          stream::ParseOutputFormat(args[++i]);
+      absl::StatusOr<stream::ingest::OutputFormat> f =
+          stream::ingest::ParseOutputFormat(args[++i]);
       if (!f.ok()) return UsageError("dequant", f.status().message(), err);
       format = *f;
     } else if (args[i] == "--dtype" && i + 1 < args.size()) {
-      absl::StatusOr<stream::OutputDtype> d =
-          stream::ParseOutputDtype(args[++i]);
+      absl::StatusOr<stream::ingest::OutputDtype> d =
+          stream::ingest::ParseOutputDtype(args[++i]);
       if (!d.ok()) return UsageError("dequant", d.status().message(), err);
       dtype = *d;
     } else {
@@ -444,7 +446,7 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
   if (!output.has_value() || parsed->files.size() != 1) {
     return UsageError("dequant", "needs one FILE and -o OUT", err);
   }
-  absl::Status fd = stream::CheckFormatAndDtype(format, dtype);
+  absl::Status fd = stream::ingest::CheckFormatAndDtype(format, dtype);
   if (!fd.ok()) return UsageError("dequant", fd.message(), err);
   const std::string& file = parsed->files[0];
   auto desc = std::make_unique<TensorDescriptor>();
@@ -482,9 +484,9 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
     w.EndObject();
     out << line << "\n";
   } else if (elements.ok()) {
-    const char* type = dtype == stream::OutputDtype::kAuto
+    const char* type = dtype == stream::ingest::OutputDtype::kAuto
                            ? "float32"
-                           : stream::OutputDtypeName(dtype).data();
+                           : stream::ingest::OutputDtypeName(dtype).data();
     out << file << ": " << elements->elements << " " << type << " values ("
         << SchemeName(desc->quantization.scheme_tag) << ", "
         << ElementTypeName(desc->type_tag) << ") written to " << *output

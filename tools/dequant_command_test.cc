@@ -103,7 +103,8 @@ TEST(DequantCommandTest, EverySchemeMatchesTheReference) {
         dequant::ReferenceDequantize(*t.descriptor, t.data(), t.params(), &want)
             .ok());
     std::vector<float> got = ReadFloats(out);
-    const std::string header = stream::NpyHeader("<f4", t.descriptor->dims());
+    const std::string header =
+        stream::ingest::NpyHeader("<f4", t.descriptor->dims());
     ASSERT_GE(got.size(), header.size() / 4);
     std::string head(header.size(), '\0');
     std::memcpy(head.data(), got.data(), header.size());

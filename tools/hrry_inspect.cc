@@ -42,8 +42,8 @@ std::string Scheme(const TensorDescriptor& d) {
   return SchemeName(d.quantization.scheme_tag);
 }
 
-std::string KvText(const stream::KvValue& v) {
-  using stream::KvType;
+std::string KvText(const stream::container::KvValue& v) {
+  using stream::container::KvType;
   switch (v.type) {
     case KvType::kString:
       return absl::StrCat("\"", TerminalSafe(v.str(), 80), "\"");
@@ -64,15 +64,15 @@ std::string KvText(const stream::KvValue& v) {
 }
 
 // Opens and checks the file, then reads every tensor's descriptor.
-absl::StatusOr<std::unique_ptr<stream::HrryFile>> Open(
+absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> Open(
     const std::string& path, const ParseOptions& options,
     std::vector<TensorRow>* rows) {
-  stream::FileOptions file_options;
+  stream::container::FileOptions file_options;
   file_options.parse = options;
-  absl::StatusOr<std::unique_ptr<stream::HrryFile>> file =
-      stream::HrryFile::Open(path, file_options);
+  absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> file =
+      stream::container::HrryFile::Open(path, file_options);
   if (!file.ok()) return file.status();
-  for (const stream::IndexEntry* e : (*file)->InFileOrder()) {
+  for (const stream::container::IndexEntry* e : (*file)->InFileOrder()) {
     TensorRow row;
     row.name = std::string(e->name);
     row.descriptor = std::make_unique<TensorDescriptor>();
@@ -101,7 +101,7 @@ absl::string_view Reason(const absl::Status& s) {
 int InspectHrry(const std::string& path, const ParseOptions& options, bool json,
                 std::ostream& out, std::ostream& err) {
   std::vector<TensorRow> rows;
-  absl::StatusOr<std::unique_ptr<stream::HrryFile>> file =
+  absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> file =
       Open(path, options, &rows);
   if (!file.ok() && !IsRejection(file.status())) {
     err << "hurray inspect: " << path << ": "
@@ -121,14 +121,14 @@ int InspectHrry(const std::string& path, const ParseOptions& options, bool json,
       out << line << "\n";
       return kExitRejected;
     }
-    const stream::FileHeader& h = (*file)->header();
+    const stream::container::FileHeader& h = (*file)->header();
     w.Key("version_major").Uint(h.version_major);
     w.Key("version_minor").Uint(h.version_minor);
     w.Key("flags").Uint(h.flags);
     w.Key("kv").BeginObject();
-    for (const stream::KvEntry& e : (*file)->kv().entries()) {
+    for (const stream::container::KvEntry& e : (*file)->kv().entries()) {
       w.Key(e.key);
-      if (e.value.type == stream::KvType::kString) {
+      if (e.value.type == stream::container::KvType::kString) {
         w.String(e.value.str());
       } else {
         w.String(KvText(e.value));
@@ -156,12 +156,12 @@ int InspectHrry(const std::string& path, const ParseOptions& options, bool json,
         << "\n  message: " << TerminalSafe(Reason(file.status())) << "\n";
     return kExitRejected;
   }
-  const stream::FileHeader& h = (*file)->header();
+  const stream::container::FileHeader& h = (*file)->header();
   out << path << ": .hrry file, container version "
       << static_cast<int>(h.version_major) << "."
       << static_cast<int>(h.version_minor) << ", " << rows.size()
       << " tensors, " << (*file)->bytes().size() << " bytes\n";
-  for (const stream::KvEntry& e : (*file)->kv().entries()) {
+  for (const stream::container::KvEntry& e : (*file)->kv().entries()) {
     out << "  kv " << TerminalSafe(e.key, kNameColumnWidth) << " = "
         << KvText(e.value) << "\n";
   }
@@ -187,7 +187,7 @@ int InspectHrry(const std::string& path, const ParseOptions& options, bool json,
 int ValidateHrry(const std::string& path, const ParseOptions& options,
                  std::ostream& out, std::ostream& err) {
   std::vector<TensorRow> rows;
-  absl::StatusOr<std::unique_ptr<stream::HrryFile>> file =
+  absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> file =
       Open(path, options, &rows);
   if (file.ok()) {
     out << path << ": OK (" << rows.size() << " tensors)\n";

@@ -22,7 +22,7 @@ namespace hurray::tools {
 namespace {
 
 struct IngestArgs {
-  stream::IngestRequest request;
+  stream::ingest::IngestRequest request;
   std::string source;
   bool json = false;
   bool help = false;
@@ -33,7 +33,7 @@ struct IngestArgs {
 // ParseCommandArgs (command_util.h) as before.
 absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
   IngestArgs a;
-  stream::IngestRequest& r = a.request;
+  stream::ingest::IngestRequest& r = a.request;
   r.dequantize = false;  // validate only, unless --dequant
   std::vector<std::string> common;
   auto shared = [&common](absl::string_view name, bool value) {
@@ -65,13 +65,15 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
       {"--resume", true, text(&r.resume_file)},
       {"--format", true,
        [&r](absl::string_view v) {
-         absl::StatusOr<stream::OutputFormat> f = stream::ParseOutputFormat(v);
+         absl::StatusOr<stream::ingest::OutputFormat> f =
+             stream::ingest::ParseOutputFormat(v);
          if (f.ok()) r.format = *f;
          return f.status();
        }},
       {"--dtype", true,
        [&r](absl::string_view v) {
-         absl::StatusOr<stream::OutputDtype> d = stream::ParseOutputDtype(v);
+         absl::StatusOr<stream::ingest::OutputDtype> d =
+             stream::ingest::ParseOutputDtype(v);
          if (d.ok()) r.dtype = *d;
          return d.status();
        }},
@@ -84,8 +86,8 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
       {"--sparse", true,
        [&r](absl::string_view v) {
          if (v == "dense" || v == "keep") {
-           r.sparse = v == "dense" ? stream::SparseOutput::kDense
-                                   : stream::SparseOutput::kKeep;
+           r.sparse = v == "dense" ? stream::ingest::SparseOutput::kDense
+                                   : stream::ingest::SparseOutput::kKeep;
            return absl::OkStatus();
          }
          return absl::InvalidArgumentError(
@@ -104,10 +106,10 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
        [&r](absl::string_view v) {
          uint64_t n = 0;
          HURRAY_RETURN_IF_ERROR(
-             ParseUint(v, 1, stream::kMaxOpenStreamsLimit,
+             ParseUint(v, 1, stream::ingest::kMaxOpenStreamsLimit,
                        absl::StrCat("--max-open-streams needs a count from 1 "
                                     "to ",
-                                    stream::kMaxOpenStreamsLimit),
+                                    stream::ingest::kMaxOpenStreamsLimit),
                        &n));
          r.max_open_streams = static_cast<uint32_t>(n);
          return absl::OkStatus();
@@ -116,10 +118,10 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
        [&r](absl::string_view v) {
          uint64_t n = 0;
          HURRAY_RETURN_IF_ERROR(
-             ParseUint(v, 1, stream::kMaxSpoolBytesLimit,
+             ParseUint(v, 1, stream::ingest::kMaxSpoolBytesLimit,
                        absl::StrCat("--max-spool-bytes needs a byte count "
                                     "from 1 to ",
-                                    stream::kMaxSpoolBytesLimit),
+                                    stream::ingest::kMaxSpoolBytesLimit),
                        &n));
          r.max_spooled_bytes = n;
          return absl::OkStatus();
@@ -183,10 +185,11 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
     return absl::InvalidArgumentError("needs exactly one SOURCE");
   }
   a.source = sources[0];
-  absl::StatusOr<stream::IngestSource> s = stream::ParseSource(a.source);
+  absl::StatusOr<stream::ingest::IngestSource> s =
+      stream::ingest::ParseSource(a.source);
   if (!s.ok()) return s.status();
   r.source = *std::move(s);
-  HURRAY_RETURN_IF_ERROR(stream::CheckRequest(r));
+  HURRAY_RETURN_IF_ERROR(stream::ingest::CheckRequest(r));
   return a;
 }
 
@@ -199,10 +202,10 @@ int ExitCodeOf(const absl::Status& s) {
 }
 
 // The progress line and the library's notices, on stderr.
-class CliObserver final : public stream::IngestObserver {
+class CliObserver final : public stream::ingest::IngestObserver {
  public:
   explicit CliObserver(std::ostream& err) : err_(err), progress_(err) {}
-  void OnProgress(const stream::IngestProgress& p) override {
+  void OnProgress(const stream::ingest::IngestProgress& p) override {
     progress_.Update(p);
   }
   void OnNotice(absl::string_view text) override {
@@ -218,9 +221,10 @@ class CliObserver final : public stream::IngestObserver {
 }  // namespace
 
 double IdleTimeoutFor(absl::string_view source, std::optional<double> flag) {
-  absl::StatusOr<stream::IngestSource> s = stream::ParseSource(source);
+  absl::StatusOr<stream::ingest::IngestSource> s =
+      stream::ingest::ParseSource(source);
   if (!s.ok()) return flag.value_or(0);
-  return stream::IdleTimeoutFor(*s, flag);
+  return stream::ingest::IdleTimeoutFor(*s, flag);
 }
 
 int RunIngest(absl::Span<const std::string> args, std::ostream& out,
@@ -236,16 +240,17 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
   }
   const IngestArgs& a = *parsed;
   CliObserver observer(err);
-  absl::StatusOr<stream::IngestReport> report =
-      stream::Ingest(a.request, &observer);
+  absl::StatusOr<stream::ingest::IngestReport> report =
+      stream::ingest::Ingest(a.request, &observer);
   observer.Done();
   if (!report.ok()) {
     // Before the first byte: as the other commands say it.
     PrintError(a.source, report.status(), err);
     return kExitError;
   }
-  const bool ranges = !a.request.tensors.empty() &&
-                      a.request.source.kind != stream::IngestSource::Kind::kTcp;
+  const bool ranges =
+      !a.request.tensors.empty() &&
+      a.request.source.kind != stream::ingest::IngestSource::Kind::kTcp;
   PrintReport(*report, a.json, ranges ? "bytes read" : "bytes", out, err);
   out.flush();
   const int code = ExitCodeOf(report->status);

@@ -41,9 +41,9 @@
 namespace hurray::tools {
 
 inline constexpr double kNetIdleTimeoutSeconds =
-    stream::kDefaultNetIdleTimeoutSeconds;
+    stream::ingest::kDefaultNetIdleTimeoutSeconds;
 inline constexpr double kConnectTimeoutSeconds =
-    stream::kDefaultConnectTimeoutSeconds;
+    stream::ingest::kDefaultConnectTimeoutSeconds;
 
 // The idle timeout of a run: `flag` when --idle-timeout was given, else
 // kNetIdleTimeoutSeconds for tcp:// and http(s):// sources and none (0) for

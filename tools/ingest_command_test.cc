@@ -29,7 +29,7 @@ TEST(IngestCommand, TcpSourcesHaveADefaultIdleTimeout) {
 // A listener whose accept queue is full drops the SYN: the connect would
 // wait for the kernel's retries (minutes) without a connect timeout.
 TEST(IngestCommand, ConnectTimeoutEndsAHangingConnect) {
-  stream::testing::FullListener full;
+  stream::ingest::testing::FullListener full;
   ASSERT_TRUE(full.ok());
   std::ostringstream out, err;
   const std::string source =

@@ -14,12 +14,12 @@
 
 namespace hurray::tools {
 
-using stream::TensorRecord;
+using stream::ingest::TensorRecord;
 
 ProgressLine::ProgressLine(std::ostream& err)
     : err_(err), enabled_(::isatty(STDERR_FILENO) == 1) {}
 
-void ProgressLine::Update(const stream::IngestProgress& p) {
+void ProgressLine::Update(const stream::ingest::IngestProgress& p) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
   if (shown_ && now - last_ < std::chrono::milliseconds(100)) return;
@@ -81,7 +81,7 @@ void PrintTable(const std::vector<TensorRecord>& records, std::ostream& out) {
   }
 }
 
-void PrintJson(const stream::IngestReport& report, std::ostream& out) {
+void PrintJson(const stream::ingest::IngestReport& report, std::ostream& out) {
   const absl::Status& status = report.status;
   std::string line;
   JsonWriter w(&line);
@@ -130,7 +130,7 @@ void PrintError(absl::string_view source, const absl::Status& status,
       << TerminalSafe(status.message()) << "\n";
 }
 
-void PrintReport(const stream::IngestReport& report, bool json,
+void PrintReport(const stream::ingest::IngestReport& report, bool json,
                  absl::string_view ok_word, std::ostream& out,
                  std::ostream& err) {
   const absl::Status& status = report.status;

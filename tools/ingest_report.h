@@ -22,7 +22,7 @@ namespace hurray::tools {
 class ProgressLine {
  public:
   explicit ProgressLine(std::ostream& err);
-  void Update(const stream::IngestProgress& p);
+  void Update(const stream::ingest::IngestProgress& p);
   // Ends the line, if one was shown.
   void Done();
 
@@ -35,17 +35,17 @@ class ProgressLine {
 
 // The table: name, shape, type, scheme, bytes, verdict; the name column is
 // capped.
-void PrintTable(const std::vector<stream::TensorRecord>& records,
+void PrintTable(const std::vector<stream::ingest::TensorRecord>& records,
                 std::ostream& out);
 
 // The report as one JSON object on a line.
-void PrintJson(const stream::IngestReport& report, std::ostream& out);
+void PrintJson(const stream::ingest::IngestReport& report, std::ostream& out);
 
 // The table and its last line ("SOURCE: OK (...)" or "SOURCE: <rule> at
 // byte <offset>: ..."), or the JSON object; an error without a rule id on
 // `err` as "hurray ingest: SOURCE: message". `ok_word` ends the OK line
 // ("bytes" or "bytes read").
-void PrintReport(const stream::IngestReport& report, bool json,
+void PrintReport(const stream::ingest::IngestReport& report, bool json,
                  absl::string_view ok_word, std::ostream& out,
                  std::ostream& err);
 

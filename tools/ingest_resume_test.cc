@@ -25,7 +25,7 @@
 namespace hurray::tools {
 namespace {
 
-namespace t = stream::testing;
+namespace t = stream::ingest::testing;
 
 struct Outcome {
   int code;

@@ -59,15 +59,16 @@ absl::StatusOr<InputKind> ReadInput(const std::string& path,
   std::vector<uint8_t> chunk(kChunkBytes);
   // The first bytes, up to the magic's length (a pipe may deliver less).
   size_t head = 0;
-  while (head < stream::kFileMagic.size()) {
+  while (head < stream::container::kFileMagic.size()) {
     const ssize_t n = ReadSome(fd.get(), chunk.data() + head,
-                               stream::kFileMagic.size() - head);
+                               stream::container::kFileMagic.size() - head);
     if (n < 0) return absl::ErrnoToStatus(errno, "read error");
     if (n == 0) break;
     head += static_cast<size_t>(n);
   }
-  if (head == stream::kFileMagic.size() &&
-      std::memcmp(chunk.data(), stream::kFileMagic.data(), head) == 0) {
+  if (head == stream::container::kFileMagic.size() &&
+      std::memcmp(chunk.data(), stream::container::kFileMagic.data(), head) ==
+          0) {
     if (!regular) {
       return absl::FailedPreconditionError(
           "a .hrry file must be a regular file (it is mapped, not read)");
@@ -79,7 +80,8 @@ absl::StatusOr<InputKind> ReadInput(const std::string& path,
   read->bytes_read = head;
   DecodeState state =
       decoder->Feed(absl::MakeConstSpan(chunk.data(), head)).state;
-  while (head == stream::kFileMagic.size() && state == DecodeState::kNeedMore) {
+  while (head == stream::container::kFileMagic.size() &&
+         state == DecodeState::kNeedMore) {
     const ssize_t n = ReadSome(fd.get(), chunk.data(), chunk.size());
     if (n < 0) return absl::ErrnoToStatus(errno, "read error");
     if (n == 0) break;

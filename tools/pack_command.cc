@@ -28,7 +28,7 @@ struct Collected {
   std::vector<std::vector<uint8_t>> buffers;
 };
 
-class CollectSink : public stream::TensorSink {
+class CollectSink : public stream::container::TensorSink {
  public:
   absl::Status OnDescriptor(const TensorDescriptor& d) override {
     Collected c;
@@ -52,7 +52,7 @@ class CollectSink : public stream::TensorSink {
 struct PackArgs {
   std::string output;
   bool sample = false;
-  stream::HrryWriterOptions writer;
+  stream::container::HrryWriterOptions writer;
   std::vector<std::pair<std::string, std::string>> kv;
   std::vector<std::pair<std::string, std::string>> inputs;  // name, path
 };
@@ -97,7 +97,7 @@ absl::StatusOr<PackArgs> ParsePackArgs(absl::Span<const std::string> args) {
 }
 
 // Reads and validates every input, then writes the file.
-absl::Status Pack(const PackArgs& p, stream::ByteSink sink,
+absl::Status Pack(const PackArgs& p, stream::container::ByteSink sink,
                   std::string* failed_input) {
   std::vector<std::pair<std::string, Collected>> tensors;
   for (const auto& [name, path] : p.inputs) {
@@ -105,10 +105,11 @@ absl::Status Pack(const PackArgs& p, stream::ByteSink sink,
     absl::StatusOr<std::vector<uint8_t>> bytes =
         ReadInputFile(path, kMaxPackInputBytes);
     if (!bytes.ok()) return bytes.status();
-    stream::StreamOptions options;
+    stream::container::StreamOptions options;
     options.parse = p.writer.parse;
     CollectSink collect;
-    const Rejection r = stream::ReadStream(*bytes, options, &collect);
+    const Rejection r =
+        stream::container::ReadStream(*bytes, options, &collect);
     if (r.rule != Rule::kNone) return ToStatus(r);
     if (collect.tensors.empty())
       return absl::InvalidArgumentError("the stream holds no tensor");
@@ -126,9 +127,9 @@ absl::Status Pack(const PackArgs& p, stream::ByteSink sink,
     }
   }
   failed_input->clear();
-  stream::HrryWriterOptions options = p.writer;
+  stream::container::HrryWriterOptions options = p.writer;
   options.tensor_count_hint = tensors.size();
-  stream::HrryWriter writer(options);
+  stream::container::HrryWriter writer(options);
   if (absl::Status s = writer.Begin(sink); !s.ok()) return s;
   for (const auto& [name, t] : tensors) {
     std::vector<absl::Span<const uint8_t>> views(t.buffers.begin(),
@@ -161,8 +162,8 @@ int RunPack(absl::Span<const std::string> args, std::ostream& out,
   // its name only once complete (stream/container/safe_output_dir.h): a
   // rejected input or a failed write leaves the old file, and a symlink at OUT
   // is replaced, never written through.
-  absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> file =
-      stream::SafeOutputFile::Create(parsed->output);
+  absl::StatusOr<std::unique_ptr<stream::container::SafeOutputFile>> file =
+      stream::container::SafeOutputFile::Create(parsed->output);
   if (!file.ok()) {
     err << "hurray pack: " << file.status().message() << "\n";
     return kExitError;

@@ -37,8 +37,8 @@ class PackTest : public ::testing::Test {
     EXPECT_TRUE(tensors.ok());
     const fs::path path = dir_ / name;
     std::ofstream out(path, std::ios::binary);
-    stream::OstreamSink sink(&out);
-    stream::StreamWriter writer;
+    stream::container::OstreamSink sink(&out);
+    stream::container::StreamWriter writer;
     for (size_t i = first; i < last; ++i) {
       const SampleTensor& t = (*tensors)[i];
       std::vector<absl::Span<const uint8_t>> views(t.buffers.begin(),
@@ -64,9 +64,10 @@ TEST_F(PackTest, PacksNamedStreamsIntoAValidSortedFile) {
       kExitOk)
       << err_.str();
   const std::vector<uint8_t> bytes = ReadAll(out);
-  stream::HrryForwardReader reader;
-  ASSERT_EQ(reader.Feed(bytes), stream::FileState::kNeedMore);
-  ASSERT_EQ(reader.Finish(), stream::FileState::kDone) << reader.status();
+  stream::container::HrryForwardReader reader;
+  ASSERT_EQ(reader.Feed(bytes), stream::container::FileState::kNeedMore);
+  ASSERT_EQ(reader.Finish(), stream::container::FileState::kDone)
+      << reader.status();
   std::vector<std::string> names;
   for (size_t i = 0; i < reader.tensors().size(); ++i)
     names.emplace_back(reader.entry_of_tensor(i)->name);

@@ -303,14 +303,14 @@ absl::StatusOr<std::vector<SampleTensor>> BuildSampleTensors() {
   return out;
 }
 
-absl::Status WriteSampleModel(stream::ByteSink sink) {
+absl::Status WriteSampleModel(stream::container::ByteSink sink) {
   absl::StatusOr<std::vector<SampleTensor>> tensors = BuildSampleTensors();
   if (!tensors.ok()) return tensors.status();
-  stream::HrryWriterOptions options;
+  stream::container::HrryWriterOptions options;
   options.with_kv = true;
   options.sorted_index = true;
   options.tensor_count_hint = tensors->size();
-  stream::HrryWriter writer(options);
+  stream::container::HrryWriter writer(options);
   if (absl::Status s = writer.Begin(sink); !s.ok()) return s;
   for (const SampleTensor& t : *tensors) {
     std::vector<absl::Span<const uint8_t>> views(t.buffers.begin(),

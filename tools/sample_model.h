@@ -34,7 +34,7 @@ struct SampleTensor {
 [[nodiscard]] absl::StatusOr<std::vector<SampleTensor>> BuildSampleTensors();
 
 // The sample as a .hrry file (sorted index, CRC, KV metadata).
-[[nodiscard]] absl::Status WriteSampleModel(stream::ByteSink sink);
+[[nodiscard]] absl::Status WriteSampleModel(stream::container::ByteSink sink);
 
 }  // namespace hurray::tools
 

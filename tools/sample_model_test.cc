@@ -60,8 +60,8 @@ TEST(SampleModelTest, TheFileIsValidAndTheSameEveryTime) {
   ASSERT_TRUE(WriteSampleModel(sink_a).ok());
   ASSERT_TRUE(WriteSampleModel(sink_b).ok());
   EXPECT_EQ(a, b);
-  stream::FileOptions options;  // strict
-  const Rejection r = stream::ReadHrry(a, options, nullptr);
+  stream::container::FileOptions options;  // strict
+  const Rejection r = stream::container::ReadHrry(a, options, nullptr);
   EXPECT_TRUE(r.ok()) << ToStatus(r);
 }
 

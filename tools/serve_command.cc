@@ -30,7 +30,7 @@ bool ParseSeconds(const std::string& text, uint32_t* ms) {
 int RunServe(absl::Span<const std::string> args, std::ostream& out,
              std::ostream& err) {
   stream::NetServerConfig config;
-  stream::FileOptions file_options;
+  stream::container::FileOptions file_options;
   std::string path;
   auto value = [&](size_t* i, const char* name) -> const std::string* {
     if (*i + 1 >= args.size()) return nullptr;
@@ -100,7 +100,7 @@ int RunServe(absl::Span<const std::string> args, std::ostream& out,
   // file as it was before and after it was opened, else it was replaced
   // meanwhile.
   const absl::StatusOr<std::string> before = stream::StatIdentity(path);
-  auto file = stream::HrryFile::Open(path, file_options);
+  auto file = stream::container::HrryFile::Open(path, file_options);
   if (!file.ok()) {
     const auto rule = RuleIdOf(file.status());
     err << "hurray serve: " << TerminalSafe(path) << ": "

@@ -102,7 +102,7 @@ bool IsInt(const py::handle& h) {
   return py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h);
 }
 
-absl::Status AddKv(stream::KvBuilder& kv, const std::string& key,
+absl::Status AddKv(stream::container::KvBuilder& kv, const std::string& key,
                    const py::handle& value) {
   if (py::isinstance<py::bool_>(value)) {
     return kv.AddBool(key, value.cast<bool>());
@@ -193,15 +193,15 @@ class PyHrryBuilder {
  public:
   PyHrryBuilder(py::object write, bool with_kv, bool permissive)
       : write_(std::move(write)) {
-    stream::HrryWriterOptions options;
+    stream::container::HrryWriterOptions options;
     options.parse.mode = permissive ? Mode::kPermissive : Mode::kStrict;
     options.with_kv = with_kv;
     options.sorted_index = true;
-    writer_ = std::make_unique<stream::HrryWriter>(options);
+    writer_ = std::make_unique<stream::container::HrryWriter>(options);
   }
 
   void Begin() {
-    Call([&](stream::ByteSink s) { return writer_->Begin(s); });
+    Call([&](stream::container::ByteSink s) { return writer_->Begin(s); });
   }
 
   void Add(const std::string& name, const py::dict& fields,
@@ -209,7 +209,7 @@ class PyHrryBuilder {
     auto d = std::make_unique<TensorDescriptor>();
     DescriptorFromDict(fields, d.get());
     ByteViews views(buffers);
-    Call([&](stream::ByteSink s) {
+    Call([&](stream::container::ByteSink s) {
       return writer_->Add(name, *d, views.spans(), s);
     });
   }
@@ -219,7 +219,7 @@ class PyHrryBuilder {
   }
 
   void Finish() {
-    Call([&](stream::ByteSink s) { return writer_->Finish(s); });
+    Call([&](stream::container::ByteSink s) { return writer_->Finish(s); });
   }
 
  private:
@@ -229,13 +229,13 @@ class PyHrryBuilder {
     auto sink = [&](absl::Span<const uint8_t> b) {
       return WriteThrough(write_, &failure, b);
     };
-    const absl::Status status = f(stream::ByteSink(sink));
+    const absl::Status status = f(stream::container::ByteSink(sink));
     failure.RethrowIfAny();
     ThrowIfError(status);
   }
 
   py::object write_;
-  std::unique_ptr<stream::HrryWriter> writer_;
+  std::unique_ptr<stream::container::HrryWriter> writer_;
 };
 
 // Writes a bare tensor stream through a Python `write(bytes-like)` callable.
@@ -244,7 +244,7 @@ class PyStreamEncoder {
   explicit PyStreamEncoder(bool permissive) {
     ParseOptions options;
     options.mode = permissive ? Mode::kPermissive : Mode::kStrict;
-    writer_ = std::make_unique<stream::StreamWriter>(options);
+    writer_ = std::make_unique<stream::container::StreamWriter>(options);
   }
 
   void Write(const py::dict& fields, const py::sequence& buffers,
@@ -257,7 +257,7 @@ class PyStreamEncoder {
       return WriteThrough(write, &failure, b);
     };
     const absl::Status status =
-        writer_->Write(*d, views.spans(), stream::ByteSink(sink));
+        writer_->Write(*d, views.spans(), stream::container::ByteSink(sink));
     failure.RethrowIfAny();
     ThrowIfError(status);
   }
@@ -266,21 +266,21 @@ class PyStreamEncoder {
   uint64_t tensors_written() const { return writer_->tensors_written(); }
 
  private:
-  std::unique_ptr<stream::StreamWriter> writer_;
+  std::unique_ptr<stream::container::StreamWriter> writer_;
 };
 
 // Reads a bare tensor stream pushed in chunks; completed tensors queue up
 // until pop(). Buffer memory grows with the bytes that actually arrive (never
 // from a declared size), each buffer at most max_buffer_bytes
 // (LIMIT-BUFFER-BYTES, decided from the descriptor).
-class PyStreamDecoder : public stream::TensorSink {
+class PyStreamDecoder : public stream::container::TensorSink {
  public:
   PyStreamDecoder(bool permissive, uint64_t max_buffer_bytes) {
-    stream::StreamOptions options;
+    stream::container::StreamOptions options;
     options.parse.mode = permissive ? Mode::kPermissive : Mode::kStrict;
     if (max_buffer_bytes != 0)
       options.limits.max_buffer_bytes = max_buffer_bytes;
-    reader_ = std::make_unique<stream::StreamReader>(options, this);
+    reader_ = std::make_unique<stream::container::StreamReader>(options, this);
   }
 
   size_t Feed(py::handle chunk) {
@@ -293,17 +293,17 @@ class PyStreamDecoder : public stream::TensorSink {
   // End of input: raises on a rejection (a stream cut inside a tensor is a
   // StreamError).
   void Finish() {
-    if (reader_->Finish() == stream::StreamState::kRejected) {
+    if (reader_->Finish() == stream::container::StreamState::kRejected) {
       ThrowIfError(reader_->status());
     }
   }
   void RaiseIfRejected() const {
-    if (reader_->state() == stream::StreamState::kRejected) {
+    if (reader_->state() == stream::container::StreamState::kRejected) {
       ThrowIfError(reader_->status());
     }
   }
   bool rejected() const {
-    return reader_->state() == stream::StreamState::kRejected;
+    return reader_->state() == stream::container::StreamState::kRejected;
   }
   size_t ready() const { return ready_.size(); }
   uint64_t position() const { return reader_->position(); }
@@ -339,7 +339,7 @@ class PyStreamDecoder : public stream::TensorSink {
     std::unique_ptr<TensorDescriptor> descriptor;
     std::vector<std::string> buffers;
   };
-  std::unique_ptr<stream::StreamReader> reader_;
+  std::unique_ptr<stream::container::StreamReader> reader_;
   Pending current_;
   std::deque<Pending> ready_;
 };
@@ -351,8 +351,8 @@ class PyStreamDecoder : public stream::TensorSink {
 class PySafeOutputFile {
  public:
   explicit PySafeOutputFile(const std::string& path) {
-    absl::StatusOr<std::unique_ptr<stream::SafeOutputFile>> f =
-        stream::SafeOutputFile::Create(path);
+    absl::StatusOr<std::unique_ptr<stream::container::SafeOutputFile>> f =
+        stream::container::SafeOutputFile::Create(path);
     ThrowIfError(f.status());
     file_ = std::move(*f);
   }
@@ -371,7 +371,7 @@ class PySafeOutputFile {
   void Discard() { file_.reset(); }
 
  private:
-  std::unique_ptr<stream::SafeOutputFile> file_;
+  std::unique_ptr<stream::container::SafeOutputFile> file_;
 };
 
 }  // namespace

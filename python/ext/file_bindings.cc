@@ -31,8 +31,8 @@
 namespace hurray::python {
 namespace {
 
-using stream::KvType;
-using stream::KvValue;
+using stream::container::KvType;
+using stream::container::KvValue;
 
 constexpr size_t kMinAlignment = 64;  // buffer-protocol.md § Alignment
 
@@ -95,15 +95,15 @@ class PyHrryFile {
  public:
   static std::unique_ptr<PyHrryFile> Open(const std::string& path,
                                           bool permissive) {
-    stream::FileOptions options;
+    stream::container::FileOptions options;
     options.parse.mode = permissive ? Mode::kPermissive : Mode::kStrict;
     auto out = std::make_unique<PyHrryFile>();
     out->path_ = path;
     absl::Status status;
     {
       SigbusGuard guard;
-      absl::StatusOr<std::unique_ptr<stream::HrryFile>> file =
-          stream::HrryFile::Open(path, options);
+      absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> file =
+          stream::container::HrryFile::Open(path, options);
       if (guard.faulted()) ThrowTruncated(path);
       status = file.status();
       if (file.ok()) out->file_ = std::move(*file);
@@ -116,7 +116,7 @@ class PyHrryFile {
     CheckIntact();
     SigbusGuard guard;
     py::list names;
-    for (const stream::IndexEntry* e : file_->InFileOrder()) {
+    for (const stream::container::IndexEntry* e : file_->InFileOrder()) {
       names.append(py::str(e->name.data(), e->name.size()));
     }
     ThrowIfTruncated(guard);
@@ -127,7 +127,7 @@ class PyHrryFile {
     CheckIntact();
     SigbusGuard guard;
     py::dict kv;
-    for (const stream::KvEntry& e : file_->kv().entries()) {
+    for (const stream::container::KvEntry& e : file_->kv().entries()) {
       kv[py::str(e.key.data(), e.key.size())] = KvScalar(e.value);
     }
     ThrowIfTruncated(guard);
@@ -139,7 +139,7 @@ class PyHrryFile {
   py::tuple Tensor(const std::string& name) const {
     CheckIntact();
     SigbusGuard guard;
-    const stream::IndexEntry* e = file_->Find(name);
+    const stream::container::IndexEntry* e = file_->Find(name);
     ThrowIfTruncated(guard);
     if (e == nullptr) throw py::key_error(name);
     auto d = std::make_unique<TensorDescriptor>();
@@ -170,7 +170,7 @@ class PyHrryFile {
   }
 
   std::string path_;
-  std::unique_ptr<stream::HrryFile> file_;
+  std::unique_ptr<stream::container::HrryFile> file_;
   mutable bool truncated_ = false;
 };
 

@@ -81,7 +81,7 @@ class PyErrorSlot {
 // of the loader's slot size: `readinto(buffer)`, else `read(n)`; a socket
 // (`recv_into` and `fileno`) is waited on without the GIL for at most the
 // idle timeout, in slices that notice Interrupt().
-class PyPullReader final : public stream::PullReader {
+class PyPullReader final : public stream::container::PullReader {
  public:
   // kReadintoFd: an unbuffered file object (io.FileIO, one read(2) per
   // readinto), waited on like a socket, so a pipe with no data does not
@@ -215,10 +215,11 @@ class IngestRun {
       if (*reader == "readinto_fd") mode = PyPullReader::Mode::kReadintoFd;
       pull_ = std::make_unique<PyPullReader>(
           std::move(source), mode, idle_timeout.value_or(0), &errors_);
-      request_.source = stream::IngestSource::Reader(pull_.get(), label);
+      request_.source =
+          stream::ingest::IngestSource::Reader(pull_.get(), label);
     } else {
-      absl::StatusOr<stream::IngestSource> s =
-          stream::ParseSource(source.cast<std::string>());
+      absl::StatusOr<stream::ingest::IngestSource> s =
+          stream::ingest::ParseSource(source.cast<std::string>());
       ThrowIfError(s.status());
       request_.source = *std::move(s);
     }
@@ -230,8 +231,8 @@ class IngestRun {
     request_.canceller = &canceller_;
     request_.parse.mode = permissive ? Mode::kPermissive : Mode::kStrict;
     request_.dequantize = dequantize;
-    request_.data = dequantize ? stream::TensorData::kDequantized
-                               : stream::TensorData::kRaw;
+    request_.data = dequantize ? stream::ingest::TensorData::kDequantized
+                               : stream::ingest::TensorData::kRaw;
     // As StreamReader: a tensor's buffers grow with the bytes that arrive,
     // never with a declared size, so no cap of its own.
     request_.max_raw_tensor_bytes = std::numeric_limits<uint64_t>::max();
@@ -248,7 +249,7 @@ class IngestRun {
     request_.insecure = insecure;
     request_.max_open_streams = max_open_streams;
     request_.max_spooled_bytes = max_spooled_bytes;
-    ThrowIfError(stream::CheckRequest(request_));
+    ThrowIfError(stream::ingest::CheckRequest(request_));
     thread_ = std::thread([this] { Run(); });
   }
 
@@ -311,10 +312,10 @@ class IngestRun {
   }
 
  private:
-  class Observer final : public stream::IngestObserver {
+  class Observer final : public stream::ingest::IngestObserver {
    public:
     explicit Observer(IngestRun* owner) : owner_(owner) {}
-    absl::Status OnTensor(const stream::IngestedTensor& t) override {
+    absl::Status OnTensor(const stream::ingest::IngestedTensor& t) override {
       return owner_->HandOver(t);
     }
     bool Cancelled() override {
@@ -340,7 +341,7 @@ class IngestRun {
 
   // Builds the tensor's value with the GIL, then waits (without it) until
   // Python took it.
-  absl::Status HandOver(const stream::IngestedTensor& t) {
+  absl::Status HandOver(const stream::ingest::IngestedTensor& t) {
     PyObject* item = nullptr;
     {
       py::gil_scoped_acquire gil;
@@ -368,11 +369,11 @@ class IngestRun {
   }
 
   // (name, float32 array or None) or (name, fields, [buffers]).
-  py::object Build(const stream::IngestedTensor& t) const {
+  py::object Build(const stream::ingest::IngestedTensor& t) const {
     py::str name = t.record->name.empty()
                        ? py::str(absl::StrCat("tensor_", t.record->index))
                        : py::str(t.record->name);
-    if (request_.data == stream::TensorData::kRaw) {
+    if (request_.data == stream::ingest::TensorData::kRaw) {
       py::list buffers;
       for (absl::Span<const uint8_t> b : t.buffers) {
         buffers.append(OwnedBytes(
@@ -401,8 +402,8 @@ class IngestRun {
 
   void Run() {
     Observer observer(this);
-    absl::StatusOr<stream::IngestReport> r =
-        stream::Ingest(request_, &observer);
+    absl::StatusOr<stream::ingest::IngestReport> r =
+        stream::ingest::Ingest(request_, &observer);
     std::lock_guard<std::mutex> lock(mu_);
     // A run that could not start names its source ("PATH: cannot open:
     // ...", as `hurray inspect` says it).
@@ -419,8 +420,8 @@ class IngestRun {
     cv_.notify_all();
   }
 
-  stream::IngestRequest request_;
-  stream::IngestCanceller canceller_;
+  stream::ingest::IngestRequest request_;
+  stream::ingest::IngestCanceller canceller_;
   PyErrorSlot errors_;
   std::unique_ptr<PyPullReader> pull_;
   std::thread thread_;

@@ -18,7 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 class ByteConsumer {
  public:
@@ -48,6 +48,6 @@ class ByteConsumer {
   virtual uint64_t tensors_completed() const { return 0; }
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_BYTE_CONSUMER_H_

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 absl::Status OstreamSink::operator()(absl::Span<const uint8_t> bytes) const {
   out_->write(reinterpret_cast<const char*>(bytes.data()),
@@ -22,4 +22,4 @@ absl::Status WriteZeros(ByteSink sink, uint64_t count) {
   return absl::OkStatus();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 using ByteSink = absl::FunctionRef<absl::Status(absl::Span<const uint8_t>)>;
 
@@ -28,6 +28,6 @@ class OstreamSink {
 // Writes `count` zero bytes.
 [[nodiscard]] absl::Status WriteZeros(ByteSink sink, uint64_t count);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_BYTE_SINK_H_

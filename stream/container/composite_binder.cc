@@ -1,6 +1,6 @@
 #include "stream/container/composite_binder.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 CompositeBinder::CompositeBinder(Mode mode, const ContainerLimits& limits) {
   options_.mode = mode;
@@ -68,4 +68,4 @@ Rejection CompositeBinder::Finish() {
   return r.ok() ? kAccepted : Place(r, 0);
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -26,7 +26,7 @@
 #include "parser/rules.h"
 #include "stream/container/limits.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 class CompositeBinder {
  public:
@@ -59,6 +59,6 @@ class CompositeBinder {
   std::vector<uint64_t> members_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_COMPOSITE_BINDER_H_

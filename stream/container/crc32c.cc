@@ -4,7 +4,7 @@
 #include <boost/crc.hpp>
 #include <cstring>
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 // Reflected polynomial 0x1EDC6F41 (RFC 3720 § B.4).
@@ -73,12 +73,12 @@ uint32_t Crc32cExtend(uint32_t crc, absl::Span<const uint8_t> bytes) {
   return ~TableUpdate(r, bytes.data(), bytes.size());
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 uint32_t Crc32cExtendPortable(uint32_t crc, absl::Span<const uint8_t> bytes) {
   return ~TableUpdate(~crc, bytes.data(), bytes.size());
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

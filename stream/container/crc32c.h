@@ -9,7 +9,7 @@
 
 #include "absl/types/span.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 uint32_t Crc32c(absl::Span<const uint8_t> bytes);
 
@@ -21,6 +21,6 @@ uint32_t Crc32cExtend(uint32_t crc, absl::Span<const uint8_t> bytes);
 // The table path of Crc32cExtend, whatever the CPU (so tests reach it).
 uint32_t Crc32cExtendPortable(uint32_t crc, absl::Span<const uint8_t> bytes);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_CRC32C_H_

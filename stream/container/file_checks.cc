@@ -4,7 +4,7 @@
 
 #include "parser/wire.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 struct Range {
@@ -162,4 +162,4 @@ Rejection CheckWalk(absl::Span<const TensorExtent> walked, uint64_t region_end,
   return kAccepted;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

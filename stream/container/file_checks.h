@@ -15,7 +15,7 @@
 #include "stream/container/file_index.h"
 #include "stream/container/tensor_walker.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 // Finds (or computes) the extent of the tensor whose descriptor starts at
 // entry.descriptor_offset. Sets *out to nullptr when no tensor is known
@@ -55,6 +55,6 @@ Rejection CheckOverlaps(const FileIndex& index);
 const TensorExtent* FindExtent(absl::Span<const TensorExtent> walked,
                                uint64_t descriptor_offset);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_FILE_CHECKS_H_

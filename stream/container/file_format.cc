@@ -5,7 +5,7 @@
 #include "parser/wire.h"
 #include "stream/container/crc32c.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 using wire::LoadU32;
@@ -179,4 +179,4 @@ void EncodeTrailer(const FileTrailer& t, uint8_t out[kTrailerSize]) {
   std::memcpy(out + trailer_at::kMagic, kTrailerMagic.data(), 4);
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -14,7 +14,7 @@
 #include "parser/rules.h"
 #include "stream/container/limits.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 inline constexpr uint64_t kFileHeaderSize = 64;
 inline constexpr uint64_t kTrailerSize = 40;
@@ -112,6 +112,6 @@ Rejection CheckIndexCrc(absl::Span<const uint8_t> index, const FileGeometry& g);
 void EncodeFileHeader(const FileHeader& h, uint8_t out[kFileHeaderSize]);
 void EncodeTrailer(const FileTrailer& t, uint8_t out[kTrailerSize]);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_FILE_FORMAT_H_

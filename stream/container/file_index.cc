@@ -5,7 +5,7 @@
 #include "parser/wire.h"
 #include "stream/container/utf8.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 absl::string_view View(absl::Span<const uint8_t> bytes) {
@@ -120,4 +120,4 @@ std::vector<uint8_t> EncodeIndex(absl::Span<const IndexEntry> entries) {
   return out;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -14,7 +14,7 @@
 #include "absl/types/span.h"
 #include "parser/rules.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 inline constexpr uint64_t kMinIndexEntrySize = 35;  // 34 + a 1-byte name
 
@@ -59,6 +59,6 @@ class FileIndex {
 // Encodes an index section (entries in the given order).
 std::vector<uint8_t> EncodeIndex(absl::Span<const IndexEntry> entries);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_FILE_INDEX_H_

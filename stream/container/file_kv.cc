@@ -3,7 +3,7 @@
 #include "parser/wire.h"
 #include "stream/container/utf8.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 // Bytes the smallest payload of a type takes (REJECT-RULES.md §5: counts are
@@ -186,4 +186,4 @@ const KvEntry* KvSection::Find(absl::string_view key) const {
   return it == by_key_.end() ? nullptr : &entries_[it->second];
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -13,7 +13,7 @@
 #include "absl/types/span.h"
 #include "parser/rules.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 enum class KvType : uint8_t {
   kString = 0x01,
@@ -65,6 +65,6 @@ class KvSection {
   absl::flat_hash_map<absl::string_view, uint32_t> by_key_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_FILE_KV_H_

@@ -6,7 +6,7 @@
 
 #include "stream/container/file_checks.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 HrryForwardReader::HrryForwardReader(const FileOptions& options,
                                      TensorSink* sink)
@@ -314,4 +314,4 @@ Rejection ReadHrry(absl::Span<const uint8_t> bytes, const FileOptions& options,
   return state == FileState::kRejected ? reader.rejection() : kAccepted;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

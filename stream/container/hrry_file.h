@@ -37,7 +37,7 @@
 #include "stream/container/tensor_sink.h"
 #include "stream/container/tensor_walker.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 using FileState = Progress;
 
@@ -143,6 +143,6 @@ class HrryForwardReader {
 Rejection ReadHrry(absl::Span<const uint8_t> bytes, const FileOptions& options,
                    TensorSink* sink);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_HRRY_FILE_H_

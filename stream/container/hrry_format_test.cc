@@ -10,7 +10,7 @@
 #include "stream/container/kv_builder.h"
 #include "stream/container/utf8.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 // The incremental CRC-32C equals the one-shot one over any split, on the
@@ -163,4 +163,4 @@ TEST(FileIndexTest, SortedOrderIsUnsignedBytes) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -16,7 +16,7 @@
 #include "stream/container/testing/test_util.h"
 #include "tests/json_lite.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 std::string Runfile(const std::string& path) {
@@ -35,7 +35,8 @@ TEST(HrryGoldenTest, LayoutMatchesTheCatalog) {
   const std::string bytes = ReadFile(Runfile(kGolden));
   ASSERT_EQ(bytes.size(), 8391u);
   HrryForwardReader reader;
-  ASSERT_NE(reader.Feed(testing::AsBytes(bytes)), FileState::kRejected)
+  ASSERT_NE(reader.Feed(container::testing::AsBytes(bytes)),
+            FileState::kRejected)
       << reader.status();
   ASSERT_EQ(reader.Finish(), FileState::kDone) << reader.status();
   const FileGeometry& g = reader.geometry();
@@ -49,12 +50,13 @@ TEST(HrryGoldenTest, LayoutMatchesTheCatalog) {
   EXPECT_EQ(g.trailer.index_offset, 8264u);
   EXPECT_EQ(g.trailer.index_length, 87u);
   EXPECT_EQ(g.trailer.index_crc32c, 0x51349F72u);
-  EXPECT_EQ(Crc32c(testing::AsBytes(bytes).subspan(8264, 87)), 0x51349F72u);
+  EXPECT_EQ(Crc32c(container::testing::AsBytes(bytes).subspan(8264, 87)),
+            0x51349F72u);
 }
 
 // The standard CRC-32C check value (RFC 3720 § B.4 parameters).
 TEST(HrryGoldenTest, Crc32cCheckValue) {
-  EXPECT_EQ(Crc32c(testing::AsBytes("123456789")), 0xE3069283u);
+  EXPECT_EQ(Crc32c(container::testing::AsBytes("123456789")), 0xE3069283u);
   EXPECT_EQ(Crc32c({}), 0u);
 }
 
@@ -72,12 +74,13 @@ TEST(HrryGoldenTest, BothReadersMatchTheManifest) {
 
   for (size_t chunk : {bytes.size(), size_t{1}, size_t{100}}) {
     SCOPED_TRACE(chunk);
-    testing::RecordingSink sink;
+    container::testing::RecordingSink sink;
     HrryForwardReader reader(FileOptions(), &sink);
-    testing::FeedInChunks(testing::AsBytes(bytes), chunk,
-                          [&](absl::Span<const uint8_t> piece) {
-                            return reader.Feed(piece) == FileState::kNeedMore;
-                          });
+    container::testing::FeedInChunks(container::testing::AsBytes(bytes), chunk,
+                                     [&](absl::Span<const uint8_t> piece) {
+                                       return reader.Feed(piece) ==
+                                              FileState::kNeedMore;
+                                     });
     ASSERT_EQ(reader.Finish(), FileState::kDone) << reader.status();
     ASSERT_EQ(sink.tensors.size(), tensors.size());
     EXPECT_TRUE(sink.ended);
@@ -139,13 +142,15 @@ TEST(HrryGoldenTest, BothReadersMatchTheManifest) {
 TEST(HrryGoldenTest, FileTrl09IsOptIn) {
   const std::string bytes = ReadFile(Runfile(kGolden));
   FileOptions options;
-  testing::ExpectVerdict(testing::AsBytes(bytes), options, Rule::kNone);
+  container::testing::ExpectVerdict(container::testing::AsBytes(bytes), options,
+                                    Rule::kNone);
   options.reject_kv_without_flag = true;
-  testing::ExpectVerdict(testing::AsBytes(bytes), options, Rule::kFileTrl09,
-                         8391 - 40 + 16);
+  container::testing::ExpectVerdict(container::testing::AsBytes(bytes), options,
+                                    Rule::kFileTrl09, 8391 - 40 + 16);
   options.parse.mode = Mode::kPermissive;
-  testing::ExpectVerdict(testing::AsBytes(bytes), options, Rule::kNone);
+  container::testing::ExpectVerdict(container::testing::AsBytes(bytes), options,
+                                    Rule::kNone);
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -8,7 +8,7 @@
 #include "parser/wire.h"
 #include "stream/container/file_checks.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 // The first non-zero byte of bytes[from, to), or `to`.
@@ -269,4 +269,4 @@ absl::StatusOr<std::vector<const IndexEntry*>> HrryFile::Members(
   return members;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

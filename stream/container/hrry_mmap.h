@@ -37,7 +37,7 @@
 #include "stream/container/mapped_file.h"
 #include "stream/container/tensor_walker.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 class HrryFile {
  public:
@@ -112,6 +112,6 @@ class HrryFile {
   std::vector<uint32_t> by_offset_;  // entry indices, file order
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_HRRY_MMAP_H_

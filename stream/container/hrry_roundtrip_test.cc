@@ -19,11 +19,11 @@
 #include "stream/container/testing/test_util.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
-using testing::ContainerVectors;
-using testing::RecordingSink;
+using container::testing::ContainerVectors;
+using container::testing::RecordingSink;
 
 FileOptions Agreed() {
   FileOptions o;
@@ -103,9 +103,10 @@ Written WriteEverything(const HrryWriterOptions& options) {
   uint32_t seed = 1;
   for (const vectors::Named& t : ContainerVectors()) {
     w.names.push_back(t.name);
-    w.buffers.push_back(testing::BuffersFor(*t.descriptor, seed++));
-    const absl::Status s = writer.Add(t.name, *t.descriptor,
-                                      testing::Spans(w.buffers.back()), sink);
+    w.buffers.push_back(container::testing::BuffersFor(*t.descriptor, seed++));
+    const absl::Status s =
+        writer.Add(t.name, *t.descriptor,
+                   container::testing::Spans(w.buffers.back()), sink);
     EXPECT_TRUE(s.ok()) << t.name << ": " << s;
   }
   EveryKvType(&writer.kv());
@@ -129,9 +130,10 @@ TEST(HrryRoundTripTest, ForwardReaderReadsWhatWasWritten) {
     SCOPED_TRACE(chunk);
     RecordingSink sink;
     HrryForwardReader reader(Agreed(), &sink);
-    testing::FeedInChunks(w.bytes, chunk, [&](absl::Span<const uint8_t> p) {
-      return reader.Feed(p) == FileState::kNeedMore;
-    });
+    container::testing::FeedInChunks(
+        w.bytes, chunk, [&](absl::Span<const uint8_t> p) {
+          return reader.Feed(p) == FileState::kNeedMore;
+        });
     ASSERT_EQ(reader.Finish(), FileState::kDone) << reader.status();
     EXPECT_TRUE(sink.errors.empty());
     ASSERT_EQ(sink.tensors.size(), tensors.size());
@@ -146,7 +148,7 @@ TEST(HrryRoundTripTest, ForwardReaderReadsWhatWasWritten) {
     if (chunk == w.bytes.size()) {
       one_shot = sink;
     } else {
-      EXPECT_TRUE(testing::SameEvents(one_shot, sink));
+      EXPECT_TRUE(container::testing::SameEvents(one_shot, sink));
     }
   }
 }
@@ -220,15 +222,16 @@ TEST(HrryRoundTripTest, OpensFromDisk) {
 // Nested composites: a head's members skip over a nested head's members.
 TEST(HrryRoundTripTest, NestedCompositeMembersInFileOrder) {
   std::vector<vectors::Named> tensors;
-  tensors.push_back({"outer", testing::GroupHead(2)});
-  tensors.push_back({"z_inner", testing::GroupHead(2)});
+  tensors.push_back({"outer", container::testing::GroupHead(2)});
+  tensors.push_back({"z_inner", container::testing::GroupHead(2)});
   tensors.push_back({"y", vectors::Dense(type_tag::kInt8, {3})});
   tensors.push_back({"x", vectors::Dense(type_tag::kInt8, {3})});
   tensors.push_back({"a_last", vectors::Dense(type_tag::kInt8, {3})});
   HrryWriterOptions options;
   options.sorted_index = true;  // index order differs from file order
-  const std::vector<uint8_t> bytes = testing::WriteFile(tensors, options);
-  testing::ExpectVerdict(bytes, FileOptions(), Rule::kNone);
+  const std::vector<uint8_t> bytes =
+      container::testing::WriteFile(tensors, options);
+  container::testing::ExpectVerdict(bytes, FileOptions(), Rule::kNone);
   auto file = HrryFile::FromBytes(bytes);
   ASSERT_TRUE(file.ok());
   auto names = [&](absl::string_view head) {
@@ -253,7 +256,8 @@ TEST(HrryRoundTripTest, LookupByName) {
   for (bool sorted : {false, true}) {
     HrryWriterOptions options;
     options.sorted_index = sorted;
-    const std::vector<uint8_t> bytes = testing::WriteFile(tensors, options);
+    const std::vector<uint8_t> bytes =
+        container::testing::WriteFile(tensors, options);
     auto file = HrryFile::FromBytes(bytes);
     ASSERT_TRUE(file.ok());
     for (const std::string& n : names) {
@@ -314,9 +318,10 @@ TEST(HrryRoundTripTest, TruncationAtEveryStructuralBoundary) {
     // Same verdict in chunks and from the random-access reader (with and
     // without the walk).
     HrryForwardReader chunked(Agreed());
-    testing::FeedInChunks(part, 4093, [&](absl::Span<const uint8_t> p) {
-      return chunked.Feed(p) == FileState::kNeedMore;
-    });
+    container::testing::FeedInChunks(
+        part, 4093, [&](absl::Span<const uint8_t> p) {
+          return chunked.Feed(p) == FileState::kNeedMore;
+        });
     // The verdict, accepted or not, is compared below.
     (void)chunked.Finish();
     EXPECT_EQ(chunked.rejection(), forward);
@@ -342,14 +347,15 @@ TEST(HrryRoundTripTest, TruncationAtEveryStructuralBoundary) {
 // a KV section, and a composite head with a multi-buffer member.
 TEST(HrryRoundTripTest, ReadersAgreeOnEverySingleByteCorruption) {
   std::vector<vectors::Named> composite;
-  composite.push_back({"head", testing::GroupHead(2)});
+  composite.push_back({"head", container::testing::GroupHead(2)});
   composite.push_back({"m0", vectors::Dense(type_tag::kInt8, {5})});
   composite.push_back({"m1", vectors::PerChannelAsymInt8()});
   // Small partition box memory: a validator per read stays cheap.
   FileOptions options;
   options.limits.max_box_words = 4096;
   for (const std::vector<uint8_t>& original :
-       {testing::SmallFile(true), testing::WriteFile(composite)}) {
+       {container::testing::SmallFile(true),
+        container::testing::WriteFile(composite)}) {
     size_t rejected = 0;
     for (uint64_t at = 0; at < original.size(); ++at) {
       for (uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}}) {
@@ -394,7 +400,7 @@ TEST(HrryWriterTest, RefusesWhatAReaderWouldReject) {
   auto aligned = vectors::Dense(type_tag::kInt8, {5});
   aligned->buffers[0].alignment = 16384;  // above data_buffer_alignment
   EXPECT_FALSE(writer.Add("big_alignment", *aligned, buffers, sink).ok());
-  auto head = testing::GroupHead(1);
+  auto head = container::testing::GroupHead(1);
   ASSERT_TRUE(writer.Add("head", *head, {}, sink).ok());
   EXPECT_EQ(RuleIdOf(writer.Finish(sink)), "CMP-CLS-03");
   ASSERT_TRUE(writer.Add("member", *d, buffers, sink).ok());
@@ -424,8 +430,8 @@ TEST(HrryWriterTest, EmptyTensorsAndEmptyFiles) {
   std::vector<vectors::Named> tensors;
   tensors.push_back({"empty", vectors::Dense(type_tag::kFloat32, {0, 4})});
   tensors.push_back({"next", vectors::Dense(type_tag::kInt8, {2})});
-  const std::vector<uint8_t> f = testing::WriteFile(tensors);
-  testing::ExpectVerdict(f, FileOptions(), Rule::kNone);
+  const std::vector<uint8_t> f = container::testing::WriteFile(tensors);
+  container::testing::ExpectVerdict(f, FileOptions(), Rule::kNone);
   auto file = HrryFile::FromBytes(f);
   ASSERT_TRUE(file.ok());
   const IndexEntry* e = (*file)->Find("empty");
@@ -438,19 +444,20 @@ TEST(HrryWriterTest, EmptyTensorsAndEmptyFiles) {
   last.push_back({"empty", vectors::Dense(type_tag::kFloat32, {0, 4})});
   HrryWriterOptions kv_options;
   kv_options.with_kv = true;
-  const std::vector<uint8_t> g = testing::WriteFile(last, kv_options);
-  testing::ExpectVerdict(g, FileOptions(), Rule::kNone);
+  const std::vector<uint8_t> g =
+      container::testing::WriteFile(last, kv_options);
+  container::testing::ExpectVerdict(g, FileOptions(), Rule::kNone);
   auto touching = HrryFile::FromBytes(g);
   ASSERT_TRUE(touching.ok());
   EXPECT_EQ((*touching)->Find("empty")->data_offset,
             (*touching)->geometry().trailer.kv_offset);
-  const std::vector<uint8_t> none = testing::WriteFile({});
-  testing::ExpectVerdict(none, FileOptions(), Rule::kNone);
+  const std::vector<uint8_t> none = container::testing::WriteFile({});
+  container::testing::ExpectVerdict(none, FileOptions(), Rule::kNone);
   HrryWriterOptions with_kv;
   with_kv.with_kv = true;  // an empty KV section still sets the fields
-  testing::ExpectVerdict(testing::WriteFile({}, with_kv), FileOptions(),
-                         Rule::kNone);
+  container::testing::ExpectVerdict(container::testing::WriteFile({}, with_kv),
+                                    FileOptions(), Rule::kNone);
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

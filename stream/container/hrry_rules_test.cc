@@ -23,14 +23,14 @@
 #include "stream/container/testing/test_util.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
-using testing::EditableFile;
-using testing::ExpectVerdict;
-using testing::PatchU16;
-using testing::PatchU32;
-using testing::PatchU64;
+using container::testing::EditableFile;
+using container::testing::ExpectVerdict;
+using container::testing::PatchU16;
+using container::testing::PatchU32;
+using container::testing::PatchU64;
 
 FileOptions Strict() { return FileOptions(); }
 FileOptions Permissive() {
@@ -46,12 +46,12 @@ uint64_t TrailerAt(const std::vector<uint8_t>& f) {
 // "a" float32 [3, 4] at 64 (data at 4096), "b" int8 [5] at 4144 (data at
 // 8192), KV at 8200.
 EditableFile Small(bool with_kv = true) {
-  return EditableFile::From(testing::SmallFile(with_kv));
+  return EditableFile::From(container::testing::SmallFile(with_kv));
 }
 
 TEST(HrryRulesTest, ValidFilesAreAccepted) {
-  ExpectVerdict(testing::SmallFile(true), Strict(), Rule::kNone);
-  ExpectVerdict(testing::SmallFile(false), Strict(), Rule::kNone);
+  ExpectVerdict(container::testing::SmallFile(true), Strict(), Rule::kNone);
+  ExpectVerdict(container::testing::SmallFile(false), Strict(), Rule::kNone);
   ExpectVerdict(Small().Build().bytes, Strict(), Rule::kNone);
 }
 
@@ -59,7 +59,7 @@ TEST(HrryRulesTest, ValidFilesAreAccepted) {
 
 TEST(HrryRulesTest, FileHdr01FileTooShort) {
   ExpectVerdict({}, Strict(), Rule::kFileHdr01, 0);
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   f.resize(103);
   ExpectVerdict(f, Strict(), Rule::kFileHdr01, 103);
   f.resize(40);
@@ -67,13 +67,13 @@ TEST(HrryRulesTest, FileHdr01FileTooShort) {
 }
 
 TEST(HrryRulesTest, FileHdr02Magic) {
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   f[7] = 'X';
   ExpectVerdict(f, Strict(), Rule::kFileHdr02, 0);
 }
 
 TEST(HrryRulesTest, FileHdr03NewerMajor) {
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   f[8] = 2;
   ExpectVerdict(f, Strict(), Rule::kFileHdr03, 8);
   // A newer minor version is fine.
@@ -83,19 +83,19 @@ TEST(HrryRulesTest, FileHdr03NewerMajor) {
 }
 
 TEST(HrryRulesTest, FileHdr04MajorZero) {
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   f[8] = 0;
   ExpectVerdict(f, Permissive(), Rule::kFileHdr04, 8);
 }
 
 TEST(HrryRulesTest, FileHdr05Reserved) {
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   f[11] = 1;
   ExpectVerdict(f, Permissive(), Rule::kFileHdr05, 11);
 }
 
 TEST(HrryRulesTest, FileHdr06ReservedFlag) {
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   f[header_at::kFlags] |= 0x08;
   ExpectVerdict(f, Permissive(), Rule::kFileHdr06, 12);
 }
@@ -103,7 +103,7 @@ TEST(HrryRulesTest, FileHdr06ReservedFlag) {
 TEST(HrryRulesTest, FileHdr07Alignment) {
   for (uint32_t bad : {0u, 2048u, 4097u, 6144u, 4u << 20}) {
     SCOPED_TRACE(bad);
-    std::vector<uint8_t> f = testing::SmallFile();
+    std::vector<uint8_t> f = container::testing::SmallFile();
     PatchU32(&f, header_at::kAlignment, bad);
     ExpectVerdict(f, Strict(), Rule::kFileHdr07, 16);
   }
@@ -111,14 +111,14 @@ TEST(HrryRulesTest, FileHdr07Alignment) {
 
 TEST(HrryRulesTest, FileHdr08FirstDescriptorOffset) {
   for (uint64_t bad : {uint64_t{56}, uint64_t{68}}) {
-    std::vector<uint8_t> f = testing::SmallFile();
+    std::vector<uint8_t> f = container::testing::SmallFile();
     PatchU64(&f, header_at::kFirstDescriptor, bad);
     ExpectVerdict(f, Strict(), Rule::kFileHdr08, 20);
   }
 }
 
 TEST(HrryRulesTest, FileHdr09ReservedHeader) {
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   f[50] = 1;
   ExpectVerdict(f, Permissive(), Rule::kFileHdr09, 50);
 }
@@ -128,7 +128,7 @@ TEST(HrryRulesTest, FileHdr10PaddingBeforeFirstDescriptor) {
   options.first_descriptor_offset = 128;
   std::vector<vectors::Named> tensors;
   tensors.push_back({"a", vectors::Dense(type_tag::kInt8, {5})});
-  std::vector<uint8_t> f = testing::WriteFile(tensors, options);
+  std::vector<uint8_t> f = container::testing::WriteFile(tensors, options);
   ExpectVerdict(f, Strict(), Rule::kNone);
   f[100] = 7;
   ExpectVerdict(f, Strict(), Rule::kFileHdr10, 100, /*walk_only=*/true);
@@ -138,29 +138,29 @@ TEST(HrryRulesTest, FileHdr10PaddingBeforeFirstDescriptor) {
 // --- Trailer (file-format.md § Trailer). -----------------------------------
 
 TEST(HrryRulesTest, FileTrl01TrailerMagic) {
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   f.back() = 'Z';
   ExpectVerdict(f, Permissive(), Rule::kFileTrl01, f.size() - 4);
 }
 
 TEST(HrryRulesTest, FileTrl02TrailerReserved) {
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   f[TrailerAt(f) + 33] = 1;
   ExpectVerdict(f, Permissive(), Rule::kFileTrl02, TrailerAt(f) + 33);
 }
 
 TEST(HrryRulesTest, FileTrl03IndexCrc) {
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   const uint64_t t = TrailerAt(f);
   f[t + trailer_at::kIndexCrc] ^= 1;
   ExpectVerdict(f, Permissive(), Rule::kFileTrl03, t + 28);
   // A changed index byte with the old CRC.
-  f = testing::SmallFile();
+  f = container::testing::SmallFile();
   const uint64_t index = wire::LoadU64(&f[t]);
   f[index + 10] = 'c';  // the first name, "a"
   ExpectVerdict(f, Strict(), Rule::kFileTrl03, t + 28);
   // The CRC is verified when the flag is set even if it is 0 (§4 item 16).
-  f = testing::SmallFile();
+  f = container::testing::SmallFile();
   PatchU32(&f, t + trailer_at::kIndexCrc, 0);
   ExpectVerdict(f, Strict(), Rule::kFileTrl03, t + 28);
 }
@@ -170,25 +170,25 @@ TEST(HrryRulesTest, FileTrl04CrcWithoutFlag) {
   options.index_crc = false;
   std::vector<vectors::Named> tensors;
   tensors.push_back({"a", vectors::Dense(type_tag::kInt8, {5})});
-  std::vector<uint8_t> f = testing::WriteFile(tensors, options);
+  std::vector<uint8_t> f = container::testing::WriteFile(tensors, options);
   ExpectVerdict(f, Strict(), Rule::kNone);
   PatchU32(&f, TrailerAt(f) + trailer_at::kIndexCrc, 0x1234);
   ExpectVerdict(f, Permissive(), Rule::kFileTrl04, TrailerAt(f) + 28);
 }
 
 TEST(HrryRulesTest, FileTrl05IndexIntoTrailer) {
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   const uint64_t t = TrailerAt(f);
   PatchU64(&f, t + trailer_at::kIndexLength, wire::LoadU64(&f[t + 8]) + 1);
   ExpectVerdict(f, Permissive(), Rule::kFileTrl05, t);
   // index_offset + index_length overflows.
-  f = testing::SmallFile();
+  f = container::testing::SmallFile();
   PatchU64(&f, t, ~uint64_t{7});
   ExpectVerdict(f, Permissive(), Rule::kFileTrl05, t);
 }
 
 TEST(HrryRulesTest, FileTrl06IndexAlignment) {
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   const uint64_t t = TrailerAt(f);
   PatchU64(&f, t, wire::LoadU64(&f[t]) + 4);
   PatchU64(&f, t + 8, wire::LoadU64(&f[t + 8]) - 4);
@@ -197,18 +197,18 @@ TEST(HrryRulesTest, FileTrl06IndexAlignment) {
 
 TEST(HrryRulesTest, FileTrl07IndexPlacement) {
   // Before the first descriptor.
-  std::vector<uint8_t> f = testing::SmallFile();
+  std::vector<uint8_t> f = container::testing::SmallFile();
   const uint64_t t = TrailerAt(f);
   PatchU64(&f, t, 8);
   ExpectVerdict(f, Permissive(), Rule::kFileTrl07, t);
   // Overlapping the KV section.
-  f = testing::SmallFile();
+  f = container::testing::SmallFile();
   PatchU64(&f, t, wire::LoadU64(&f[t + trailer_at::kKvOffset]));
   ExpectVerdict(f, Permissive(), Rule::kFileTrl07, t);
 }
 
 TEST(HrryRulesTest, FileTrl08FlagWithoutKv) {
-  std::vector<uint8_t> f = testing::SmallFile(/*with_kv=*/true);
+  std::vector<uint8_t> f = container::testing::SmallFile(/*with_kv=*/true);
   const uint64_t t = TrailerAt(f);
   PatchU32(&f, t + trailer_at::kKvLength, 0);
   ExpectVerdict(f, Permissive(), Rule::kFileTrl08, t + 16);
@@ -217,7 +217,7 @@ TEST(HrryRulesTest, FileTrl08FlagWithoutKv) {
 }
 
 TEST(HrryRulesTest, FileTrl09KvWithoutFlagIsOptIn) {
-  std::vector<uint8_t> f = testing::SmallFile(/*with_kv=*/true);
+  std::vector<uint8_t> f = container::testing::SmallFile(/*with_kv=*/true);
   f[header_at::kFlags] &= ~file_flag::kHasKvMetadata;
   ExpectVerdict(f, Strict(), Rule::kNone);  // RESOLUTIONS.md 13
   FileOptions strict = Strict();
@@ -229,24 +229,24 @@ TEST(HrryRulesTest, FileTrl09KvWithoutFlagIsOptIn) {
 }
 
 TEST(HrryRulesTest, FileTrl10HalfKvFields) {
-  std::vector<uint8_t> f = testing::SmallFile(/*with_kv=*/false);
+  std::vector<uint8_t> f = container::testing::SmallFile(/*with_kv=*/false);
   const uint64_t t = TrailerAt(f);
   PatchU32(&f, t + trailer_at::kKvLength, 4);
   ExpectVerdict(f, Permissive(), Rule::kFileTrl10, t + 16);
-  f = testing::SmallFile(/*with_kv=*/false);
+  f = container::testing::SmallFile(/*with_kv=*/false);
   PatchU64(&f, t + trailer_at::kKvOffset, 64);
   ExpectVerdict(f, Permissive(), Rule::kFileTrl10, t + 16);
 }
 
 TEST(HrryRulesTest, FileTrl11KvPlacement) {
-  std::vector<uint8_t> f = testing::SmallFile(/*with_kv=*/true);
+  std::vector<uint8_t> f = container::testing::SmallFile(/*with_kv=*/true);
   const uint64_t t = TrailerAt(f);
   const uint64_t kv = wire::LoadU64(&f[t + trailer_at::kKvOffset]);
   const uint32_t kv_length = wire::LoadU32(&f[t + trailer_at::kKvLength]);
   PatchU64(&f, t + trailer_at::kKvOffset, kv + 4);  // misaligned
   PatchU32(&f, t + trailer_at::kKvLength, kv_length - 4);
   ExpectVerdict(f, Permissive(), Rule::kFileTrl11, t + 16);
-  f = testing::SmallFile(/*with_kv=*/true);
+  f = container::testing::SmallFile(/*with_kv=*/true);
   PatchU64(&f, t + trailer_at::kKvOffset, 8);  // inside the header
   ExpectVerdict(f, Permissive(), Rule::kFileTrl11, t + 16);
 }
@@ -257,18 +257,18 @@ TEST(HrryRulesTest, FileIdx01IndexTruncated) {
   EditableFile e = Small();
   EditableFile::Built b = e.Build();
   PatchU64(&b.bytes, b.index_offset, 3);  // 3 entries cannot fit
-  testing::FixCrc(&b.bytes);
+  container::testing::FixCrc(&b.bytes);
   ExpectVerdict(b.bytes, Permissive(), Rule::kFileIdx01, b.index_offset);
   b = e.Build();
   PatchU16(&b.bytes, b.entry_at[1], 300);  // the name runs past the end
-  testing::FixCrc(&b.bytes);
+  container::testing::FixCrc(&b.bytes);
   ExpectVerdict(b.bytes, Permissive(), Rule::kFileIdx01, b.name_at(1));
 }
 
 TEST(HrryRulesTest, FileIdx02EmptyName) {
   EditableFile::Built b = Small().Build();
   PatchU16(&b.bytes, b.entry_at[1], 0);
-  testing::FixCrc(&b.bytes);
+  container::testing::FixCrc(&b.bytes);
   ExpectVerdict(b.bytes, Permissive(), Rule::kFileIdx02, b.entry_at[1]);
 }
 
@@ -300,7 +300,8 @@ TEST(HrryRulesTest, FileIdx06SortedIndexOrder) {
   tensors.push_back({"c", vectors::Dense(type_tag::kInt8, {5})});
   HrryWriterOptions options;
   options.sorted_index = true;
-  EditableFile e = EditableFile::From(testing::WriteFile(tensors, options));
+  EditableFile e =
+      EditableFile::From(container::testing::WriteFile(tensors, options));
   ASSERT_EQ(e.entries[0].name, "c");  // the writer sorted the index
   ExpectVerdict(e.Build().bytes, Strict(), Rule::kNone);
   e.entries[1].name = "a";  // "c" then "a"
@@ -337,7 +338,7 @@ TEST(HrryRulesTest, FileIdx09DescriptorPlacement) {
     e.entries[1].descriptor_offset = bad;  // misaligned, before, into KV
     const EditableFile::Built b = e.Build();
     ExpectVerdict(b.bytes, Permissive(), Rule::kFileIdx09,
-                  b.field_at(1, e, testing::kDescriptorOffsetField));
+                  b.field_at(1, e, container::testing::kDescriptorOffsetField));
   }
 }
 
@@ -380,7 +381,7 @@ TEST(HrryRulesTest, FileIdx14Overlap) {
   e.entries[1].name = name;
   const EditableFile::Built b = e.Build();
   ExpectVerdict(b.bytes, Strict(), Rule::kFileIdx14,
-                b.field_at(1, e, testing::kDescriptorOffsetField));
+                b.field_at(1, e, container::testing::kDescriptorOffsetField));
   ExpectVerdict(b.bytes, Permissive(), Rule::kNone);
 }
 
@@ -405,7 +406,7 @@ TEST(HrryRulesTest, FileIdx15TensorCountHint) {
   tensors.push_back({"a", vectors::Dense(type_tag::kInt8, {5})});
   HrryWriterOptions options;
   options.tensor_count_hint = 1;
-  std::vector<uint8_t> f = testing::WriteFile(tensors, options);
+  std::vector<uint8_t> f = container::testing::WriteFile(tensors, options);
   ExpectVerdict(f, Strict(), Rule::kNone);
   PatchU64(&f, header_at::kTensorCountHint, 2);
   ExpectVerdict(f, Strict(), Rule::kFileIdx15, 28, /*walk_only=*/true);
@@ -416,7 +417,7 @@ TEST(HrryRulesTest, FileIdx15DataOffsetNotAtTheBuffers) {
   std::vector<vectors::Named> tensors;
   tensors.push_back({"a", vectors::Dense(type_tag::kFloat32, {3, 4})});
   tensors.push_back({"b", vectors::Dense(type_tag::kInt8, {5000})});
-  EditableFile e = EditableFile::From(testing::WriteFile(tensors));
+  EditableFile e = EditableFile::From(container::testing::WriteFile(tensors));
   e.entries[0].data_offset += 4096;  // aligned, in range, but b's bytes
   const EditableFile::Built b = e.Build();
   ExpectVerdict(b.bytes, Strict(), Rule::kFileIdx15,
@@ -550,7 +551,7 @@ TEST(HrryRulesTest, FileReg01NonZeroPadding) {
   // Between two buffers of one tensor: 32 bytes at 4096, then 8192.
   std::vector<vectors::Named> tensors;
   tensors.push_back({"q", vectors::PerChannelAsymInt8()});
-  EditableFile e = EditableFile::From(testing::WriteFile(tensors));
+  EditableFile e = EditableFile::From(container::testing::WriteFile(tensors));
   e.region[5000] = 1;
   const EditableFile::Built b = e.Build();
   ExpectVerdict(b.bytes, Strict(), Rule::kFileReg01, 5000, /*walk_only=*/true);
@@ -587,7 +588,7 @@ void ExpectBuf19(const absl::Status& s, uint64_t offset) {
 // a 4096 boundary every view keeps its declared 64-byte alignment; 32 bytes
 // further on, a's buffer (file offset 4096) is refused at that offset.
 TEST(HrryRulesTest, Buf19ViewAddressMissesDeclaredAlignment) {
-  const std::vector<uint8_t> bytes = testing::SmallFile(true);
+  const std::vector<uint8_t> bytes = container::testing::SmallFile(true);
   std::vector<uint8_t> storage(bytes.size() + 2 * 4096);
   const uintptr_t base = reinterpret_cast<uintptr_t>(storage.data());
   uint8_t* aligned = storage.data() + ((4096 - base % 4096) % 4096);
@@ -652,7 +653,7 @@ TEST(HrryRulesTest, TypePack01And05CheckedOverMappedData) {
   tensors.push_back({"flags", vectors::Dense(type_tag::kBool, {5})});
   tensors.push_back({"scales", vectors::Dense(type_tag::kFloat8E8M0, {4})});
   tensors.push_back({"a", vectors::Dense(type_tag::kFloat32, {3})});
-  std::vector<uint8_t> bytes = testing::WriteFile(tensors);
+  std::vector<uint8_t> bytes = container::testing::WriteFile(tensors);
   auto layout = HrryFile::CopyOf(bytes, Strict());
   ASSERT_TRUE(layout.ok()) << layout.status();
   const uint64_t flags_at = (*layout)->Find("flags")->data_offset;
@@ -695,13 +696,14 @@ TEST(HrryRulesTest, TypePack01And05CheckedOverMappedData) {
 
 std::vector<vectors::Named> HeadAndMember() {
   std::vector<vectors::Named> tensors;
-  tensors.push_back({"head", testing::GroupHead(1)});
+  tensors.push_back({"head", container::testing::GroupHead(1)});
   tensors.push_back({"member", vectors::Dense(type_tag::kInt8, {5})});
   return tensors;
 }
 
 TEST(HrryRulesTest, FileReg03HeadDataLength) {
-  EditableFile e = EditableFile::From(testing::WriteFile(HeadAndMember()));
+  EditableFile e =
+      EditableFile::From(container::testing::WriteFile(HeadAndMember()));
   ExpectVerdict(e.Build().bytes, Strict(), Rule::kNone);
   e.entries[0].data_length = 8;
   const EditableFile::Built b = e.Build();
@@ -710,7 +712,8 @@ TEST(HrryRulesTest, FileReg03HeadDataLength) {
 }
 
 TEST(HrryRulesTest, FileReg04PaddingAfterHeadIsOptIn) {
-  EditableFile e = EditableFile::From(testing::WriteFile(HeadAndMember()));
+  EditableFile e =
+      EditableFile::From(container::testing::WriteFile(HeadAndMember()));
   // Lay the file out as the reference writer does: the head's descriptor
   // is padded to data_buffer_alignment, so the member starts at 4096 and its
   // data at 8192.
@@ -736,8 +739,9 @@ TEST(HrryRulesTest, FileReg04PaddingAfterHeadIsOptIn) {
 // FILE-REG-05: members are the tensors after the head in file order; too
 // few is a torn composite (CMP-CLS-03, strict-only).
 TEST(HrryRulesTest, FileReg05TornComposite) {
-  EditableFile e = EditableFile::From(testing::WriteFile(HeadAndMember()));
-  auto head = testing::GroupHead(1);
+  EditableFile e =
+      EditableFile::From(container::testing::WriteFile(HeadAndMember()));
+  auto head = container::testing::GroupHead(1);
   const PartOffsets offsets = *ComputeOffsets(*head);
   const uint64_t member_count_at =
       e.entries[0].descriptor_offset + offsets.layout + 4;
@@ -768,7 +772,7 @@ TEST(HrryRulesTest, HugeDeclaredBufferIsRefusedByTheLimit) {
 }
 
 TEST(HrryRulesTest, TotalByteLimit) {
-  const std::vector<uint8_t> f = testing::SmallFile();
+  const std::vector<uint8_t> f = container::testing::SmallFile();
   FileOptions o;
   o.limits.max_total_bytes = f.size();
   ExpectVerdict(f, o, Rule::kNone);
@@ -778,7 +782,7 @@ TEST(HrryRulesTest, TotalByteLimit) {
 
 // Only the forward reader keeps the metadata in memory.
 TEST(HrryRulesTest, MetadataByteLimitOfTheForwardReader) {
-  const std::vector<uint8_t> f = testing::SmallFile();
+  const std::vector<uint8_t> f = container::testing::SmallFile();
   FileOptions o;
   o.max_metadata_bytes = 100;
   HrryForwardReader reader(o);
@@ -790,7 +794,7 @@ TEST(HrryRulesTest, MetadataByteLimitOfTheForwardReader) {
 }
 
 TEST(HrryRulesTest, SourceFailureIsStreamIo) {
-  const std::vector<uint8_t> f = testing::SmallFile();
+  const std::vector<uint8_t> f = container::testing::SmallFile();
   HrryForwardReader reader;
   EXPECT_EQ(reader.Feed(absl::MakeConstSpan(f).first(5000)),
             FileState::kNeedMore);
@@ -800,4 +804,4 @@ TEST(HrryRulesTest, SourceFailureIsStreamIo) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

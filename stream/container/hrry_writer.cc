@@ -7,7 +7,7 @@
 #include "stream/container/stream_writer.h"
 #include "stream/container/utf8.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 HrryWriter::HrryWriter(const HrryWriterOptions& options)
     : options_(options),
@@ -224,4 +224,4 @@ absl::Status HrryWriter::Finish(ByteSink sink) {
   return s;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

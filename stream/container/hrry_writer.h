@@ -33,7 +33,7 @@
 #include "stream/container/file_index.h"
 #include "stream/container/kv_builder.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 struct HrryWriterOptions {
   // Descriptors are checked as a reader with these options would.
@@ -66,9 +66,10 @@ class HrryWriter {
   // fails the writer (the file is then unusable).
   using BufferWriter =
       absl::FunctionRef<absl::Status(uint32_t index, ByteSink sink)>;
-  [[nodiscard]] absl::Status AddStreamed(absl::string_view name, const TensorDescriptor& d,
-                           BufferWriter write_buffer, ByteSink sink,
-                           absl::Span<const uint8_t> extension_data = {});
+  [[nodiscard]] absl::Status AddStreamed(
+      absl::string_view name, const TensorDescriptor& d,
+      BufferWriter write_buffer, ByteSink sink,
+      absl::Span<const uint8_t> extension_data = {});
   // Only inside a BufferWriter of AddStreamed: counts `n` bytes of the
   // buffer that the caller put on the sink's destination itself, after
   // every byte it passed to the sink (convert copies data spans with
@@ -105,6 +106,6 @@ class HrryWriter {
   absl::flat_hash_set<std::string> seen_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_HRRY_WRITER_H_

@@ -12,7 +12,7 @@
 #include "stream/container/hrry_mmap.h"
 #include "stream/container/hrry_writer.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 TensorDescriptor Floats(uint64_t n) {
@@ -118,4 +118,4 @@ TEST(AddStreamed, CountWrittenCountsBytesPutOutsideTheSink) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

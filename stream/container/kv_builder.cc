@@ -5,7 +5,7 @@
 #include "parser/wire.h"
 #include "stream/container/utf8.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 absl::Span<const uint8_t> Bytes(absl::string_view s) {
@@ -196,4 +196,4 @@ std::vector<uint8_t> KvBuilder::Build() const {
   return out;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

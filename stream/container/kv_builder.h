@@ -15,7 +15,7 @@
 #include "absl/types/span.h"
 #include "stream/container/file_kv.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 class KvBuilder {
  public:
@@ -62,6 +62,6 @@ class KvBuilder {
   absl::flat_hash_set<std::string> keys_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_KV_BUILDER_H_

@@ -9,7 +9,7 @@
 
 #include "parser/composite_validator.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 struct ContainerLimits {
   // LIMIT-BUFFER-BYTES: the largest byte_size a buffer may declare.
@@ -28,6 +28,6 @@ struct ContainerLimits {
   uint64_t max_overlap_work = CompositeOptions().max_overlap_work;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_LIMITS_H_

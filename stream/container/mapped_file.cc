@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 size_t PageSize() {
@@ -98,4 +98,4 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(data_, size_);
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 inline constexpr size_t kMapAlignment = size_t{2} << 20;
 
@@ -44,6 +44,6 @@ class MappedFile {
   size_t size_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_MAPPED_FILE_H_

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 // A source that blocks in Read until bytes arrive, with its own deadlines
 // (every wait of it must have one). Read returns the number of bytes put
@@ -21,11 +21,12 @@ namespace hurray::stream {
 class PullReader {
  public:
   virtual ~PullReader() = default;
-  [[nodiscard]] virtual absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) = 0;
+  [[nodiscard]] virtual absl::StatusOr<size_t> Read(
+      absl::Span<uint8_t> into) = 0;
   // Thread-safe: a Read in progress (or the next one) fails soon.
   virtual void Interrupt() = 0;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_PULL_READER_H_

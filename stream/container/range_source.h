@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 // Bytes of one object at absolute offsets.
 class RangeSource {
@@ -24,9 +24,10 @@ class RangeSource {
   // pieces (views valid during the call). Fewer bytes than asked for is an
   // error (reported as STREAM-IO: the source failed); FailedPrecondition
   // (the object changed) is reported as it is; `feed`'s error stops it.
-  [[nodiscard]] virtual absl::Status Read(uint64_t offset, uint64_t length, PieceFn feed) = 0;
+  [[nodiscard]] virtual absl::Status Read(uint64_t offset, uint64_t length,
+                                          PieceFn feed) = 0;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_RANGE_SOURCE_H_

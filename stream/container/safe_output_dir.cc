@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 constexpr absl::string_view kTempPrefix = ".hurray-";
@@ -495,4 +495,4 @@ absl::StatusOr<std::string> ReadFileNoFollow(const std::string& path,
   return out;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -41,7 +41,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 // A temp file being written: its descriptor (owned by the caller, who closes
 // it) and its name in the directory.
@@ -163,6 +163,6 @@ class SafeOutputFile {
 [[nodiscard]] absl::Status WriteAllFd(int fd, const void* bytes, size_t size,
                                       absl::string_view what);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_SAFE_OUTPUT_DIR_H_

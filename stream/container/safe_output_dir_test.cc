@@ -20,7 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 std::string MakeDir() {
@@ -355,4 +355,4 @@ TEST(SafeOutputDir, ALockFileThatIsASymlinkIsNotFollowed) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

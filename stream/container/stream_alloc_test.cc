@@ -17,7 +17,7 @@
 #include "tests/alloc_counter.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 // Counts what Feed and Finish allocate.
@@ -27,9 +27,10 @@ uint64_t AllocationsWhileReading(absl::Span<const uint8_t> bytes, size_t chunk,
   options.parse = vectors::AgreedOptions();
   StreamReader reader(options, nullptr);
   hurray::testing::AllocationCount allocations;
-  testing::FeedInChunks(bytes, chunk, [&](absl::Span<const uint8_t> piece) {
-    return reader.Feed(piece) == StreamState::kNeedMore;
-  });
+  container::testing::FeedInChunks(
+      bytes, chunk, [&](absl::Span<const uint8_t> piece) {
+        return reader.Feed(piece) == StreamState::kNeedMore;
+      });
   (void)reader.Finish();  // the verdict (kNone when accepted) is read below
   allocations.Stop();
   *rule = reader.rejection().rule;
@@ -54,14 +55,14 @@ std::vector<uint8_t> Stream(bool composites) {
     return absl::OkStatus();
   };
   uint32_t seed = 0;
-  for (const vectors::Named& t : testing::ContainerVectors()) {
+  for (const vectors::Named& t : container::testing::ContainerVectors()) {
     const TensorDescriptor& d = *t.descriptor;
     if (!composites &&
         (d.layout_tag == layout_tag::kComposite || d.has(flag::kHasShard))) {
       continue;  // heads and their members
     }
-    const auto buffers = testing::BuffersFor(d, ++seed);
-    EXPECT_TRUE(writer.Write(d, testing::Spans(buffers), sink).ok());
+    const auto buffers = container::testing::BuffersFor(d, ++seed);
+    EXPECT_TRUE(writer.Write(d, container::testing::Spans(buffers), sink).ok());
   }
   return stream;
 }
@@ -94,4 +95,4 @@ TEST(StreamAllocTest, CompositesAllocateOnceWhateverTheChunking) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

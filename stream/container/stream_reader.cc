@@ -2,7 +2,7 @@
 
 #include <vector>
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 StreamReader::StreamReader(const StreamOptions& options, TensorSink* sink,
                            uint64_t start)
@@ -60,4 +60,4 @@ Rejection ReadStream(absl::Span<const uint8_t> bytes,
   return state == StreamState::kRejected ? reader.rejection() : kAccepted;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -34,7 +34,7 @@
 #include "stream/container/tensor_sink.h"
 #include "stream/container/tensor_walker.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 struct StreamOptions {
   ParseOptions parse;  // strict by default; the descriptor limits
@@ -84,6 +84,6 @@ Rejection ReadStream(std::istream& in, const StreamOptions& options,
 Rejection ReadStream(absl::Span<const uint8_t> bytes,
                      const StreamOptions& options, TensorSink* sink);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_STREAM_READER_H_

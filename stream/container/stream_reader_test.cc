@@ -18,11 +18,11 @@
 #include "stream/container/testing/test_util.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
-using testing::ContainerVectors;
-using testing::RecordingSink;
+using container::testing::ContainerVectors;
+using container::testing::RecordingSink;
 
 // Where each tensor of a written stream sits.
 struct Layout {
@@ -73,9 +73,9 @@ Written WriteAll(const std::vector<vectors::Named>& tensors,
     l.start = w.bytes.size();
     l.head = d.layout_tag == layout_tag::kComposite;
     if (l.head) l.member_count_at = l.start + ComputeOffsets(d)->layout + 4;
-    w.buffers.push_back(testing::BuffersFor(d, seed++));
+    w.buffers.push_back(container::testing::BuffersFor(d, seed++));
     const absl::Status s =
-        writer.Write(d, testing::Spans(w.buffers.back()), sink);
+        writer.Write(d, container::testing::Spans(w.buffers.back()), sink);
     EXPECT_TRUE(s.ok()) << t.name << ": " << s;
     l.data = l.start + vectors::Bytes(d).size();
     uint64_t at = l.data;
@@ -94,9 +94,10 @@ Written WriteAll(const std::vector<vectors::Named>& tensors,
 Rejection ReadChunked(absl::Span<const uint8_t> bytes, size_t chunk,
                       const StreamOptions& options, RecordingSink* sink) {
   StreamReader reader(options, sink);
-  testing::FeedInChunks(bytes, chunk, [&](absl::Span<const uint8_t> piece) {
-    return reader.Feed(piece) == StreamState::kNeedMore;
-  });
+  container::testing::FeedInChunks(
+      bytes, chunk, [&](absl::Span<const uint8_t> piece) {
+        return reader.Feed(piece) == StreamState::kNeedMore;
+      });
   return reader.Finish() == StreamState::kRejected ? reader.rejection()
                                                    : kAccepted;
 }
@@ -150,7 +151,7 @@ TEST(StreamReaderTest, AnyChunkingGivesTheSameEvents) {
     RecordingSink sink;
     ASSERT_TRUE(ReadChunked(w.bytes, chunk, Agreed(), &sink).ok());
     EXPECT_TRUE(sink.errors.empty());
-    EXPECT_TRUE(testing::SameEvents(one_shot, sink));
+    EXPECT_TRUE(container::testing::SameEvents(one_shot, sink));
     if (chunk == 1) {  // a piece per byte: no piece was gathered or copied
       size_t bytes = 0;
       for (const auto& t : w.buffers) {
@@ -416,7 +417,7 @@ TEST(StreamReaderTest, SourceFailureIsStreamIo) {
 // layouts/composite.md § Torn composite: strict rejects, permissive accepts.
 TEST(StreamReaderTest, TornCompositeIsStrictOnly) {
   std::vector<vectors::Named> tensors;
-  tensors.push_back({"head", testing::GroupHead(3)});
+  tensors.push_back({"head", container::testing::GroupHead(3)});
   tensors.push_back({"m0", vectors::Dense(type_tag::kInt8, {4})});
   tensors.push_back({"m1", vectors::Dense(type_tag::kInt8, {4})});
   const Written w = WriteAll(tensors, Mode::kStrict, /*complete=*/false);
@@ -437,10 +438,10 @@ TEST(StreamReaderTest, CompositeNestingDepth) {
     SCOPED_TRACE(depth);
     std::vector<vectors::Named> tensors;
     for (uint32_t k = 0; k < depth; ++k) {
-      tensors.push_back({"head", testing::GroupHead(1)});
+      tensors.push_back({"head", container::testing::GroupHead(1)});
     }
     tensors.push_back({"leaf", vectors::Dense(type_tag::kInt8, {4})});
-    tensors.push_back({"empty_head", testing::GroupHead(0)});
+    tensors.push_back({"empty_head", container::testing::GroupHead(0)});
     tensors.push_back({"after", vectors::Dense(type_tag::kInt8, {4})});
     Written w;
     for (const vectors::Named& t : tensors) {
@@ -473,7 +474,7 @@ struct RawStream {
     offsets.push_back(*ComputeOffsets(d));
     const std::vector<uint8_t> b = vectors::Bytes(d);
     bytes.insert(bytes.end(), b.begin(), b.end());
-    for (const auto& buffer : testing::BuffersFor(d, 3)) {
+    for (const auto& buffer : container::testing::BuffersFor(d, 3)) {
       bytes.insert(bytes.end(), buffer.begin(), buffer.end());
     }
   }
@@ -557,7 +558,7 @@ TEST(StreamWriterTest, RefusesWhatAReaderWouldReject) {
   const absl::Status s = writer.Write(*d, good, sink);
   EXPECT_EQ(RuleIdOf(s), "DESC-HDR-07");
   EXPECT_TRUE(out.empty());
-  auto head = testing::GroupHead(1);
+  auto head = container::testing::GroupHead(1);
   EXPECT_TRUE(writer.Write(*head, {}, sink).ok());
   EXPECT_EQ(RuleIdOf(writer.Close()), "CMP-CLS-03");
   EXPECT_EQ(writer.tensors_written(), 1u);
@@ -566,7 +567,7 @@ TEST(StreamWriterTest, RefusesWhatAReaderWouldReject) {
 
 TEST(StreamWriterTest, WritesToAnOstream) {
   auto d = vectors::Dense(type_tag::kInt8, {5});
-  const std::vector<uint8_t> buffer = testing::Pattern(5, 9);
+  const std::vector<uint8_t> buffer = container::testing::Pattern(5, 9);
   const absl::Span<const uint8_t> buffers[] = {buffer};
   std::ostringstream os;
   OstreamSink out(&os);
@@ -576,7 +577,9 @@ TEST(StreamWriterTest, WritesToAnOstream) {
   const std::string bytes = os.str();
   EXPECT_EQ(bytes.size(), writer.bytes_written());
   RecordingSink sink;
-  ASSERT_TRUE(ReadStream(testing::AsBytes(bytes), StreamOptions(), &sink).ok());
+  ASSERT_TRUE(
+      ReadStream(container::testing::AsBytes(bytes), StreamOptions(), &sink)
+          .ok());
   ASSERT_EQ(sink.tensors.size(), 2u);
   EXPECT_EQ(sink.tensors[1].buffers[0], buffer);
   // A failed ostream is an error, not a silent loss.
@@ -585,4 +588,4 @@ TEST(StreamWriterTest, WritesToAnOstream) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -6,7 +6,7 @@
 #include "parser/decoder.h"
 #include "parser/encoder.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 absl::Status CheckBuffers(const TensorDescriptor& d,
                           absl::Span<const absl::Span<const uint8_t>> buffers) {
@@ -75,4 +75,4 @@ absl::Status StreamWriter::Close() const {
   return absl::OkStatus();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -23,7 +23,7 @@
 #include "stream/container/byte_sink.h"
 #include "stream/container/composite_binder.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 class StreamWriter {
  public:
@@ -63,6 +63,6 @@ class StreamWriter {
     const TensorDescriptor& d,
     absl::Span<const absl::Span<const uint8_t>> buffers);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_STREAM_WRITER_H_

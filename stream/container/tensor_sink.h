@@ -23,7 +23,7 @@
 #include "absl/types/span.h"
 #include "parser/descriptor.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 class TensorSink {
  public:
@@ -55,6 +55,6 @@ class TensorSink {
   }
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_TENSOR_SINK_H_

@@ -7,7 +7,7 @@
 
 #include "parser/wire.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 namespace {
 
 // Rounds `x` up to a multiple of `a` (a power of two; 0 means no rounding).
@@ -436,4 +436,4 @@ WalkState TensorWalker::Finish() {
   return state_;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

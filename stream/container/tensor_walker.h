@@ -40,7 +40,7 @@
 #include "stream/container/limits.h"
 #include "stream/container/tensor_sink.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 struct Framing {
   // 0: bare stream. Otherwise the file's data_buffer_alignment: the region
@@ -199,6 +199,6 @@ class TensorWalker {
   std::vector<TensorExtent> extents_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_TENSOR_WALKER_H_

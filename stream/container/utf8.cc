@@ -2,7 +2,7 @@
 
 #include <cstddef>
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 bool IsValidUtf8(absl::Span<const uint8_t> bytes) {
   const size_t n = bytes.size();
@@ -40,4 +40,4 @@ bool IsValidUtf8(absl::Span<const uint8_t> bytes) {
   return true;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container

@@ -10,7 +10,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace hurray::stream {
+namespace hurray::stream::container {
 
 bool IsValidUtf8(absl::Span<const uint8_t> bytes);
 
@@ -19,6 +19,6 @@ inline bool IsValidUtf8(absl::string_view s) {
       reinterpret_cast<const uint8_t*>(s.data()), s.size()));
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::container
 
 #endif  // HURRAY_STREAM_CONTAINER_UTF8_H_

@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 absl::Status ByteSource::ReadAt(uint64_t offset, absl::Span<uint8_t> out,
                                 absl::string_view what) const {
@@ -92,4 +92,4 @@ absl::Status FileSource::DoFileRange(uint64_t offset, uint64_t length,
   return absl::OkStatus();
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

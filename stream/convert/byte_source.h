@@ -14,7 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 // Where a stretch of a source lies in an open file (ByteSource::FileRangeAt).
 struct FileRange {
@@ -29,22 +29,24 @@ class ByteSource {
   virtual uint64_t size() const = 0;
   // Fills `out` with the bytes at [offset, offset + out.size()).
   [[nodiscard]] absl::Status ReadAt(uint64_t offset, absl::Span<uint8_t> out,
-                      absl::string_view what) const;
+                                    absl::string_view what) const;
   // Where the bytes at [offset, offset + length) lie in one open file, for
   // the kernel to copy them (fd_copy.h): r->fd is -1 when they are not in a
   // file, else r->length (1..length) of them lie at r->offset of r->fd. The
   // range is checked as ReadAt checks it. The descriptor stays valid until
   // the next call on this source.
-  [[nodiscard]] absl::Status FileRangeAt(uint64_t offset, uint64_t length, FileRange* r,
-                           absl::string_view what) const;
+  [[nodiscard]] absl::Status FileRangeAt(uint64_t offset, uint64_t length,
+                                         FileRange* r,
+                                         absl::string_view what) const;
 
  protected:
   // Called with a range inside [0, size()).
   [[nodiscard]] virtual absl::Status DoRead(uint64_t offset,
-                              absl::Span<uint8_t> out) const = 0;
+                                            absl::Span<uint8_t> out) const = 0;
   // Called with a non-empty range inside [0, size()); r starts as "none".
-  [[nodiscard]] virtual absl::Status DoFileRange(uint64_t /*offset*/, uint64_t /*length*/,
-                                   FileRange* /*r*/) const {
+  [[nodiscard]] virtual absl::Status DoFileRange(uint64_t /*offset*/,
+                                                 uint64_t /*length*/,
+                                                 FileRange* /*r*/) const {
     return absl::OkStatus();
   }
 };
@@ -71,14 +73,15 @@ class FileSource : public ByteSource {
  private:
   FileSource(int fd, uint64_t size, std::string path)
       : fd_(fd), size_(size), path_(std::move(path)) {}
-  [[nodiscard]] absl::Status DoRead(uint64_t offset, absl::Span<uint8_t> out) const override;
+  [[nodiscard]] absl::Status DoRead(uint64_t offset,
+                                    absl::Span<uint8_t> out) const override;
   [[nodiscard]] absl::Status DoFileRange(uint64_t offset, uint64_t length,
-                           FileRange* r) const override;
+                                         FileRange* r) const override;
   int fd_;
   uint64_t size_;
   std::string path_;
 };
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_BYTE_SOURCE_H_

@@ -22,7 +22,7 @@
 #include "stream/convert/ggml_kmin.h"
 #include "stream/convert/output_limits.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 enum class Kind {
@@ -319,7 +319,8 @@ class TensorStreamer {
         chunk_bytes_(std::max<size_t>(chunk_bytes, 4096)),
         spool_bytes_(spool_bytes) {}
 
-  absl::Status Write(const Plan& p, uint32_t buffer, stream::ByteSink out) {
+  absl::Status Write(const Plan& p, uint32_t buffer,
+                     stream::container::ByteSink out) {
     switch (p.kind) {
       case Kind::kCopy:
         return Copy(p, out);
@@ -342,7 +343,7 @@ class TensorStreamer {
     return source_.ReadAt(at, absl::MakeSpan(in_), "tensor data");
   }
 
-  absl::Status Copy(const Plan& p, stream::ByteSink out) {
+  absl::Status Copy(const Plan& p, stream::container::ByteSink out) {
     uint64_t done = 0;
     const absl::Status kernel = KernelCopy(p, &done);
     if (!kernel.ok()) return kernel;
@@ -380,9 +381,9 @@ class TensorStreamer {
         flushed = true;
       }
       bool unsupported = false;
-      absl::StatusOr<uint64_t> n =
-          ::hurray::convert::KernelCopy(r.fd, r.offset, d->fd, r.length,
-                                        d->copy, "tensor data", &unsupported);
+      absl::StatusOr<uint64_t> n = ::hurray::stream::convert::KernelCopy(
+          r.fd, r.offset, d->fd, r.length, d->copy, "tensor data",
+          &unsupported);
       if (!n.ok()) return n.status();
       s = writer_->CountWritten(*n);
       if (!s.ok()) return s;
@@ -399,7 +400,7 @@ class TensorStreamer {
  public:
   // Kernel copies for Kind::kCopy tensors to `d`, counted with `writer`.
   void UseKernelCopies(const ConvertOptions::DirectOutput* d,
-                       stream::HrryWriter* writer) {
+                       stream::container::HrryWriter* writer) {
     direct_ = d;
     writer_ = writer;
   }
@@ -408,7 +409,7 @@ class TensorStreamer {
  private:
   // safetensors BOOL: one byte (0 or 1) per element → bits, LSB first
   // (element-types.md § Boolean Type), the last byte's unused bits zero.
-  absl::Status Bools(const Plan& p, stream::ByteSink out) {
+  absl::Status Bools(const Plan& p, stream::container::ByteSink out) {
     const uint64_t step = chunk_bytes_ / 8 * 8;
     for (uint64_t done = 0; done < p.elements;) {
       const size_t n =
@@ -430,7 +431,7 @@ class TensorStreamer {
   }
 
   // float8_e8m0 elements 0x00 and 0xFF are refused (TYPE-PACK-05).
-  absl::Status E8M0(const Plan& p, stream::ByteSink out) {
+  absl::Status E8M0(const Plan& p, stream::container::ByteSink out) {
     for (uint64_t done = 0; done < p.source_bytes;) {
       const size_t n = static_cast<size_t>(
           std::min<uint64_t>(chunk_bytes_, p.source_bytes - done));
@@ -453,7 +454,8 @@ class TensorStreamer {
   // pass also keeps the scales (ConvertOptions::scale_spool_bytes), so a
   // tensor is read once; a tensor with more scales than that is read again
   // for them.
-  absl::Status Blocks(const Plan& p, uint32_t buffer, stream::ByteSink out) {
+  absl::Status Blocks(const Plan& p, uint32_t buffer,
+                      stream::container::ByteSink out) {
     const GgmlBlockType type = BlockType(p.kind);
     const uint32_t in_bytes = SourceBlockBytes(type);
     const uint32_t scale_bytes = ScaleBytes(type);
@@ -501,7 +503,8 @@ class TensorStreamer {
   const KMinError& kmin_error() const { return kmin_error_; }
 
  private:
-  absl::Status KMin(const Plan& p, uint32_t buffer, stream::ByteSink out) {
+  absl::Status KMin(const Plan& p, uint32_t buffer,
+                    stream::container::ByteSink out) {
     const KMinType type = KMinOf(p.kind);
     const uint32_t in_bytes = KMinSourceBytes(type);
     const uint32_t subs = KMinSubBlocks(type);
@@ -564,7 +567,7 @@ class TensorStreamer {
   size_t chunk_bytes_;
   uint64_t spool_bytes_;
   const ConvertOptions::DirectOutput* direct_ = nullptr;
-  stream::HrryWriter* writer_ = nullptr;
+  stream::container::HrryWriter* writer_ = nullptr;
   bool kernel_off_ = false;  // the output takes no kernel copies
   uint64_t copied_ = 0;
   KMinError kmin_error_;
@@ -698,7 +701,7 @@ absl::StatusOr<std::vector<Plan>> PlanGguf(GgufFile& f) {
 // GGUF metadata → KV (README.md § Metadata): integers widen to int64 or
 // uint64, floats to float64, strings stay strings (bytes when not UTF-8),
 // arrays become arrays of the same kind.
-absl::Status AddGgufKv(const GgufKv& kv, stream::KvBuilder* out) {
+absl::Status AddGgufKv(const GgufKv& kv, stream::container::KvBuilder* out) {
   const std::string& k = kv.key;
   if (!kv.uints.empty() ||
       (kv.is_array &&
@@ -729,7 +732,7 @@ absl::Status AddGgufKv(const GgufKv& kv, stream::KvBuilder* out) {
       bool utf8 = true;
       const size_t n = kv.string_count();
       for (size_t i = 0; i < n; ++i)
-        utf8 = utf8 && stream::IsValidUtf8(kv.string(i));
+        utf8 = utf8 && stream::container::IsValidUtf8(kv.string(i));
       auto bytes = [](absl::string_view s) {
         return absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(s.data()),
                                    s.size());
@@ -820,13 +823,13 @@ ImportFormat DetectFormat(const ByteSource& source) {
 
 absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
                                       const ConvertOptions& options,
-                                      stream::ByteSink sink) {
+                                      stream::container::ByteSink sink) {
   ConvertReport report;
   const uint64_t max_metadata = options.reader.max_metadata_bytes;
   std::vector<Plan> plans;
   absl::flat_hash_set<std::string> user_keys, replaced;
   for (const auto& [k, v] : options.kv) user_keys.insert(k);
-  stream::KvBuilder kv;
+  stream::container::KvBuilder kv;
   absl::Status s;
   switch (DetectFormat(source)) {
     case ImportFormat::kSafetensors: {
@@ -912,7 +915,8 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
   const uint64_t kv_bytes = kv.empty() ? 0 : kv.encoded_size();
   uint64_t index_bytes = kIndexHeaderBytes;
   // Every byte of the output but its zero padding (report.padding_bytes).
-  uint64_t payload = stream::kFileHeaderSize + kv_bytes + stream::kTrailerSize;
+  uint64_t payload = stream::container::kFileHeaderSize + kv_bytes +
+                     stream::container::kTrailerSize;
   {
     DescriptorDecoder decoder{options.reader.parse};
     for (const Plan& p : plans) {
@@ -923,7 +927,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       }
       absl::StatusOr<std::vector<uint8_t>> encoded;
       if (s.ok()) {
-        encoded = stream::EncodeChecked(*d, {}, &decoder);
+        encoded = stream::container::EncodeChecked(*d, {}, &decoder);
         s = encoded.status();
       }
       if (!s.ok()) return ForTensor(p.name, s);
@@ -944,7 +948,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       // file-format.md § Index Encoding (the writer would refuse it after
       // the tensors before it are written).
       if (p.name.empty() || p.name.size() > 0xFFFF ||
-          !stream::IsValidUtf8(p.name))
+          !stream::container::IsValidUtf8(p.name))
         return ForTensor(ShortName(p.name),
                          absl::InvalidArgumentError(
                              "tensor names hold 1 to 65535 bytes of UTF-8"));
@@ -954,12 +958,12 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       if (!s.ok()) return s;
     }
   }
-  stream::HrryWriterOptions wo;
+  stream::container::HrryWriterOptions wo;
   wo.parse = options.reader.parse;
   wo.sorted_index = true;
   wo.with_kv = !kv.empty();
   wo.tensor_count_hint = plans.size();
-  stream::HrryWriter writer(wo);
+  stream::container::HrryWriter writer(wo);
   s = writer.Begin(sink);
   if (!s.ok()) return s;
   TensorStreamer streamer(source, options.chunk_bytes,
@@ -975,7 +979,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       if (s.ok()) {
         s = writer.AddStreamed(
             p.name, *d,
-            [&q](uint32_t i, stream::ByteSink out) {
+            [&q](uint32_t i, stream::container::ByteSink out) {
               return q.WriteBuffer(i, out);
             },
             sink);
@@ -989,7 +993,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
       if (s.ok()) {
         s = writer.AddStreamed(
             p.name, *d,
-            [&](uint32_t i, stream::ByteSink out) {
+            [&](uint32_t i, stream::container::ByteSink out) {
               return streamer.Write(p, i, out);
             },
             sink);
@@ -1041,4 +1045,4 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
   return report;
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

@@ -34,7 +34,7 @@
 #include "stream/convert/quantizer.h"
 #include "stream/convert/safetensors.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 struct ConvertedTensor {
   std::string name;
@@ -62,7 +62,7 @@ struct ConvertOptions {
   // every buffer: past them the input is refused before a byte is written
   // (LIMIT-BUFFER-BYTES, output_limits.h), and the metadata held in memory
   // stays within them.
-  stream::FileOptions reader;
+  stream::container::FileOptions reader;
   // Source bytes read at a time (rounded down to whole blocks).
   size_t chunk_bytes = size_t{512} << 10;
   // GGUF Q8_0 / Q4_0 / MXFP4 / K-quants: the scales (and Q4_K / Q5_K / Q2_K
@@ -124,8 +124,8 @@ ImportFormat DetectFormat(const ByteSource& source);
 
 [[nodiscard]] absl::StatusOr<ConvertReport> Convert(
     const ByteSource& source, const ConvertOptions& options,
-    stream::ByteSink sink);
+    stream::container::ByteSink sink);
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_CONVERT_H_

@@ -16,7 +16,7 @@
 #include "stream/convert/gguf.h"
 #include "stream/convert/testing/source_builders.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 using testing::GgufBuilder;
@@ -118,9 +118,9 @@ TEST(ConvertLimits, OutputAlwaysPassesTheReaderItIsFor) {
         continue;
       }
       ++accepted;
-      stream::FileOptions reader;
+      stream::container::FileOptions reader;
       reader.max_metadata_bytes = limit;
-      const Rejection r = stream::ReadHrry(*out, reader, nullptr);
+      const Rejection r = stream::container::ReadHrry(*out, reader, nullptr);
       EXPECT_TRUE(r.ok()) << "limit " << limit << ": " << RuleId(r.rule)
                           << " at " << r.offset << ": " << r.message;
     }
@@ -191,4 +191,4 @@ TEST(ConvertLimits, StringArraysKeepEveryString) {
 }
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

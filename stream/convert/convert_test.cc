@@ -22,7 +22,7 @@
 #include "stream/container/hrry_mmap.h"
 #include "stream/convert/testing/source_builders.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 using testing::GgufBuilder;
@@ -44,14 +44,14 @@ absl::StatusOr<std::vector<uint8_t>> ConvertBytes(
 }
 
 struct Read {
-  std::unique_ptr<stream::HrryFile> file;
+  std::unique_ptr<stream::container::HrryFile> file;
   std::unique_ptr<TensorDescriptor> d = std::make_unique<TensorDescriptor>();
-  const stream::IndexEntry* e = nullptr;
+  const stream::container::IndexEntry* e = nullptr;
 };
 Read Open(const std::vector<uint8_t>& hrry, const std::string& name) {
   Read r;
-  absl::StatusOr<std::unique_ptr<stream::HrryFile>> f =
-      stream::HrryFile::CopyOf(hrry);
+  absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> f =
+      stream::container::HrryFile::CopyOf(hrry);
   EXPECT_TRUE(f.ok()) << f.status();
   if (!f.ok()) return r;
   r.file = *std::move(f);
@@ -160,7 +160,7 @@ TEST(ConvertSafetensors, MetadataGoesToKvAndKvOptionReplaces) {
   ASSERT_TRUE(hrry.ok()) << hrry.status();
   Read r = Open(*hrry, "w");
   ASSERT_NE(r.file, nullptr);
-  const stream::KvSection& kv = r.file->kv();
+  const stream::container::KvSection& kv = r.file->kv();
   ASSERT_EQ(kv.entries().size(), 3u);
   ASSERT_NE(kv.Find("format"), nullptr);
   EXPECT_EQ(kv.Find("format")->value.str(), "hrry");
@@ -437,19 +437,20 @@ TEST(ConvertGguf, FloatTensorsKeepBytesWithReversedShape) {
     EXPECT_EQ(BufferOf(r, 0), *w.data);
   }
   Read r = Open(*hrry, "a");
-  const stream::KvSection& kv = r.file->kv();
+  const stream::container::KvSection& kv = r.file->kv();
   ASSERT_NE(kv.Find("general.architecture"), nullptr);
   EXPECT_EQ(kv.Find("general.architecture")->value.str(), "llama");
   EXPECT_EQ(kv.Find("general.alignment")->value.u64, 64u);
   // Not all UTF-8: kept as a bytes array.
-  const stream::KvEntry* tokens = kv.Find("tokenizer.ggml.tokens");
+  const stream::container::KvEntry* tokens = kv.Find("tokenizer.ggml.tokens");
   ASSERT_NE(tokens, nullptr);
-  EXPECT_EQ(tokens->value.element_type, stream::KvType::kBytes);
+  EXPECT_EQ(tokens->value.element_type, stream::container::KvType::kBytes);
   ASSERT_EQ(tokens->value.count, 3u);
   EXPECT_EQ(tokens->value.Elements()[2].str(), "b\xff");
-  const stream::KvEntry* types = kv.Find("tokenizer.ggml.token_type");
+  const stream::container::KvEntry* types =
+      kv.Find("tokenizer.ggml.token_type");
   ASSERT_NE(types, nullptr);
-  EXPECT_EQ(types->value.element_type, stream::KvType::kInt64);
+  EXPECT_EQ(types->value.element_type, stream::container::KvType::kInt64);
   EXPECT_EQ(types->value.Elements()[2].i64, -3);
   EXPECT_EQ(kv.Find("rope.freq")->value.f64, 0.5);
   EXPECT_TRUE(kv.Find("flag")->value.boolean);
@@ -717,4 +718,4 @@ TEST(Quantize, LongRowsInPiecesGiveTheSameFile) {
 }
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

@@ -10,7 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 bool IsRegularFile(int out_fd) {
   struct stat st;
@@ -51,4 +51,4 @@ absl::StatusOr<uint64_t> KernelCopy(int in_fd, uint64_t in_offset, int out_fd,
   return done;
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

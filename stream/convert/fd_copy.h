@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 // copy_file_range(2)'s signature: tests pass their own to force failures.
 using CopyFileRangeFn = ssize_t (*)(int fd_in, off64_t* off_in, int fd_out,
@@ -37,6 +37,6 @@ using CopyFileRangeFn = ssize_t (*)(int fd_in, off64_t* off_in, int fd_out,
                                                   absl::string_view what,
                                                   bool* unsupported);
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_FD_COPY_H_

@@ -5,7 +5,7 @@
 
 #include "dequant/minifloat.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 constexpr uint16_t kF16One = 0x3C00, kF16MinusOne = 0xBC00;
@@ -372,4 +372,4 @@ uint64_t RewriteBlocks(GgmlBlockType type, const uint8_t* in, uint64_t n,
   return n;
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

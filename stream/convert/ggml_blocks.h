@@ -43,7 +43,7 @@
 #include <cstdint>
 #include <string>
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 inline constexpr uint32_t kGgmlBlock = 32;
 inline constexpr uint32_t kQ8_0Bytes = 34, kQ4_0Bytes = 18, kMxfp4Bytes = 17;
@@ -97,6 +97,6 @@ uint32_t ScaleBytes(GgmlBlockType type);
 uint64_t RewriteBlocks(GgmlBlockType type, const uint8_t* in, uint64_t n,
                        uint8_t* codes, uint8_t* scales, std::string* why);
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_GGML_BLOCKS_H_

@@ -11,7 +11,7 @@
 // Built with -ffp-contract=off (BUILD.bazel): ggml's d1·q − m1 is two
 // roundings, which a fused multiply-add would make one.
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 constexpr uint32_t kQK = 256;
@@ -321,4 +321,4 @@ uint64_t RewriteKMinBlocks(KMinType type, bool compact, const uint8_t* in,
   return Rewrite(type, compact, in, n, out, error, why);
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

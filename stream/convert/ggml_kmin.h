@@ -24,7 +24,7 @@
 #include <cstdint>
 #include <string>
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 enum class KMinType { kQ4_K, kQ5_K, kQ2_K };
 
@@ -78,6 +78,6 @@ uint64_t RewriteKMinBlocks(KMinType type, bool compact, const uint8_t* in,
 bool GgmlKMinValues(KMinType type, const uint8_t* in, float* y,
                     std::string* why);
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_GGML_KMIN_H_

@@ -11,7 +11,7 @@
 #include "stream/container/utf8.h"
 #include "stream/convert/output_limits.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 constexpr uint32_t kMaxDims = 4;            // GGML_MAX_DIMS
@@ -263,7 +263,7 @@ absl::Status ReadKv(Cursor* c, Budget* budget, GgufKv* kv) {
   kv->offset = at;
   absl::Status s = c->ReadString(&kv->key, kMaxNameBytes, "a metadata key");
   if (!s.ok()) return s;
-  if (kv->key.empty() || !stream::IsValidUtf8(kv->key))
+  if (kv->key.empty() || !stream::container::IsValidUtf8(kv->key))
     return Fail("a metadata key", at, "empty or not UTF-8");
   // The key and its entry's length and type fields, as a value's 8 bytes.
   s = budget->Spend(kv->key.size() + 8,
@@ -330,7 +330,7 @@ absl::Status ReadTensorInfo(Cursor* c, Budget* budget, GgufTensor* t,
   const uint64_t at = c->offset();
   absl::Status s = c->ReadString(&t->name, kMaxNameBytes, "a tensor name");
   if (!s.ok()) return s;
-  if (t->name.empty() || !stream::IsValidUtf8(t->name))
+  if (t->name.empty() || !stream::container::IsValidUtf8(t->name))
     return Fail("a tensor name", at, "empty or not UTF-8");
   const std::string what = absl::StrCat("tensor '", ShortName(t->name), "'");
   // The name and its index entry in the output.
@@ -493,4 +493,4 @@ absl::StatusOr<GgufFile> ReadGgufHeader(const ByteSource& source,
   return file;
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

@@ -25,7 +25,7 @@
 #include "absl/types/span.h"
 #include "stream/convert/byte_source.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 struct GgufLimits {
   uint64_t max_tensors = uint64_t{1} << 20;
@@ -118,6 +118,6 @@ using GgufKvCallback = std::function<absl::Status(GgufKv& kv)>;
     const ByteSource& source, const GgufLimits& limits = GgufLimits(),
     const GgufKvCallback& on_kv = nullptr);
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_GGUF_H_

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 void Put(uint64_t v, int bytes, std::string* out) {
@@ -330,4 +330,4 @@ absl::StatusOr<SplitGguf> OpenSplitGgufFiles(const std::string& path,
   return OpenSplitGguf(name, std::move(open), limits);
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

@@ -30,7 +30,7 @@
 #include "stream/convert/byte_source.h"
 #include "stream/convert/gguf.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 struct SplitLimits {
   uint64_t max_parts = 99999;  // gguf-split's five digits
@@ -52,15 +52,15 @@ using PartOpener = std::function<absl::StatusOr<std::unique_ptr<ByteSource>>(
 // Returns N, or 0 when the name is not the first of N ≥ 2 parts.
 uint64_t SplitGgufParts(const std::string& first_name);
 
-[[nodiscard]] absl::StatusOr<SplitGguf> OpenSplitGguf(const std::string& first_name,
-                                        PartOpener open,
-                                        const SplitLimits& limits = {});
+[[nodiscard]] absl::StatusOr<SplitGguf> OpenSplitGguf(
+    const std::string& first_name, PartOpener open,
+    const SplitLimits& limits = {});
 
 // The first part at `path`, the others from its directory; for a `path`
 // whose file name SplitGgufParts counts.
-[[nodiscard]] absl::StatusOr<SplitGguf> OpenSplitGgufFiles(const std::string& path,
-                                             const SplitLimits& limits = {});
+[[nodiscard]] absl::StatusOr<SplitGguf> OpenSplitGgufFiles(
+    const std::string& path, const SplitLimits& limits = {});
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_GGUF_SPLIT_H_

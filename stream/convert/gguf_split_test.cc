@@ -19,7 +19,7 @@
 #include "stream/convert/convert.h"
 #include "stream/convert/testing/source_builders.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 using testing::GgufBuilder;
@@ -231,4 +231,4 @@ TEST(GgufSplit, TenThousandParts) {
 }
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

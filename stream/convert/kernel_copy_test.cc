@@ -22,7 +22,7 @@
 #include "stream/convert/shards.h"
 #include "stream/convert/testing/source_builders.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 using ::testing::HasSubstr;
@@ -314,4 +314,4 @@ TEST(KernelCopy, MemorySourcesTakeTheSinkPath) {
 }
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

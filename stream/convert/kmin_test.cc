@@ -27,7 +27,7 @@
 #include "stream/convert/convert.h"
 #include "stream/convert/testing/source_builders.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 using testing::GgufBuilder;
@@ -252,11 +252,11 @@ Result ConvertK(uint32_t type, const std::vector<uint8_t>& raw,
   if (!r.ok()) return res;
   res.report = *r;
   if (file != nullptr) *file = out;
-  absl::StatusOr<std::unique_ptr<stream::HrryFile>> f =
-      stream::HrryFile::CopyOf(out);
+  absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> f =
+      stream::container::HrryFile::CopyOf(out);
   EXPECT_TRUE(f.ok()) << f.status();
   if (!f.ok()) return res;
-  const stream::IndexEntry* e = (*f)->Find("w");
+  const stream::container::IndexEntry* e = (*f)->Find("w");
   auto d = std::make_unique<TensorDescriptor>();
   EXPECT_TRUE((*f)->ReadDescriptor(*e, d.get()).ok());
   if (!mode.requantize.has_value()) {
@@ -550,4 +550,4 @@ INSTANTIATE_TEST_SUITE_P(Types, KMin,
                          });
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

@@ -22,7 +22,7 @@
 #include "stream/convert/convert.h"
 #include "stream/convert/testing/source_builders.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 using testing::GgufBuilder;
@@ -279,19 +279,19 @@ std::vector<uint8_t> Blocks(bool q6, size_t random) {
 }
 
 struct Converted {
-  std::unique_ptr<stream::HrryFile> file;
+  std::unique_ptr<stream::container::HrryFile> file;
   std::unique_ptr<TensorDescriptor> d = std::make_unique<TensorDescriptor>();
   std::vector<float> values;
 };
 
 Converted ConvertAndDequantize(const std::vector<uint8_t>& hrry) {
   Converted c;
-  absl::StatusOr<std::unique_ptr<stream::HrryFile>> f =
-      stream::HrryFile::CopyOf(hrry);
+  absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> f =
+      stream::container::HrryFile::CopyOf(hrry);
   EXPECT_TRUE(f.ok()) << f.status();
   if (!f.ok()) return c;
   c.file = *std::move(f);
-  const stream::IndexEntry* e = c.file->Find("k");
+  const stream::container::IndexEntry* e = c.file->Find("k");
   EXPECT_NE(e, nullptr);
   if (e == nullptr) return c;
   EXPECT_TRUE(c.file->ReadDescriptor(*e, c.d.get()).ok());
@@ -456,4 +456,4 @@ INSTANTIATE_TEST_SUITE_P(Types, KQuant,
                          });
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

@@ -6,12 +6,12 @@
 #include "parser/rules.h"
 #include "stream/container/file_format.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 uint64_t TailBytes(uint64_t kv_section_bytes, uint64_t index_bytes) {
   const uint64_t kv =
       kv_section_bytes == 0 ? 0 : (kv_section_bytes + 7) / 8 * 8;
-  return 7 + kv + index_bytes + stream::kTrailerSize;
+  return 7 + kv + index_bytes + stream::container::kTrailerSize;
 }
 
 absl::Status CheckTail(uint64_t tail_bytes, uint64_t max_metadata_bytes,
@@ -34,4 +34,4 @@ std::string ShortName(absl::string_view name, size_t max) {
   return absl::StrCat(name.substr(0, n), "...");
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 // Index bytes: the entry count, then per tensor a u16 name length, the
 // name and 32 bytes of offsets and flags (file-format.md § Index Encoding).
@@ -39,6 +39,6 @@ uint64_t TailBytes(uint64_t kv_section_bytes, uint64_t index_bytes);
 // with "..." when cut: for messages (a key may hold 64 KiB).
 std::string ShortName(absl::string_view name, size_t max = 64);
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_OUTPUT_LIMITS_H_

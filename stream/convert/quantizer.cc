@@ -11,7 +11,7 @@
 #include "parser/element_type.h"
 #include "parser/quantization.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 bool IsPow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
@@ -375,7 +375,8 @@ void Quantizer::EmitCodes(std::vector<uint8_t>* out) const {
   }
 }
 
-absl::Status Quantizer::WriteBuffer(uint32_t index, stream::ByteSink out) {
+absl::Status Quantizer::WriteBuffer(uint32_t index,
+                                    stream::container::ByteSink out) {
   std::vector<uint8_t> bytes;
   // Parameters held from Prepare(): no source pass.
   if (index > 0 && !BlockScheme(spec_.scheme)) {
@@ -422,4 +423,4 @@ absl::Status Quantizer::WriteBuffer(uint32_t index, stream::ByteSink out) {
   });
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

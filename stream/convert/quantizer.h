@@ -26,7 +26,7 @@
 #include "parser/descriptor.h"
 #include "stream/container/byte_sink.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 struct QuantizeSpec {
   uint8_t scheme = 0;   // scheme_tag
@@ -61,7 +61,8 @@ class Quantizer {
   [[nodiscard]] absl::Status Prepare();
   [[nodiscard]] absl::Status Describe(TensorDescriptor* d) const;
   // Buffer 0: codes; 1: scales; 2: zero points (asymmetric affine).
-  [[nodiscard]] absl::Status WriteBuffer(uint32_t index, stream::ByteSink out);
+  [[nodiscard]] absl::Status WriteBuffer(uint32_t index,
+                                         stream::container::ByteSink out);
 
   double max_abs_error() const { return max_err_; }
   double rms_error() const;
@@ -97,6 +98,6 @@ class Quantizer {
   uint64_t measured_ = 0;
 };
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_QUANTIZER_H_

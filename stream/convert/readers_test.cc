@@ -11,7 +11,7 @@
 #include "stream/convert/safetensors.h"
 #include "stream/convert/testing/source_builders.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 using testing::GgufBuilder;
@@ -365,4 +365,4 @@ TEST(Gguf, RefusesHostileTensorInfos) {
 }
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

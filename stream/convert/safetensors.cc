@@ -12,7 +12,7 @@
 #include "parser/element_type.h"
 #include "stream/container/utf8.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 using Json = nlohmann::json;
@@ -389,7 +389,7 @@ absl::StatusOr<SafetensorsFile> ReadSafetensorsHeader(
       "safetensors header");
   if (!s.ok()) return s;
   // nlohmann checks UTF-8 in strings; this also covers bytes between them.
-  if (!stream::IsValidUtf8(text)) {
+  if (!stream::container::IsValidUtf8(text)) {
     return absl::InvalidArgumentError(
         "safetensors header: the JSON text is not valid UTF-8");
   }
@@ -430,4 +430,4 @@ absl::StatusOr<SafetensorsFile> ReadSafetensorsHeader(
   return file;
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

@@ -24,7 +24,7 @@
 #include "absl/types/span.h"
 #include "stream/convert/byte_source.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 struct SafetensorsLimits {
   // The JSON header is held in memory and parsed whole; this bounds it.
@@ -60,6 +60,6 @@ bool LooksLikeSafetensors(absl::Span<const uint8_t> prefix);
 bool SafetensorsDtype(const std::string& dtype, uint8_t* type_tag,
                       uint32_t* source_bytes);
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_SAFETENSORS_H_

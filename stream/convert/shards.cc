@@ -13,7 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 using Json = nlohmann::json;
@@ -401,4 +401,4 @@ absl::StatusOr<ShardedModel> OpenShardedSafetensors(const std::string& path,
   return OpenShards(**index, index_name, std::move(open), limits);
 }
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

@@ -37,7 +37,7 @@
 #include "stream/convert/byte_source.h"
 #include "stream/convert/safetensors.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 
 inline constexpr char kShardIndexName[] = "model.safetensors.index.json";
 
@@ -69,6 +69,6 @@ bool IsShardIndexPath(const std::string& path);
 [[nodiscard]] absl::StatusOr<ShardedModel> OpenShardedSafetensors(
     const std::string& path, const ShardLimits& limits = {});
 
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_SHARDS_H_

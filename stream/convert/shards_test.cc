@@ -24,7 +24,7 @@
 #include "stream/convert/convert.h"
 #include "stream/convert/testing/source_builders.h"
 
-namespace hurray::convert {
+namespace hurray::stream::convert {
 namespace {
 
 using testing::BuildSafetensors;
@@ -98,13 +98,13 @@ TEST(Shards, ConvertAsOneFileKeepingEveryTensorAndMergingMetadata) {
   EXPECT_EQ(r->tensors[0].name, "a.0");
   EXPECT_EQ(r->tensors[1].name, "a.1");
   EXPECT_EQ(r->tensors[2].name, "b.0");
-  absl::StatusOr<std::unique_ptr<stream::HrryFile>> f =
-      stream::HrryFile::CopyOf(out);
+  absl::StatusOr<std::unique_ptr<stream::container::HrryFile>> f =
+      stream::container::HrryFile::CopyOf(out);
   ASSERT_TRUE(f.ok()) << f.status();
   for (const auto& [name, n, seed] :
        std::vector<std::tuple<std::string, size_t, uint8_t>>{
            {"a.0", 8, 1}, {"a.1", 3, 2}, {"b.0", 5, 3}}) {
-    const stream::IndexEntry* e = (*f)->Find(name);
+    const stream::container::IndexEntry* e = (*f)->Find(name);
     ASSERT_NE(e, nullptr) << name;
     auto d = std::make_unique<TensorDescriptor>();
     ASSERT_TRUE((*f)->ReadDescriptor(*e, d.get()).ok());
@@ -113,7 +113,7 @@ TEST(Shards, ConvertAsOneFileKeepingEveryTensorAndMergingMetadata) {
     EXPECT_EQ(std::vector<uint8_t>(b->begin(), b->end()), T(name, n, seed).data)
         << name;
   }
-  const stream::KvSection* kv = &(*f)->kv();
+  const stream::container::KvSection* kv = &(*f)->kv();
   ASSERT_NE(kv->Find("format"), nullptr);
   EXPECT_EQ(kv->Find("format")->value.str(), "pt");
   EXPECT_EQ(kv->Find("note"), nullptr);
@@ -252,4 +252,4 @@ TEST(Shards, FromADirectoryWithASymlinkedShard) {
 }
 
 }  // namespace
-}  // namespace hurray::convert
+}  // namespace hurray::stream::convert

@@ -79,7 +79,7 @@ struct HttpOptions {
   std::string connect_to_port;
 };
 
-class HttpBody final : public PullReader {
+class HttpBody final : public container::PullReader {
  public:
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpBody>> Open(
       const Url& url, const HttpOptions& options,

@@ -30,7 +30,7 @@
 
 namespace hurray::stream::http {
 
-class HttpRangeSource final : public RangeSource {
+class HttpRangeSource final : public container::RangeSource {
  public:
   struct Opened {
     std::unique_ptr<HttpRangeSource> ranges;  // the server serves ranges

@@ -21,10 +21,10 @@
 #include "stream/ingest/sinks.h"
 #include "stream/ingest/testing/loader_test_util.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
-using testing::IngestTensor;
+using ingest::testing::IngestTensor;
 
 struct Paged {
   uint8_t type = type_tag::kFloat32;
@@ -115,16 +115,16 @@ PagedRun Ingest(const IngestTensor& t, OutputFormat format,
                 uint64_t spool_bytes, const std::string& name,
                 Mode mode = Mode::kStrict) {
   PagedRun r;
-  r.dir = testing::FreshDir(name);
+  r.dir = ingest::testing::FreshDir(name);
   DequantSinkOptions o;
   o.out_dir = r.dir;
   o.format = format;
   o.spool_memory_bytes = spool_bytes;
   o.mode = mode;
   DequantSink sink(o);
-  FileOptions fo;
+  container::FileOptions fo;
   fo.parse.mode = mode;
-  std::unique_ptr<ByteConsumer> c =
+  std::unique_ptr<container::ByteConsumer> c =
       MakeConsumer(ContainerFormat::kUnknown, fo, &sink, nullptr, nullptr);
   LoaderOptions lo;
   lo.chunk_size = 7;
@@ -134,14 +134,14 @@ PagedRun Ingest(const IngestTensor& t, OutputFormat format,
   v.back().tensor.descriptor =
       std::make_unique<TensorDescriptor>(*t.tensor.descriptor);
   v.back().tensor.buffers = t.tensor.buffers;
-  const std::vector<uint8_t> bytes = testing::StreamBytes(v);
+  const std::vector<uint8_t> bytes = ingest::testing::StreamBytes(v);
   r.status = loader.Run(LoadSource::Memory(bytes), c.get()).status;
   r.records = sink.records();
   return r;
 }
 
 std::vector<float> ReadF32(const std::string& path) {
-  const std::vector<uint8_t> b = testing::ReadAll(path);
+  const std::vector<uint8_t> b = ingest::testing::ReadAll(path);
   std::vector<float> f(b.size() / 4);
   for (size_t i = 0; i < f.size(); ++i) f[i] = wire::LoadF32(&b[4 * i]);
   return f;
@@ -167,7 +167,7 @@ void ExpectOutput(const IngestTensor& t, const std::vector<float>& want,
     ASSERT_EQ(r.records.size(), 1u);
     EXPECT_EQ(r.records[0].output, "tensor_0.f32") << r.records[0].verdict;
     EXPECT_EQ(ReadF32(r.dir + "/tensor_0.f32"), want);
-    EXPECT_EQ(testing::ListDir(r.dir),
+    EXPECT_EQ(ingest::testing::ListDir(r.dir),
               std::vector<std::string>{"tensor_0.f32"});
   }
 }
@@ -224,7 +224,8 @@ TEST(BlockPagedOutputs, UndeterminedTokenCountsGiveEveryPageSlot) {
   EXPECT_NE(r.records[0].verdict.find("every slot of its 3 logical pages"),
             std::string::npos)
       << r.records[0].verdict;
-  const std::vector<uint8_t> npy = testing::ReadAll(r.dir + "/tensor_0.npy");
+  const std::vector<uint8_t> npy =
+      ingest::testing::ReadAll(r.dir + "/tensor_0.npy");
   const std::string head(npy.begin(), npy.begin() + 128);
   EXPECT_NE(head.find("'shape': (12, 2, 8)"), std::string::npos) << head;
   EXPECT_NE(head.find("'descr': '<f4'"), std::string::npos) << head;
@@ -325,7 +326,7 @@ TEST(BlockPagedOutputs, ZeroScaleIsQntPba12) {
   const PagedRun r = Ingest(t, OutputFormat::kNpy, 0, "pba_zero");
   ASSERT_FALSE(r.status.ok());
   EXPECT_EQ(RuleIdOf(r.status).value_or(""), "QNT-PBA-12") << r.status;
-  EXPECT_TRUE(testing::ListDir(r.dir).empty());
+  EXPECT_TRUE(ingest::testing::ListDir(r.dir).empty());
 }
 
 // A page id past the pool: LAY-BPG-18, a strict-only data rule the ingest
@@ -343,15 +344,15 @@ TEST(BlockPagedOutputs, PageIdPastThePool) {
       Ingest(t, OutputFormat::kNpy, 0, "bad_page", Mode::kStrict);
   EXPECT_EQ(RuleIdOf(strict.status).value_or(""), "LAY-BPG-18")
       << strict.status;
-  EXPECT_TRUE(testing::ListDir(strict.dir).empty());
+  EXPECT_TRUE(ingest::testing::ListDir(strict.dir).empty());
   const PagedRun r =
       Ingest(t, OutputFormat::kNpy, 0, "bad_page", Mode::kPermissive);
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_NE(r.records[0].verdict.find("no output: block-paged index"),
             std::string::npos)
       << r.records[0].verdict;
-  EXPECT_TRUE(testing::ListDir(r.dir).empty());
+  EXPECT_TRUE(ingest::testing::ListDir(r.dir).empty());
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

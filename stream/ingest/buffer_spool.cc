@@ -8,10 +8,10 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
-absl::Status OpenSpool(SafeOutputDir* dir, BufferSpool* b, uint64_t bytes,
-                       uint64_t* budget) {
+absl::Status OpenSpool(container::SafeOutputDir* dir, BufferSpool* b,
+                       uint64_t bytes, uint64_t* budget) {
   b->size = 0;
   if (bytes <= *budget) {
     *budget -= bytes;
@@ -22,24 +22,24 @@ absl::Status OpenSpool(SafeOutputDir* dir, BufferSpool* b, uint64_t bytes,
     return absl::FailedPreconditionError(
         "a sparse tensor to spool, and no usable directory for it");
   }
-  absl::StatusOr<TempFile> t = dir->CreateTemp(0600);
+  absl::StatusOr<container::TempFile> t = dir->CreateTemp(0600);
   if (!t.ok()) return t.status();
   b->file = *t;
   return absl::OkStatus();
 }
 
-absl::Status AppendSpool(SafeOutputDir* dir, BufferSpool* b,
+absl::Status AppendSpool(container::SafeOutputDir* dir, BufferSpool* b,
                          absl::Span<const uint8_t> piece) {
   b->size += piece.size();
   if (b->file.fd < 0) {
     b->mem.insert(b->mem.end(), piece.begin(), piece.end());
     return absl::OkStatus();
   }
-  return WriteAllFd(b->file.fd, piece.data(), piece.size(),
-                    dir->Describe(b->file.name));
+  return container::WriteAllFd(b->file.fd, piece.data(), piece.size(),
+                               dir->Describe(b->file.name));
 }
 
-void DropSpool(SafeOutputDir* dir, BufferSpool* b) {
+void DropSpool(container::SafeOutputDir* dir, BufferSpool* b) {
   if (b->file.fd < 0) return;
   ::close(b->file.fd);
   dir->Remove(b->file.name);
@@ -115,4 +115,4 @@ void ReleaseAll(const std::vector<std::unique_ptr<Mapping>>& maps) {
   for (const auto& m : maps) m->Release();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

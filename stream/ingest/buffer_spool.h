@@ -16,23 +16,25 @@
 #include "parser/descriptor.h"
 #include "stream/container/safe_output_dir.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 // One spooled buffer: in memory within the budget, else a temp of OUT.
 struct BufferSpool {
   std::vector<uint8_t> mem;
-  TempFile file;
+  container::TempFile file;
   uint64_t size = 0;
 };
 
 // Opens *b for `bytes`: in memory when they fit in *budget (taken from it),
 // else a temp of `dir` (an error when `dir` is null).
-[[nodiscard]] absl::Status OpenSpool(SafeOutputDir* dir, BufferSpool* b,
-                                     uint64_t bytes, uint64_t* budget);
-[[nodiscard]] absl::Status AppendSpool(SafeOutputDir* dir, BufferSpool* b,
+[[nodiscard]] absl::Status OpenSpool(container::SafeOutputDir* dir,
+                                     BufferSpool* b, uint64_t bytes,
+                                     uint64_t* budget);
+[[nodiscard]] absl::Status AppendSpool(container::SafeOutputDir* dir,
+                                       BufferSpool* b,
                                        absl::Span<const uint8_t> piece);
 // Closes and removes its temp, if any.
-void DropSpool(SafeOutputDir* dir, BufferSpool* b);
+void DropSpool(container::SafeOutputDir* dir, BufferSpool* b);
 
 // A read-only (or, for `writable`, shared read-write) mapping of a
 // file's first `size` bytes, unmapped when it goes away.
@@ -56,7 +58,7 @@ class Mapping {
 // Every buffer of one tensor, spooled.
 class BufferSpools {
  public:
-  explicit BufferSpools(SafeOutputDir* dir) : dir_(dir) {}
+  explicit BufferSpools(container::SafeOutputDir* dir) : dir_(dir) {}
   BufferSpools(const BufferSpools&) = delete;
   BufferSpools& operator=(const BufferSpools&) = delete;
   ~BufferSpools() { Drop(); }
@@ -76,7 +78,7 @@ class BufferSpools {
   void Drop();
 
  private:
-  SafeOutputDir* dir_;
+  container::SafeOutputDir* dir_;
   std::vector<BufferSpool> spools_;
 };
 
@@ -84,6 +86,6 @@ class BufferSpools {
 // set (clean file pages: a later read faults them in again).
 void ReleaseAll(const std::vector<std::unique_ptr<Mapping>>& maps);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_BUFFER_SPOOL_H_

@@ -12,7 +12,7 @@
 #include "parser/rules.h"
 #include "stream/container/crc32c.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 constexpr uint8_t kFileMagicBytes[8] = {'H', 'R', 'R', 'Y', 'F', 'I', 'L', 'E'};
@@ -63,7 +63,8 @@ absl::Status ReaderConsumer::Feed(absl::Span<const uint8_t> chunk) {
   absl::Status s = DoFeed(chunk);
   chunk_ = {};
   // Only a resumable run pays for the CRC.
-  if (checkpoint_) crc_before_chunk_ = Crc32cExtend(crc_before_chunk_, chunk);
+  if (checkpoint_)
+    crc_before_chunk_ = container::Crc32cExtend(crc_before_chunk_, chunk);
   return Latch(std::move(s));
 }
 
@@ -115,9 +116,9 @@ absl::Status ReaderConsumer::OnTensorEnd() {
   if (c.offset < chunk_base_ || c.offset - chunk_base_ > chunk_.size()) {
     return absl::OkStatus();
   }
-  c.crc32c =
-      Crc32cExtend(crc_before_chunk_,
-                   chunk_.first(static_cast<size_t>(c.offset - chunk_base_)));
+  c.crc32c = container::Crc32cExtend(
+      crc_before_chunk_,
+      chunk_.first(static_cast<size_t>(c.offset - chunk_base_)));
   checkpoint_(c);
   return absl::OkStatus();
 }
@@ -128,24 +129,27 @@ absl::Status ReaderConsumer::OnEndOfStream() {
 
 // --- StreamConsumer. ---------------------------------------------------------
 
-StreamConsumer::StreamConsumer(const StreamOptions& options, IngestSink* sink,
-                               const Checkpoint* resume)
+StreamConsumer::StreamConsumer(const container::StreamOptions& options,
+                               IngestSink* sink, const Checkpoint* resume)
     : ReaderConsumer(sink, resume),
       reader_(options, this, resume == nullptr ? 0 : resume->offset) {}
 
 // status(): the rejection, or the status the sink stopped the read with.
 absl::Status StreamConsumer::DoFeed(absl::Span<const uint8_t> chunk) {
-  if (reader_.Feed(chunk) == StreamState::kRejected) return reader_.status();
+  if (reader_.Feed(chunk) == container::StreamState::kRejected)
+    return reader_.status();
   return absl::OkStatus();
 }
 
 absl::Status StreamConsumer::DoFinish() {
-  if (reader_.Finish() == StreamState::kRejected) return reader_.status();
+  if (reader_.Finish() == container::StreamState::kRejected)
+    return reader_.status();
   return absl::OkStatus();
 }
 
 absl::Status StreamConsumer::DoFail() {
-  if (reader_.FailSource() == StreamState::kRejected) return reader_.status();
+  if (reader_.FailSource() == container::StreamState::kRejected)
+    return reader_.status();
   return absl::OkStatus();
 }
 
@@ -159,8 +163,8 @@ bool StreamConsumer::AtBoundary(Checkpoint* c) {
 
 // --- HrryConsumer. -----------------------------------------------------------
 
-HrryConsumer::HrryConsumer(const FileOptions& options, IngestSink* sink,
-                           const Checkpoint* resume)
+HrryConsumer::HrryConsumer(const container::FileOptions& options,
+                           IngestSink* sink, const Checkpoint* resume)
     : ReaderConsumer(sink, resume), reader_(options, this) {
   if (sink != nullptr) sink->ExpectTensorNames();
   if (resume == nullptr) return;
@@ -171,36 +175,40 @@ HrryConsumer::HrryConsumer(const FileOptions& options, IngestSink* sink,
            .ok()) {
     return;
   }
-  if (reader_.state() == FileState::kRejected) status_ = reader_.status();
+  if (reader_.state() == container::FileState::kRejected)
+    status_ = reader_.status();
 }
 
 absl::Status HrryConsumer::DoFeed(absl::Span<const uint8_t> chunk) {
-  if (reader_.Feed(chunk) == FileState::kRejected) return reader_.status();
+  if (reader_.Feed(chunk) == container::FileState::kRejected)
+    return reader_.status();
   return absl::OkStatus();
 }
 
 absl::Status HrryConsumer::DoFinish() {
-  if (reader_.Finish() == FileState::kRejected) return reader_.status();
+  if (reader_.Finish() == container::FileState::kRejected)
+    return reader_.status();
   return absl::OkStatus();
 }
 
 absl::Status HrryConsumer::DoFail() {
-  if (reader_.FailSource() == FileState::kRejected) return reader_.status();
+  if (reader_.FailSource() == container::FileState::kRejected)
+    return reader_.status();
   return absl::OkStatus();
 }
 
 bool HrryConsumer::AtBoundary(Checkpoint* c) {
-  const absl::Span<const TensorExtent> done = reader_.tensors();
+  const absl::Span<const container::TensorExtent> done = reader_.tensors();
   if (done.empty() || reader_.open_composites() != 0) return false;
-  const TensorExtent& last = done.back();
+  const container::TensorExtent& last = done.back();
   // After a buffer-less tensor the walker may be in head padding.
   if (last.buffer_count == 0) return false;
   const uint64_t end = last.data_offset + last.data_length;
   if (end < chunk_base_ || end - chunk_base_ > chunk_.size()) return false;
   c->format = ContainerFormat::kHrry;
   c->offset = end;
-  c->header.resize(kFileHeaderSize);
-  EncodeFileHeader(reader_.header(), c->header.data());
+  c->header.resize(container::kFileHeaderSize);
+  container::EncodeFileHeader(reader_.header(), c->header.data());
   // The 40 bytes before `end`: the reader keeps them (the trailer's window).
   reader_.LastBytesBefore(end, &c->last);
   c->extents.assign(done.begin(), done.end());
@@ -210,23 +218,23 @@ bool HrryConsumer::AtBoundary(Checkpoint* c) {
 namespace {
 
 // A KV value as JSON (arrays) or plain text (scalars); bytes in hex.
-nlohmann::json KvJson(const KvValue& v) {
+nlohmann::json KvJson(const container::KvValue& v) {
   switch (v.type) {
-    case KvType::kString:
+    case container::KvType::kString:
       return std::string(v.str());
-    case KvType::kInt64:
+    case container::KvType::kInt64:
       return v.i64;
-    case KvType::kUInt64:
+    case container::KvType::kUInt64:
       return v.u64;
-    case KvType::kFloat64:
+    case container::KvType::kFloat64:
       return v.f64;
-    case KvType::kBool:
+    case container::KvType::kBool:
       return v.boolean;
-    case KvType::kBytes:
+    case container::KvType::kBytes:
       return absl::BytesToHexString(v.str());
-    case KvType::kArray: {
+    case container::KvType::kArray: {
       nlohmann::json a = nlohmann::json::array();
-      for (const KvValue& e : v.Elements()) a.push_back(KvJson(e));
+      for (const container::KvValue& e : v.Elements()) a.push_back(KvJson(e));
       return a;
     }
   }
@@ -235,9 +243,10 @@ nlohmann::json KvJson(const KvValue& v) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> KvText(const KvSection& kv) {
+std::vector<std::pair<std::string, std::string>> KvText(
+    const container::KvSection& kv) {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const KvEntry& e : kv.entries()) {
+  for (const container::KvEntry& e : kv.entries()) {
     const nlohmann::json j = KvJson(e.value);
     out.emplace_back(
         std::string(e.key),
@@ -253,7 +262,7 @@ absl::Status HrryConsumer::OnEndOfStream() {
     sink_->OnMetadata(KvText(reader_.kv()));
     std::vector<std::string> names(reader_.tensors().size());
     for (size_t i = 0; i < names.size(); ++i) {
-      const IndexEntry* e = reader_.entry_of_tensor(i);
+      const container::IndexEntry* e = reader_.entry_of_tensor(i);
       if (e != nullptr) names[i] = std::string(e->name);
     }
     HURRAY_RETURN_IF_ERROR(FromSink(sink_->OnTensorNames(names)));
@@ -263,7 +272,8 @@ absl::Status HrryConsumer::OnEndOfStream() {
 
 // --- SniffingConsumer. -------------------------------------------------------
 
-SniffingConsumer::SniffingConsumer(const FileOptions& options, IngestSink* sink)
+SniffingConsumer::SniffingConsumer(const container::FileOptions& options,
+                                   IngestSink* sink)
     : options_(options), sink_(sink) {}
 
 absl::Status SniffingConsumer::Start(ContainerFormat f) {
@@ -271,7 +281,7 @@ absl::Status SniffingConsumer::Start(ContainerFormat f) {
   if (f == ContainerFormat::kHrry) {
     inner_ = std::make_unique<HrryConsumer>(options_, sink_);
   } else {
-    StreamOptions so;
+    container::StreamOptions so;
     so.parse = options_.parse;
     so.limits = options_.limits;
     inner_ = std::make_unique<StreamConsumer>(so, sink_);
@@ -318,11 +328,9 @@ uint64_t SniffingConsumer::position() const {
   return inner_ == nullptr ? head_n_ : inner_->position();
 }
 
-std::unique_ptr<ByteConsumer> MakeConsumer(ContainerFormat format,
-                                           const FileOptions& options,
-                                           IngestSink* sink,
-                                           const Checkpoint* resume,
-                                           CheckpointFn checkpoint) {
+std::unique_ptr<container::ByteConsumer> MakeConsumer(
+    ContainerFormat format, const container::FileOptions& options,
+    IngestSink* sink, const Checkpoint* resume, CheckpointFn checkpoint) {
   if (resume != nullptr) format = resume->format;
   std::unique_ptr<ReaderConsumer> c;
   switch (format) {
@@ -330,7 +338,7 @@ std::unique_ptr<ByteConsumer> MakeConsumer(ContainerFormat format,
       c = std::make_unique<HrryConsumer>(options, sink, resume);
       break;
     case ContainerFormat::kStream: {
-      StreamOptions so;
+      container::StreamOptions so;
       so.parse = options.parse;
       so.limits = options.limits;
       c = std::make_unique<StreamConsumer>(so, sink, resume);
@@ -346,4 +354,4 @@ std::unique_ptr<ByteConsumer> MakeConsumer(ContainerFormat format,
   return c;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

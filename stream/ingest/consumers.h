@@ -40,7 +40,7 @@
 #include "stream/container/tensor_walker.h"
 #include "stream/ingest/sinks.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 // Which of our containers the input bytes are: a bare stream or a .hrry
 // file (not known yet: kUnknown). stream/convert's ImportFormat is the
@@ -64,7 +64,7 @@ struct Checkpoint {
   // candidate, hrry_file.h) and the extents of the tensors walked.
   std::vector<uint8_t> header;
   std::vector<uint8_t> last;
-  std::vector<TensorExtent> extents;
+  std::vector<container::TensorExtent> extents;
 };
 
 using CheckpointFn = std::function<void(const Checkpoint&)>;
@@ -75,11 +75,13 @@ using CheckpointFn = std::function<void(const Checkpoint&)>;
 
 // The KV section as IngestSink::OnMetadata wants it: strings as they are,
 // other scalars as JSON text, bytes in hex, arrays as JSON.
-std::vector<std::pair<std::string, std::string>> KvText(const KvSection& kv);
+std::vector<std::pair<std::string, std::string>> KvText(
+    const container::KvSection& kv);
 
 // Common part: the tee sink in front of the caller's sink, the latched
 // status, tensor counting and checkpoints.
-class ReaderConsumer : public ByteConsumer, protected TensorSink {
+class ReaderConsumer : public container::ByteConsumer,
+                       protected container::TensorSink {
  public:
   ~ReaderConsumer() override = default;
 
@@ -137,7 +139,7 @@ class StreamConsumer : public ReaderConsumer {
  public:
   // `sink` must outlive the consumer. `resume`: continue from a checkpoint
   // (nullptr: from the first byte).
-  StreamConsumer(const StreamOptions& options, IngestSink* sink,
+  StreamConsumer(const container::StreamOptions& options, IngestSink* sink,
                  const Checkpoint* resume = nullptr);
   uint64_t position() const override { return reader_.position(); }
 
@@ -147,15 +149,15 @@ class StreamConsumer : public ReaderConsumer {
   [[nodiscard]] absl::Status DoFail() override;
   bool AtBoundary(Checkpoint* c) override;
 
-  StreamReader reader_;
+  container::StreamReader reader_;
 };
 
 class HrryConsumer : public ReaderConsumer {
  public:
-  HrryConsumer(const FileOptions& options, IngestSink* sink,
+  HrryConsumer(const container::FileOptions& options, IngestSink* sink,
                const Checkpoint* resume = nullptr);
   uint64_t position() const override { return reader_.position(); }
-  const HrryForwardReader& reader() const { return reader_; }
+  const container::HrryForwardReader& reader() const { return reader_; }
 
  private:
   [[nodiscard]] absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
@@ -164,14 +166,14 @@ class HrryConsumer : public ReaderConsumer {
   bool AtBoundary(Checkpoint* c) override;
   [[nodiscard]] absl::Status OnEndOfStream() override;
 
-  HrryForwardReader reader_;
+  container::HrryForwardReader reader_;
 };
 
 // Buffers up to 8 bytes, sniffs them, then hands everything to a
 // StreamConsumer or HrryConsumer.
-class SniffingConsumer : public ByteConsumer {
+class SniffingConsumer : public container::ByteConsumer {
  public:
-  SniffingConsumer(const FileOptions& options, IngestSink* sink);
+  SniffingConsumer(const container::FileOptions& options, IngestSink* sink);
 
   [[nodiscard]] absl::Status Feed(absl::Span<const uint8_t> chunk) override;
   [[nodiscard]] absl::Status Finish() override;
@@ -187,7 +189,7 @@ class SniffingConsumer : public ByteConsumer {
  private:
   [[nodiscard]] absl::Status Start(ContainerFormat f);
 
-  FileOptions options_;
+  container::FileOptions options_;
   IngestSink* sink_;
   CheckpointFn checkpoint_;
   ContainerFormat format_ = ContainerFormat::kUnknown;
@@ -198,12 +200,10 @@ class SniffingConsumer : public ByteConsumer {
 
 // The consumer for `format` (kUnknown: a SniffingConsumer), continuing from
 // `resume` when given (its format wins).
-std::unique_ptr<ByteConsumer> MakeConsumer(ContainerFormat format,
-                                           const FileOptions& options,
-                                           IngestSink* sink,
-                                           const Checkpoint* resume,
-                                           CheckpointFn checkpoint);
+std::unique_ptr<container::ByteConsumer> MakeConsumer(
+    ContainerFormat format, const container::FileOptions& options,
+    IngestSink* sink, const Checkpoint* resume, CheckpointFn checkpoint);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_CONSUMERS_H_

@@ -23,13 +23,13 @@
 #include "stream/ingest/sinks.h"
 #include "stream/ingest/testing/loader_test_util.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 using dequant::Scheme;
 using dequant::testing::TensorSpec;
 using dequant::testing::TestTensor;
-using testing::IngestTensor;
+using ingest::testing::IngestTensor;
 
 // A plain tensor of `type` in a random layout `layout`, and its values as
 // float32 in logical row-major order.
@@ -75,12 +75,13 @@ struct IngestRun {
 IngestRun Ingest(const std::vector<IngestTensor>& tensors, DequantSinkOptions o,
                  size_t chunk) {
   DequantSink sink(o);
-  std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      ContainerFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+  std::unique_ptr<container::ByteConsumer> c =
+      MakeConsumer(ContainerFormat::kUnknown, container::FileOptions(), &sink,
+                   nullptr, nullptr);
   LoaderOptions lo;
   lo.chunk_size = chunk;
   Loader loader(lo);
-  const std::vector<uint8_t> bytes = testing::StreamBytes(tensors);
+  const std::vector<uint8_t> bytes = ingest::testing::StreamBytes(tensors);
   IngestRun r;
   r.status = loader.Run(LoadSource::Memory(bytes), c.get()).status;
   r.records = sink.records();
@@ -124,7 +125,7 @@ TEST(DenseOutputs, EveryLayoutAndIntegerTypeInRowMajorOrder) {
       SCOPED_TRACE(::testing::Message()
                    << "chunk " << chunk << " spool " << spool);
       DequantSinkOptions o;
-      o.out_dir = testing::FreshDir("dense_f32");
+      o.out_dir = ingest::testing::FreshDir("dense_f32");
       o.format = OutputFormat::kF32;
       o.spool_memory_bytes = spool;
       const IngestRun r = Ingest(tensors, o, chunk);
@@ -134,11 +135,12 @@ TEST(DenseOutputs, EveryLayoutAndIntegerTypeInRowMajorOrder) {
         SCOPED_TRACE(tensors[i].name);
         EXPECT_EQ(r.records[i].output, absl::StrCat("tensor_", i, ".f32"))
             << r.records[i].verdict;
-        EXPECT_TRUE(testing::ReadAll(o.out_dir + "/" + r.records[i].output) ==
-                    tensors[i].expected);
+        EXPECT_TRUE(
+            ingest::testing::ReadAll(o.out_dir + "/" + r.records[i].output) ==
+            tensors[i].expected);
       }
       // Nothing but the outputs: the spools are gone.
-      EXPECT_EQ(testing::ListDir(o.out_dir).size(), tensors.size());
+      EXPECT_EQ(ingest::testing::ListDir(o.out_dir).size(), tensors.size());
     }
   }
 }
@@ -147,7 +149,7 @@ TEST(DenseOutputs, EveryLayoutAndIntegerTypeInRowMajorOrder) {
 TEST(DenseOutputs, NpyKeepsTheIntegerTypes) {
   const std::vector<IngestTensor> tensors = AllLayouts(4);
   DequantSinkOptions o;
-  o.out_dir = testing::FreshDir("dense_npy");
+  o.out_dir = ingest::testing::FreshDir("dense_npy");
   o.format = OutputFormat::kNpy;
   const IngestRun r = Ingest(tensors, o, 4096);
   ASSERT_TRUE(r.status.ok()) << r.status;
@@ -175,7 +177,7 @@ TEST(DenseOutputs, NpyKeepsTheIntegerTypes) {
     const std::string header = NpyHeader(descr, d.dims());
     ASSERT_EQ(r.records[i].output, absl::StrCat("tensor_", i, ".npy"));
     const std::vector<uint8_t> got =
-        testing::ReadAll(o.out_dir + "/" + r.records[i].output);
+        ingest::testing::ReadAll(o.out_dir + "/" + r.records[i].output);
     ASSERT_GE(got.size(), header.size());
     EXPECT_EQ(std::string(got.begin(), got.begin() + header.size()), header);
     const size_t n = tensors[i].expected.size() / 4;
@@ -220,13 +222,13 @@ TEST(DenseOutputs, DtypeFloat16) {
   tensors.push_back(PlainInLayout(type_tag::kInt32, layout_tag::kColumnMajor,
                                   false, {4, 6}, rng));
   DequantSinkOptions o;
-  o.out_dir = testing::FreshDir("dense_f16");
+  o.out_dir = ingest::testing::FreshDir("dense_f16");
   o.format = OutputFormat::kNpy;
   o.dtype = OutputDtype::kFloat16;
   const IngestRun r = Ingest(tensors, o, 4096);
   ASSERT_TRUE(r.status.ok()) << r.status;
   const std::vector<uint8_t> got =
-      testing::ReadAll(o.out_dir + "/" + r.records[0].output);
+      ingest::testing::ReadAll(o.out_dir + "/" + r.records[0].output);
   const std::string header = NpyHeader("<f2", std::vector<uint64_t>{4, 6});
   ASSERT_EQ(got.size(), header.size() + 2 * 24);
   for (size_t k = 0; k < 24; ++k) {
@@ -244,4 +246,4 @@ TEST(DenseOutputs, DtypeFloat16) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -8,7 +8,7 @@
 #include "parser/element_type.h"
 #include "parser/wire.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 DenseWriter::DenseWriter(const WriterContext& ctx, const TensorDescriptor& d,
                          const std::string& base, const std::string& name,
@@ -84,4 +84,4 @@ absl::Status DenseWriter::Convert(absl::Span<const uint8_t> piece) {
   return absl::OkStatus();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -20,7 +20,7 @@
 #include "stream/ingest/output_file.h"
 #include "stream/ingest/tensor_writer.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 class DenseWriter : public TensorWriter {
  public:
@@ -84,6 +84,6 @@ class DenseWriter : public TensorWriter {
   std::vector<uint8_t> le_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_DENSE_WRITER_H_

@@ -10,7 +10,7 @@
 #include "parser/options.h"
 #include "stream/ingest/output/element_convert.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 // --sparse dense|keep.
 enum class SparseOutput : uint8_t { kDense, kKeep };
@@ -46,6 +46,6 @@ struct DequantSinkOptions {
   bool keep_unnamed_outputs = false;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_DEQUANT_SINK_OPTIONS_H_

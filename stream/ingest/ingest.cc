@@ -31,7 +31,7 @@
 #include "stream/resume/resume_check_sink.h"
 #include "stream/resume/resume_source.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 using http::HttpBody;
@@ -73,7 +73,8 @@ class ListingSink : public IngestSink {
 
 std::unique_ptr<NetClientSession> MakeNetConsumer(
     const std::vector<std::string>& names, const IngestRequest& r,
-    TensorSink* sink, std::function<void(size_t)> on_keys = nullptr) {
+    container::TensorSink* sink,
+    std::function<void(size_t)> on_keys = nullptr) {
   NetClientOptions o;
   o.parse = r.parse;
   o.keys = names;
@@ -225,7 +226,7 @@ absl::Status CheckOpenable(const std::string& path) {
 bool StartsWithFileMagic(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
-  uint8_t magic[kFileMagic.size()] = {};
+  uint8_t magic[container::kFileMagic.size()] = {};
   size_t got = 0;
   while (got < sizeof magic) {
     const ssize_t n = ::read(fd, magic + got, sizeof magic - got);
@@ -234,8 +235,8 @@ bool StartsWithFileMagic(const std::string& path) {
     got += static_cast<size_t>(n);
   }
   ::close(fd);
-  return got == sizeof magic &&
-         std::equal(kFileMagic.begin(), kFileMagic.end(), magic);
+  return got == sizeof magic && std::equal(container::kFileMagic.begin(),
+                                           container::kFileMagic.end(), magic);
 }
 
 // --- The run ----------------------------------------------------------------
@@ -266,7 +267,7 @@ class IngestRun {
   IngestReport report_;
 
   ScratchDir scratch_;
-  std::unique_ptr<SafeOutputDir> values_dir_;
+  std::unique_ptr<container::SafeOutputDir> values_dir_;
   std::unique_ptr<RecordingIngestSink> sink_;
   std::unique_ptr<ObserverTap> tap_;
   std::string outputs_;  // "npy/auto", "" without outputs
@@ -279,7 +280,7 @@ class IngestRun {
   std::optional<std::string> server_id_;
 
   LoadSource source_;
-  std::unique_ptr<ByteConsumer> consumer_;
+  std::unique_ptr<container::ByteConsumer> consumer_;
   const NetClientSession* net_ = nullptr;
   std::unique_ptr<resume::ResumeCheckSink> check_;
   std::vector<std::string> net_names_;
@@ -323,8 +324,8 @@ absl::Status IngestRun::MakeSink() {
     o.write_files = false;
   }
   if (values) {
-    absl::StatusOr<std::unique_ptr<SafeOutputDir>> d =
-        SafeOutputDir::Open(o.out_dir);
+    absl::StatusOr<std::unique_ptr<container::SafeOutputDir>> d =
+        container::SafeOutputDir::Open(o.out_dir);
     if (!d.ok()) return d.status();
     values_dir_ = *std::move(d);
   }
@@ -487,7 +488,7 @@ absl::Status IngestRun::SetUpNet() {
 }
 
 absl::Status IngestRun::SetUpStream() {
-  FileOptions options;
+  container::FileOptions options;
   options.parse = r_.parse;
   const Checkpoint* resume =
       resumed_.has_value() ? &resumed_->checkpoint : nullptr;
@@ -530,23 +531,24 @@ absl::Status IngestRun::SetUpStream() {
 // (stdin, a server without range support): partial_hrry.h,
 // selecting_sink.h. A name the index lacks fails before OUT is created.
 absl::StatusOr<IngestReport> IngestRun::RunSelected() {
-  FileOptions options;
+  container::FileOptions options;
   options.parse = r_.parse;
   options.verify_region = false;  // only the named tensors are read
   // The ranges path: metadata, names, then the tensors.
-  auto read_ranges = [&](RangeSource* src, const FileGeometry& g,
-                         const FileIndex& index,
-                         const KvSection& kv) -> absl::Status {
+  auto read_ranges = [&](container::RangeSource* src,
+                         const container::FileGeometry& g,
+                         const container::FileIndex& index,
+                         const container::KvSection& kv) -> absl::Status {
     std::vector<std::string> every;  // index_first: all, in file order
     if (r_.tensors.empty()) {
-      std::vector<const IndexEntry*> all;
-      for (const IndexEntry& e : index.entries()) all.push_back(&e);
+      std::vector<const container::IndexEntry*> all;
+      for (const container::IndexEntry& e : index.entries()) all.push_back(&e);
       std::sort(all.begin(), all.end(), [](const auto* a, const auto* b) {
         return a->descriptor_offset < b->descriptor_offset;
       });
-      for (const IndexEntry* e : all) every.emplace_back(e->name);
+      for (const container::IndexEntry* e : all) every.emplace_back(e->name);
     }
-    absl::StatusOr<std::vector<const IndexEntry*>> sel =
+    absl::StatusOr<std::vector<const container::IndexEntry*>> sel =
         ResolveNames(index, r_.tensors.empty() ? every : r_.tensors);
     if (!sel.ok()) return sel.status();
     HURRAY_RETURN_IF_ERROR(MakeSink());
@@ -568,7 +570,9 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
       // index_first: a bare stream is read forward.
       std::vector<uint8_t> magic;
       HURRAY_RETURN_IF_ERROR(opened->ranges->Read(
-          0, std::min<uint64_t>(opened->ranges->size(), kFileMagic.size()),
+          0,
+          std::min<uint64_t>(opened->ranges->size(),
+                             container::kFileMagic.size()),
           [&](absl::Span<const uint8_t> piece) {
             magic.insert(magic.end(), piece.begin(), piece.end());
             return absl::OkStatus();
@@ -603,8 +607,8 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
       return absl::InvalidArgumentError(
           "--tensors needs a .hrry file (or a URL of one)");
     }
-    absl::StatusOr<std::unique_ptr<HrryFile>> file =
-        HrryFile::Open(r_.source.path, options);
+    absl::StatusOr<std::unique_ptr<container::HrryFile>> file =
+        container::HrryFile::Open(r_.source.path, options);
     if (!file.ok()) {
       if (!RuleIdOf(file.status()).has_value()) return file.status();
       report_.status = file.status();
@@ -636,7 +640,7 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
     Loader loader(lo);
     loader_ = &loader;
     if (r_.canceller != nullptr) r_.canceller->Attach(&loader);
-    std::unique_ptr<ByteConsumer> consumer = MakeConsumer(
+    std::unique_ptr<container::ByteConsumer> consumer = MakeConsumer(
         ContainerFormat::kUnknown, options,
         Tap(selecting.get(), [&loader] { loader.Cancel(); }), nullptr, nullptr);
     LoadSource from = LoadSource::Fd(r_.source.fd);
@@ -744,4 +748,4 @@ absl::StatusOr<IngestReport> Ingest(const IngestRequest& request,
   return run.Go();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

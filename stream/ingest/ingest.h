@@ -45,11 +45,12 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
 #include "parser/options.h"
+#include "stream/container/pull_reader.h"
 #include "stream/http/http_url.h"
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/sinks.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 class Loader;      // loader.h
 class PullReader;  // loader.h
@@ -96,16 +97,18 @@ struct IngestSource {
   std::string host, port;         // kTcp (an IPv6 host without brackets)
   std::vector<std::string> keys;  // kTcp: names after the '/', if any
   http::Url url;                  // kHttp
-  // kReader: bytes pulled from the caller's reader (stream/container/pull_reader.h:
-  // an embedder's own byte source, e.g. a Python file object), kept alive
-  // by the caller; read forward once, like a descriptor, never resumed.
-  PullReader* reader = nullptr;
+  // kReader: bytes pulled from the caller's reader
+  // (stream/container/pull_reader.h: an embedder's own byte source, e.g. a
+  // Python file object), kept alive by the caller; read forward once, like a
+  // descriptor, never resumed.
+  container::PullReader* reader = nullptr;
 
   bool is_network() const { return kind == Kind::kTcp || kind == Kind::kHttp; }
   // A file descriptor the caller keeps open (a pipe, a socket, a file).
   static IngestSource Fd(int fd, std::string label = "");
   // The caller's reader; "reader" unless the caller names it.
-  static IngestSource Reader(PullReader* reader, std::string label = "");
+  static IngestSource Reader(container::PullReader* reader,
+                             std::string label = "");
 };
 
 // `-` (standard input), `tcp://HOST:PORT[/name1,name2...]`
@@ -276,6 +279,6 @@ struct IngestReport {
 [[nodiscard]] absl::StatusOr<IngestReport> Ingest(const IngestRequest& request,
                                                   IngestObserver* observer);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_INGEST_H_

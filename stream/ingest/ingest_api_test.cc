@@ -22,15 +22,15 @@
 #include "stream/net/testing/net_test_util.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
-using testing::FreshDir;
-using testing::HrryBytes;
-using testing::IngestTensor;
-using testing::MixedTensors;
-using testing::StreamBytes;
-using testing::WriteAll;
+using ingest::testing::FreshDir;
+using ingest::testing::HrryBytes;
+using ingest::testing::IngestTensor;
+using ingest::testing::MixedTensors;
+using ingest::testing::StreamBytes;
+using ingest::testing::WriteAll;
 
 // Records what Ingest() hands over.
 class Recorder : public IngestObserver {
@@ -177,7 +177,7 @@ TEST(IngestTest, ObserverGetsDequantizedValues) {
       EXPECT_EQ(rec.seen[i].values, tensors[i].expected) << i;
     }
     // The staged values are gone with the run.
-    EXPECT_EQ(testing::ListDir(dir).size(),
+    EXPECT_EQ(ingest::testing::ListDir(dir).size(),
               std::string(kind) == "hrry" ? 2u : 1u);
   }
 }
@@ -237,7 +237,7 @@ TEST(IngestTest, IndexFirstNamesRawTensorsOfAHrryAsTheyEnd) {
 }
 
 // An embedder's own byte source, handing out a few bytes per Read.
-class PiecesReader final : public PullReader {
+class PiecesReader final : public container::PullReader {
  public:
   explicit PiecesReader(std::vector<uint8_t> bytes)
       : bytes_(std::move(bytes)) {}
@@ -399,7 +399,8 @@ TEST(IngestTest, ResumeCheckpointContinuesWhereTheRunStopped) {
 class Served {
  public:
   Served()
-      : bytes_(testing::NetTestFile()), file_(testing::OpenTestFile(bytes_)) {
+      : bytes_(net::testing::NetTestFile()),
+        file_(net::testing::OpenTestFile(bytes_)) {
     NetServerConfig c;
     c.port = 0;
     c.read_buffer_bytes = 4096;
@@ -415,7 +416,7 @@ class Served {
 
  private:
   std::vector<uint8_t> bytes_;
-  std::unique_ptr<HrryFile> file_;
+  std::unique_ptr<container::HrryFile> file_;
   std::unique_ptr<NetServer> server_;
   std::thread thread_;
 };
@@ -471,4 +472,4 @@ TEST(IngestTest, RequestChecks) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

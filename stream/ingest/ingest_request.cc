@@ -14,7 +14,7 @@
 #include "stream/ingest/ingest.h"
 #include "stream/ingest/loader.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 IngestSource IngestSource::Fd(int fd, std::string label) {
   IngestSource s;
@@ -41,7 +41,8 @@ void IngestCanceller::Attach(Loader* loader) {
   if (loader_ != nullptr && cancelled_) loader_->Cancel();
 }
 
-IngestSource IngestSource::Reader(PullReader* reader, std::string label) {
+IngestSource IngestSource::Reader(container::PullReader* reader,
+                                  std::string label) {
   IngestSource s;
   s.kind = Kind::kReader;
   s.reader = reader;
@@ -186,4 +187,4 @@ absl::Status CheckRequest(const IngestRequest& r) {
   return absl::OkStatus();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

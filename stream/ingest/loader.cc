@@ -35,7 +35,7 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
@@ -70,7 +70,7 @@ LoadSource LoadSource::Tcp(std::string host, std::string port) {
   return s;
 }
 
-LoadSource LoadSource::Reader(PullReader* reader) {
+LoadSource LoadSource::Reader(container::PullReader* reader) {
   LoadSource s;
   s.kind = Kind::kReader;
   s.reader = reader;
@@ -102,7 +102,7 @@ void UnpoisonRing(const uint8_t*, size_t) {}
 class Loader::Session {
  public:
   Session(const LoaderOptions& options, TestHooks* hooks,
-          const LoadSource& source, ByteConsumer* consumer)
+          const LoadSource& source, container::ByteConsumer* consumer)
       : options_(options), hooks_(hooks), source_(source), consumer_(consumer) {
     chunk_ = std::max<size_t>(options_.chunk_size, 1);
   }
@@ -711,7 +711,7 @@ class Loader::Session {
   const LoaderOptions& options_;
   TestHooks* const hooks_;
   const LoadSource& source_;
-  ByteConsumer* consumer_;
+  container::ByteConsumer* consumer_;
   size_t chunk_;
   Clock::time_point start_;
 
@@ -765,7 +765,8 @@ Loader::Loader(const LoaderOptions& options) : options_(options) {}
 
 Loader::~Loader() = default;
 
-LoadResult Loader::Run(const LoadSource& source, ByteConsumer* consumer) {
+LoadResult Loader::Run(const LoadSource& source,
+                       container::ByteConsumer* consumer) {
   auto session = std::make_unique<Session>(options_, &hooks_, source, consumer);
   {
     // Published under mu_, with the cancelled_ check: a Cancel() before this
@@ -788,4 +789,4 @@ void Loader::Cancel() {
   if (session_ != nullptr) session_->Cancel();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

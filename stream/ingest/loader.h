@@ -5,8 +5,8 @@
 // Sources: a local file (from an offset, for --resume), a file descriptor
 // (stdin, a pipe, a socket), bytes in memory, and a TCP peer ("host",
 // "port": connect, write the consumer's PendingOutput(), read), and a
-// PullReader (stream/container/pull_reader.h: e.g. the body of an HTTP(S)
-// response, stream/http/http_body.h) read by the reader thread.
+// container::PullReader (stream/container/pull_reader.h: e.g. the body of an
+// HTTP(S) response, stream/http/http_body.h) read by the reader thread.
 //
 // Reads go into a ring of `ring_slots` buffers of `chunk_size` bytes,
 // allocated once per Run as one block (on huge pages from 2 MiB on,
@@ -52,23 +52,23 @@
 #include "stream/container/byte_consumer.h"
 #include "stream/container/pull_reader.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 struct LoadSource {
   enum class Kind : uint8_t { kFile, kFd, kMemory, kTcp, kReader };
   Kind kind = Kind::kMemory;
-  std::string path;                 // kFile
-  uint64_t start_offset = 0;        // kFile: first byte to read
-  int fd = -1;                      // kFd: not closed by the loader
-  absl::Span<const uint8_t> bytes;  // kMemory: kept alive by the caller
-  std::string host, port;           // kTcp
-  PullReader* reader = nullptr;     // kReader: kept alive by the caller
+  std::string path;                         // kFile
+  uint64_t start_offset = 0;                // kFile: first byte to read
+  int fd = -1;                              // kFd: not closed by the loader
+  absl::Span<const uint8_t> bytes;          // kMemory: kept alive by the caller
+  std::string host, port;                   // kTcp
+  container::PullReader* reader = nullptr;  // kReader: kept alive by the caller
 
   static LoadSource File(std::string path, uint64_t start_offset = 0);
   static LoadSource Fd(int fd);
   static LoadSource Memory(absl::Span<const uint8_t> bytes);
   static LoadSource Tcp(std::string host, std::string port);
-  static LoadSource Reader(PullReader* reader);
+  static LoadSource Reader(container::PullReader* reader);
 };
 
 struct LoadProgress {
@@ -130,7 +130,7 @@ class Loader {
   Loader& operator=(const Loader&) = delete;
 
   // Runs until the input ended, failed or was cancelled. One Run at a time.
-  LoadResult Run(const LoadSource& source, ByteConsumer* consumer);
+  LoadResult Run(const LoadSource& source, container::ByteConsumer* consumer);
 
   // Thread-safe, from any thread, any time: the current (or next) Run stops
   // with STREAM-IO "cancelled". Sticky.
@@ -172,6 +172,6 @@ class Loader {
   Session* session_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_LOADER_H_

@@ -19,7 +19,7 @@
 #include "stream/ingest/testing/loader_test_util.h"
 #include "tests/alloc_counter.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 class SlowSink : public ValidateSink {
@@ -32,15 +32,15 @@ class SlowSink : public ValidateSink {
 };
 
 TEST(LoaderAlloc, OnlyTheRingIsChunkSized) {
-  const std::vector<uint8_t> bytes =
-      testing::StreamBytes(testing::MixedTensors(8, /*scale=*/2000));
+  const std::vector<uint8_t> bytes = ingest::testing::StreamBytes(
+      ingest::testing::MixedTensors(8, /*scale=*/2000));
   for (size_t slots : {size_t{2}, size_t{4}}) {
     LoaderOptions o;
     o.chunk_size = 16 << 10;
     o.ring_slots = slots;
     ASSERT_GT(bytes.size(), 50 * o.chunk_size);
     SlowSink sink;
-    StreamConsumer c(StreamOptions(), &sink);
+    StreamConsumer c(container::StreamOptions(), &sink);
     Loader loader(o);
     hurray::testing::LargeAllocationCount large(o.chunk_size);
     const LoadResult r = loader.Run(LoadSource::Memory(bytes), &c);
@@ -58,11 +58,11 @@ TEST(LoaderAlloc, TheDefaultRingIsOneMappingPerRun) {
   if (!dequant::HugePagesEnabled()) {
     GTEST_SKIP() << "large blocks are not mapped here";
   }
-  const std::vector<uint8_t> bytes =
-      testing::StreamBytes(testing::MixedTensors(8, /*scale=*/2000));
+  const std::vector<uint8_t> bytes = ingest::testing::StreamBytes(
+      ingest::testing::MixedTensors(8, /*scale=*/2000));
   for (int run = 0; run < 2; ++run) {
     ValidateSink sink;
-    StreamConsumer c(StreamOptions(), &sink);
+    StreamConsumer c(container::StreamOptions(), &sink);
     Loader loader{LoaderOptions()};
     const uint64_t before = dequant::LargeMappingsMade();
     const LoadResult r = loader.Run(LoadSource::Memory(bytes), &c);
@@ -78,15 +78,15 @@ TEST(DequantSinkAlloc, TheMappedSpoolIsKeptAcrossTensors) {
   if (!dequant::HugePagesEnabled()) {
     GTEST_SKIP() << "large blocks are not mapped here";
   }
-  const std::vector<uint8_t> bytes =
-      testing::StreamBytes(testing::QuantizedTensors(3, 6, 3 << 20));
-  const std::vector<uint8_t> two =
-      testing::StreamBytes(testing::QuantizedTensors(3, 2, 3 << 20));
+  const std::vector<uint8_t> bytes = ingest::testing::StreamBytes(
+      ingest::testing::QuantizedTensors(3, 6, 3 << 20));
+  const std::vector<uint8_t> two = ingest::testing::StreamBytes(
+      ingest::testing::QuantizedTensors(3, 2, 3 << 20));
   ASSERT_TRUE(std::equal(two.begin(), two.end(), bytes.begin()));
   DequantSinkOptions o;
   o.write_files = false;
   DequantSink sink(o);
-  StreamConsumer c(StreamOptions(), &sink);
+  StreamConsumer c(container::StreamOptions(), &sink);
   const uint64_t start = dequant::LargeMappingsMade();
   ASSERT_TRUE(c.Feed(absl::MakeConstSpan(bytes).first(two.size())).ok());
   ASSERT_EQ(sink.records().size(), 2u);
@@ -107,18 +107,18 @@ TEST(DequantSinkAlloc, TheMappedSpoolIsKeptAcrossTensors) {
 // of data each) went through, four more allocate nothing of 512 KiB or more
 // (before, each allocated its spool).
 TEST(DequantSinkAlloc, TheSpoolIsKeptAcrossTensors) {
-  const std::vector<uint8_t> bytes =
-      testing::StreamBytes(testing::QuantizedTensors(3, 6, 1 << 20));
+  const std::vector<uint8_t> bytes = ingest::testing::StreamBytes(
+      ingest::testing::QuantizedTensors(3, 6, 1 << 20));
   // The same generator's first two tensors: the stream's first bytes.
-  const std::vector<uint8_t> two =
-      testing::StreamBytes(testing::QuantizedTensors(3, 2, 1 << 20));
+  const std::vector<uint8_t> two = ingest::testing::StreamBytes(
+      ingest::testing::QuantizedTensors(3, 2, 1 << 20));
   const size_t first_two = two.size();
   ASSERT_LT(first_two, bytes.size());
   ASSERT_TRUE(std::equal(two.begin(), two.end(), bytes.begin()));
   DequantSinkOptions o;
   o.write_files = false;
   DequantSink sink(o);
-  StreamConsumer c(StreamOptions(), &sink);
+  StreamConsumer c(container::StreamOptions(), &sink);
   ASSERT_TRUE(c.Feed(absl::MakeConstSpan(bytes).first(first_two)).ok());
   ASSERT_EQ(sink.records().size(), 2u);
   hurray::testing::LargeAllocationCount large(512 << 10);
@@ -134,4 +134,4 @@ TEST(DequantSinkAlloc, TheSpoolIsKeptAcrossTensors) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -34,13 +34,13 @@
 #include "stream/ingest/testing/loader_test_peer.h"
 #include "stream/ingest/testing/loader_test_util.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
-using testing::HrryBytes;
-using testing::IngestTensor;
-using testing::MixedTensors;
-using testing::StreamBytes;
+using ingest::testing::HrryBytes;
+using ingest::testing::IngestTensor;
+using ingest::testing::MixedTensors;
+using ingest::testing::StreamBytes;
 
 struct Loaded {
   LoadResult result;
@@ -53,8 +53,8 @@ struct Loaded {
 Loaded Load(const LoadSource& source, ContainerFormat format,
             const LoaderOptions& options = LoaderOptions()) {
   ValidateSink sink;
-  std::unique_ptr<ByteConsumer> c =
-      MakeConsumer(format, FileOptions(), &sink, nullptr, nullptr);
+  std::unique_ptr<container::ByteConsumer> c =
+      MakeConsumer(format, container::FileOptions(), &sink, nullptr, nullptr);
   Loader loader(options);
   Loaded r;
   r.result = loader.Run(source, c.get());
@@ -111,8 +111,8 @@ class LoaderFormats : public ::testing::TestWithParam<bool> {
 
 TEST_P(LoaderFormats, EverySourceAndChunkSize) {
   const std::vector<uint8_t> bytes = Bytes();
-  const std::string path = testing::FreshDir("loader_src") + "/input";
-  testing::WriteAll(path, bytes);
+  const std::string path = ingest::testing::FreshDir("loader_src") + "/input";
+  ingest::testing::WriteAll(path, bytes);
   for (size_t chunk :
        {size_t{1}, size_t{7}, size_t{64}, size_t{4093}, size_t{1} << 20}) {
     LoaderOptions o;
@@ -173,8 +173,8 @@ TEST_P(LoaderFormats, ShortReadsAreToppedUpFromThePipe) {
   LoaderOptions o;
   o.chunk_size = 4096;
   ValidateSink sink;
-  std::unique_ptr<ByteConsumer> c =
-      MakeConsumer(Format(), FileOptions(), &sink, nullptr, nullptr);
+  std::unique_ptr<container::ByteConsumer> c =
+      MakeConsumer(Format(), container::FileOptions(), &sink, nullptr, nullptr);
   Loader loader(o);
   LoaderTestPeer::SetFirstReadCap(loader, 100);
   const LoadResult r = loader.Run(LoadSource::Fd(fds[0]), c.get());
@@ -189,9 +189,9 @@ TEST_P(LoaderFormats, ShortReadsAreToppedUpFromThePipe) {
   EXPECT_GE(LoaderTestPeer::ToppedUpBytes(loader), bytes.size() - 100 * slots);
 }
 
-// A PullReader over bytes in memory: `piece` bytes a Read, then `error`
-// (when set) instead of the end, or it blocks until Interrupt.
-class FakeReader : public PullReader {
+// A container::PullReader over bytes in memory: `piece` bytes a Read, then
+// `error` (when set) instead of the end, or it blocks until Interrupt.
+class FakeReader : public container::PullReader {
  public:
   FakeReader(std::vector<uint8_t> bytes, size_t piece)
       : bytes_(std::move(bytes)), piece_(piece) {}
@@ -248,8 +248,9 @@ TEST_P(LoaderFormats, BackpressureKeepsTheRing) {
   o.ring_slots = 3;
   o.idle_timeout_seconds = 60;
   ASSERT_GT(bytes.size(), 8 * o.chunk_size * 5);
-  const std::string path = testing::FreshDir("loader_backpressure") + "/in";
-  testing::WriteAll(path, bytes);
+  const std::string path =
+      ingest::testing::FreshDir("loader_backpressure") + "/in";
+  ingest::testing::WriteAll(path, bytes);
   enum Source { kMemory, kFile, kPipe, kPull };
   struct Case {
     Source source;
@@ -273,8 +274,8 @@ TEST_P(LoaderFormats, BackpressureKeepsTheRing) {
     if (k.source == kFile) src = LoadSource::File(path);
     if (k.source == kPull) src = LoadSource::Reader(&pull);
     SlowSink sink;
-    std::unique_ptr<ByteConsumer> c =
-        MakeConsumer(Format(), FileOptions(), &sink, nullptr, nullptr);
+    std::unique_ptr<container::ByteConsumer> c = MakeConsumer(
+        Format(), container::FileOptions(), &sink, nullptr, nullptr);
     Loader loader(o);
     const LoadResult r = loader.Run(src, c.get());
     ASSERT_TRUE(r.status.ok()) << r.status;
@@ -304,8 +305,8 @@ INSTANTIATE_TEST_SUITE_P(StreamAndHrry, LoaderFormats, ::testing::Bool());
 // no allocator can give.
 TEST(Loader, AnImpossibleRingIsAnError) {
   const std::vector<uint8_t> bytes = StreamBytes(MixedTensors(1));
-  const std::string path = testing::FreshDir("loader_ring") + "/in";
-  testing::WriteAll(path, bytes);
+  const std::string path = ingest::testing::FreshDir("loader_ring") + "/in";
+  ingest::testing::WriteAll(path, bytes);
   LoaderOptions huge_chunk;
   huge_chunk.chunk_size = SIZE_MAX;
   LoaderOptions huge_count;
@@ -353,7 +354,7 @@ TEST(Loader, CancelStopsAStalledPipe) {
     loader2.Cancel();
   });
   ValidateSink sink;
-  StreamConsumer c(StreamOptions(), &sink);
+  StreamConsumer c(container::StreamOptions(), &sink);
   const LoadResult r = loader2.Run(LoadSource::Fd(pipe.read_fd), &c);
   canceller.join();
   EXPECT_TRUE(r.cancelled);
@@ -367,7 +368,7 @@ TEST(Loader, CancelBeforeRun) {
   Loader loader;
   loader.Cancel();
   ValidateSink sink;
-  StreamConsumer c(StreamOptions(), &sink);
+  StreamConsumer c(container::StreamOptions(), &sink);
   const LoadResult r = loader.Run(LoadSource::Memory(bytes), &c);
   EXPECT_TRUE(r.cancelled);
   EXPECT_EQ(RuleIdOf(r.status), "STREAM-IO");
@@ -379,7 +380,7 @@ TEST(Loader, IdleTimeoutOnAStalledPipe) {
   LoaderOptions o;
   o.idle_timeout_seconds = 0.2;
   ValidateSink sink;
-  HrryConsumer c(FileOptions(), &sink);
+  HrryConsumer c(container::FileOptions(), &sink);
   Loader loader(o);
   const LoadResult r = loader.Run(LoadSource::Fd(pipe.read_fd), &c);
   EXPECT_TRUE(r.timed_out);
@@ -435,7 +436,7 @@ TEST(Loader, CancelInterruptsAPullReader) {
     loader.Cancel();
   });
   ValidateSink sink;
-  StreamConsumer c(StreamOptions(), &sink);
+  StreamConsumer c(container::StreamOptions(), &sink);
   const LoadResult r = loader.Run(LoadSource::Reader(&reader), &c);
   canceller.join();
   EXPECT_TRUE(r.cancelled);
@@ -445,7 +446,7 @@ TEST(Loader, CancelInterruptsAPullReader) {
 
 TEST(Loader, MissingFileIsStreamIo) {
   ValidateSink sink;
-  StreamConsumer c(StreamOptions(), &sink);
+  StreamConsumer c(container::StreamOptions(), &sink);
   Loader loader;
   const LoadResult r = loader.Run(LoadSource::File("/nonexistent/x"), &c);
   EXPECT_EQ(RuleIdOf(r.status), "STREAM-IO");
@@ -460,10 +461,10 @@ TEST_P(LoaderFormats, TruncatedAtEveryBoundary) {
   std::vector<uint64_t> cuts = {0, 1, 4, 8, 63, 64, 65};
   std::vector<uint64_t> ends;  // tensor ends, in order
   if (GetParam()) {
-    HrryForwardReader reader;
-    ASSERT_NE(reader.Feed(bytes), FileState::kRejected);
-    ASSERT_EQ(reader.Finish(), FileState::kDone);
-    for (const TensorExtent& e : reader.tensors()) {
+    container::HrryForwardReader reader;
+    ASSERT_NE(reader.Feed(bytes), container::FileState::kRejected);
+    ASSERT_EQ(reader.Finish(), container::FileState::kDone);
+    for (const container::TensorExtent& e : reader.tensors()) {
       for (uint64_t at : {e.descriptor_offset, e.descriptor_offset + 4,
                           e.descriptor_offset + e.descriptor_length,
                           e.data_offset, e.data_offset + e.data_length}) {
@@ -471,15 +472,15 @@ TEST_P(LoaderFormats, TruncatedAtEveryBoundary) {
       }
       ends.push_back(e.data_offset + e.data_length);
     }
-    const FileGeometry& g = reader.geometry();
+    const container::FileGeometry& g = reader.geometry();
     for (uint64_t at :
          {g.region_limit, g.trailer.index_offset, g.file_size - 40}) {
       cuts.insert(cuts.end(), {at - 1, at, at + 1});
     }
   } else {
     // Bare stream: descriptor starts from a recording pass.
-    struct Ends : TensorSink {
-      StreamReader* r = nullptr;
+    struct Ends : container::TensorSink {
+      container::StreamReader* r = nullptr;
       std::vector<uint64_t> starts, ends;
       absl::Status OnDescriptor(const TensorDescriptor& d) override {
         starts.push_back(r->position() - d.descriptor_length);
@@ -490,13 +491,14 @@ TEST_P(LoaderFormats, TruncatedAtEveryBoundary) {
         return absl::OkStatus();
       }
     } rec;
-    StreamReader reader(StreamOptions(), &rec);
+    container::StreamReader reader(container::StreamOptions(), &rec);
     rec.r = &reader;
     // Feed byte by byte so position() is exact at each event.
     for (size_t i = 0; i < bytes.size(); ++i) {
-      ASSERT_NE(reader.Feed({&bytes[i], 1}), StreamState::kRejected) << i;
+      ASSERT_NE(reader.Feed({&bytes[i], 1}), container::StreamState::kRejected)
+          << i;
     }
-    ASSERT_EQ(reader.Finish(), StreamState::kDone);
+    ASSERT_EQ(reader.Finish(), container::StreamState::kDone);
     for (uint64_t at : rec.starts)
       cuts.insert(cuts.end(), {at, at + 1, at + 4});
     for (uint64_t at : rec.ends) cuts.insert(cuts.end(), {at - 1, at, at + 1});
@@ -507,9 +509,10 @@ TEST_P(LoaderFormats, TruncatedAtEveryBoundary) {
     SCOPED_TRACE(::testing::Message() << "cut at " << cut);
     const absl::Span<const uint8_t> part =
         absl::MakeConstSpan(bytes).first(cut);
-    const Rejection want = GetParam()
-                               ? ReadHrry(part, FileOptions(), nullptr)
-                               : ReadStream(part, StreamOptions(), nullptr);
+    const Rejection want =
+        GetParam()
+            ? container::ReadHrry(part, container::FileOptions(), nullptr)
+            : container::ReadStream(part, container::StreamOptions(), nullptr);
     LoaderOptions o;
     o.chunk_size = 97;
     const Loaded r = Load(LoadSource::Memory(part), Format(), o);
@@ -569,8 +572,8 @@ TEST_P(LoaderFormats, TheConsumerWaitsThroughAPause) {
     ::close(fds[1]);
   });
   ValidateSink sink;
-  std::unique_ptr<ByteConsumer> c =
-      MakeConsumer(Format(), FileOptions(), &sink, nullptr, nullptr);
+  std::unique_ptr<container::ByteConsumer> c =
+      MakeConsumer(Format(), container::FileOptions(), &sink, nullptr, nullptr);
   Loader loader;
   const LoadResult r = loader.Run(LoadSource::Fd(fds[0]), c.get());
   writer.join();
@@ -600,7 +603,7 @@ TEST(Loader, TcpLoopback) {
     asio::write(s, asio::buffer(bytes));
   });
   ValidateSink sink;
-  AskingConsumer c(StreamOptions(), &sink);
+  AskingConsumer c(container::StreamOptions(), &sink);
   LoaderOptions o;
   o.chunk_size = 1000;
   o.idle_timeout_seconds = 30;
@@ -629,7 +632,7 @@ TEST(Loader, TcpIdleTimeout) {
     while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   });
   ValidateSink sink;
-  AskingConsumer c(StreamOptions(), &sink);
+  AskingConsumer c(container::StreamOptions(), &sink);
   LoaderOptions o;
   o.idle_timeout_seconds = 0.2;
   Loader loader(o);
@@ -651,7 +654,8 @@ struct Bounded {
   bool finished_in_time = false;
 };
 Bounded RunBounded(Loader* loader, const LoadSource& source,
-                   ByteConsumer* consumer, std::function<void()> unblock,
+                   container::ByteConsumer* consumer,
+                   std::function<void()> unblock,
                    std::chrono::seconds bound = std::chrono::seconds(10)) {
   Bounded b;
   std::atomic<bool> done{false};
@@ -688,7 +692,7 @@ TEST(Loader, FifoPathWithASilentWriterHitsTheIdleTimeout) {
   LoaderOptions o;
   o.idle_timeout_seconds = 0.3;
   ValidateSink sink;
-  HrryConsumer c(FileOptions(), &sink);
+  HrryConsumer c(container::FileOptions(), &sink);
   Loader loader(o);
   const Bounded b = RunBounded(&loader, LoadSource::File(path), &c, [&] {
     const uint8_t junk[8] = {};
@@ -708,7 +712,7 @@ TEST(Loader, FifoPathWithNoWriterHitsTheIdleTimeout) {
   LoaderOptions o;
   o.idle_timeout_seconds = 0.3;
   ValidateSink sink;
-  HrryConsumer c(FileOptions(), &sink);
+  HrryConsumer c(container::FileOptions(), &sink);
   Loader loader(o);
   const Bounded b = RunBounded(&loader, LoadSource::File(path), &c, [&] {
     loader.Cancel();
@@ -749,10 +753,10 @@ TEST(Loader, FifoPathDeliversEveryByte) {
 // A peer whose accept queue is full drops the SYN: connect waits until the
 // connect timeout (it had no deadline without an idle timeout).
 TEST(Loader, TcpConnectTimeout) {
-  testing::FullListener full;
+  ingest::testing::FullListener full;
   ASSERT_TRUE(full.ok());
   ValidateSink sink;
-  AskingConsumer c(StreamOptions(), &sink);
+  AskingConsumer c(container::StreamOptions(), &sink);
   LoaderOptions o;
   o.connect_timeout_seconds = 0.5;  // and no idle timeout
   Loader loader(o);
@@ -766,4 +770,4 @@ TEST(Loader, TcpConnectTimeout) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

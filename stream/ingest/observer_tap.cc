@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "parser/rules.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 // A float32 file of ours, mapped read-only for the length of one callback.
@@ -21,7 +21,8 @@ class MappedValues {
   ~MappedValues() {
     if (map_ != nullptr) ::munmap(map_, size_);
   }
-  absl::Status Map(const SafeOutputDir& dir, const std::string& name) {
+  absl::Status Map(const container::SafeOutputDir& dir,
+                   const std::string& name) {
     absl::StatusOr<int> fd = dir.OpenForReading(name);
     if (!fd.ok()) return fd.status();
     struct stat st;
@@ -111,4 +112,4 @@ absl::Status ScratchDir::Create(const std::string& parent) {
   return absl::OkStatus();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -21,7 +21,7 @@
 #include "stream/ingest/ingest.h"
 #include "stream/ingest/sinks.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 // Forwards every event to `next`; `records` is the run's RecordingIngestSink
 // (the records it reads). A tensor is handed over once its record is
@@ -40,7 +40,7 @@ class ObserverTap final : public IngestSink {
   // `remove_values`: they are staged (scratch) and removed once handed over.
   ObserverTap(IngestSink* next, const RecordingIngestSink* records,
               IngestObserver* observer, const IngestRequest& request,
-              SafeOutputDir* values_dir, bool remove_values,
+              container::SafeOutputDir* values_dir, bool remove_values,
               std::function<void()> cancel)
       : next_(next),
         records_(records),
@@ -125,7 +125,7 @@ class ObserverTap final : public IngestSink {
   IngestObserver* observer_;
   TensorData data_;
   uint64_t max_raw_;
-  SafeOutputDir* values_dir_;
+  container::SafeOutputDir* values_dir_;
   bool remove_values_;
   std::function<void()> cancel_;
   size_t delivered_;
@@ -147,6 +147,6 @@ class ScratchDir {
   std::string path_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_OBSERVER_TAP_H_

@@ -11,14 +11,14 @@
 #include "stream/container/crc32c.h"
 #include "stream/ingest/output/npy.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 absl::Status ErrnoStatus(absl::string_view what, const std::string& path) {
   return absl::DataLossError(
       absl::StrCat(what, " ", path, ": ", std::strerror(errno)));
 }
 
-absl::StatusOr<uint32_t> FileCrc32c(const SafeOutputDir& dir,
+absl::StatusOr<uint32_t> FileCrc32c(const container::SafeOutputDir& dir,
                                     const std::string& name) {
   absl::StatusOr<int> fd = dir.OpenForReading(name);
   if (!fd.ok()) return fd.status();
@@ -33,7 +33,7 @@ absl::StatusOr<uint32_t> FileCrc32c(const SafeOutputDir& dir,
       return s;
     }
     if (got == 0) break;
-    crc = Crc32cExtend(
+    crc = container::Crc32cExtend(
         crc, absl::MakeConstSpan(buf.data(), static_cast<size_t>(got)));
   }
   ::close(*fd);
@@ -56,7 +56,7 @@ absl::Status OutputFile::Open(const std::string& name, const OutputType& type,
     in_safetensors_ = s.ok();
     return s;
   }
-  absl::StatusOr<TempFile> t = ctx_.dir->CreateTemp(0644);
+  absl::StatusOr<container::TempFile> t = ctx_.dir->CreateTemp(0644);
   if (!t.ok()) return t.status();
   fd_ = t->fd;
   temp_ = t->name;
@@ -71,8 +71,9 @@ absl::Status OutputFile::Flush() {
   if (buf_.empty()) return absl::OkStatus();
   absl::Status s = absl::OkStatus();
   if (fd_ >= 0) {  // write_files
-    crc_ = Crc32cExtend(crc_, buf_);
-    s = WriteAllFd(fd_, buf_.data(), buf_.size(), ctx_.dir->Describe(temp_));
+    crc_ = container::Crc32cExtend(crc_, buf_);
+    s = container::WriteAllFd(fd_, buf_.data(), buf_.size(),
+                              ctx_.dir->Describe(temp_));
   } else if (in_safetensors_) {
     s = ctx_.safetensors->Append(buf_);
   }
@@ -116,4 +117,4 @@ void OutputFile::Abandon() {
   buf_.clear();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -20,7 +20,7 @@
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/tensor_writer.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 // Data bytes handed to the dequantizer at once: bounds the float buffer
 // (2-bit codes: 4 floats per byte, 2 MiB of output).
@@ -35,8 +35,8 @@ inline constexpr size_t kReleaseBytes = size_t{4} << 20;
                                        const std::string& path);
 
 // The CRC-32C of a whole file of `dir`, read never through a symlink.
-[[nodiscard]] absl::StatusOr<uint32_t> FileCrc32c(const SafeOutputDir& dir,
-                                                  const std::string& name);
+[[nodiscard]] absl::StatusOr<uint32_t> FileCrc32c(
+    const container::SafeOutputDir& dir, const std::string& name);
 
 // The logical shape of the output of `d` (complex as pairs: a trailing 2).
 std::vector<uint64_t> OutputShape(const TensorDescriptor& d,
@@ -86,6 +86,6 @@ class OutputFile {
   bool in_safetensors_ = false;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_OUTPUT_FILE_H_

@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "stream/container/utf8.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 std::string IndexFileSuffix(OutputFormat f) {
   return f == OutputFormat::kF32 ? ".u64" : std::string(OutputSuffix(f));
@@ -63,7 +63,7 @@ std::string SafeFileName(absl::string_view name, uint64_t index) {
     const absl::string_view ch = name.substr(i, n);
     const bool c1 = n == 2 && c == 0xC2 && ch.size() == 2 &&
                     static_cast<unsigned char>(ch[1]) < 0xA0;
-    if (n > 1 && ch.size() == n && !c1 && IsValidUtf8(ch)) {
+    if (n > 1 && ch.size() == n && !c1 && container::IsValidUtf8(ch)) {
       out.append(ch.data(), ch.size());
       i += n;
     } else {
@@ -89,4 +89,4 @@ std::string SafeFileName(absl::string_view name, uint64_t index) {
   return out;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -13,7 +13,7 @@
 #include "parser/descriptor.h"
 #include "stream/ingest/output/element_convert.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 // The file name (without its suffix) for a tensor name: valid UTF-8 kept,
 // control characters, bytes that are not UTF-8, '/', '%', '~' and a leading
@@ -37,6 +37,6 @@ std::vector<KeptArray> KeptArrays(const TensorDescriptor& d);
 // "[3, 4]".
 std::string ShapeText(const TensorDescriptor& d);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_OUTPUT_NAMING_H_

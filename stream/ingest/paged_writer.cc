@@ -12,7 +12,7 @@
 #include "parser/wire.h"
 #include "stream/ingest/output/block_paged.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 PagedWriter::PagedWriter(const WriterContext& ctx, const TensorDescriptor& d,
                          const std::string& base, const std::string& name,
@@ -224,4 +224,4 @@ absl::Status PagedWriter::Finish(std::string* verdict) {
   return absl::OkStatus();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

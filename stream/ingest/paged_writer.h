@@ -23,7 +23,7 @@
 #include "stream/ingest/output_file.h"
 #include "stream/ingest/tensor_writer.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 class PagedWriter : public TensorWriter {
  public:
@@ -63,6 +63,6 @@ class PagedWriter : public TensorWriter {
   std::vector<std::string> late_entries_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_PAGED_WRITER_H_

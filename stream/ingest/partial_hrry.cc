@@ -13,7 +13,7 @@
 #include "stream/container/tensor_walker.h"
 #include "stream/ingest/consumers.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 // The source failed at `offset`: STREAM-IO with its reason, as the loader
@@ -27,8 +27,8 @@ absl::Status SourceFailed(uint64_t offset, const absl::Status& why) {
       why.message());
 }
 
-absl::Status ReadInto(RangeSource* source, uint64_t offset, uint64_t length,
-                      std::vector<uint8_t>* out) {
+absl::Status ReadInto(container::RangeSource* source, uint64_t offset,
+                      uint64_t length, std::vector<uint8_t>* out) {
   out->clear();
   out->reserve(static_cast<size_t>(length));
   absl::Status s =
@@ -46,8 +46,8 @@ absl::Status ReadInto(RangeSource* source, uint64_t offset, uint64_t length,
 
 // Where the entry's tensor ends by the index: its descriptor, or its data
 // (the walker checks the index's claim against the descriptor).
-Rejection IndexedEnd(const IndexEntry& e, const FileGeometry& g,
-                     uint64_t* end) {
+Rejection IndexedEnd(const container::IndexEntry& e,
+                     const container::FileGeometry& g, uint64_t* end) {
   uint64_t data_end;
   if (e.data_offset > g.region_limit ||
       !wire::CheckedAdd(e.data_offset, e.data_length, &data_end) ||
@@ -80,9 +80,9 @@ struct Group {
 // into the next tensor).
 // Only the tensors `report` marks reach the sink (the others are walked
 // for their composite's sake).
-class GroupSink final : public TensorSink {
+class GroupSink final : public container::TensorSink {
  public:
-  GroupSink(IngestSink* sink, std::vector<const IndexEntry*> entries,
+  GroupSink(IngestSink* sink, std::vector<const container::IndexEntry*> entries,
             std::vector<bool> report)
       : sink_(sink),
         last_(entries.back()),
@@ -95,7 +95,7 @@ class GroupSink final : public TensorSink {
                        "padding"});
     }
     on_ = report_[seen_];
-    const IndexEntry& e = *entries_[seen_++];
+    const container::IndexEntry& e = *entries_[seen_++];
     if (!on_) return absl::OkStatus();
     // The index names it before its bytes (a .hrry read forward learns
     // the names only at the end: OnTensorNames still comes).
@@ -114,8 +114,8 @@ class GroupSink final : public TensorSink {
 
  private:
   IngestSink* sink_;
-  const IndexEntry* last_;
-  std::vector<const IndexEntry*> entries_;
+  const container::IndexEntry* last_;
+  std::vector<const container::IndexEntry*> entries_;
   std::vector<bool> report_;
   size_t seen_ = 0;
   uint32_t ended_ = 0;
@@ -124,9 +124,11 @@ class GroupSink final : public TensorSink {
 
 class SelectedReader {
  public:
-  SelectedReader(RangeSource* source, const FileGeometry& g,
-                 const FileIndex& index, const FileOptions& options,
-                 IngestSink* sink, PartialReadStats* stats)
+  SelectedReader(container::RangeSource* source,
+                 const container::FileGeometry& g,
+                 const container::FileIndex& index,
+                 const container::FileOptions& options, IngestSink* sink,
+                 PartialReadStats* stats)
       : source_(source),
         g_(g),
         index_(index),
@@ -134,8 +136,8 @@ class SelectedReader {
         sink_(sink),
         stats_(stats) {}
 
-  absl::Status Run(absl::Span<const IndexEntry* const> selected,
-                   const KvSection& kv) {
+  absl::Status Run(absl::Span<const container::IndexEntry* const> selected,
+                   const container::KvSection& kv) {
     sink_->ExpectTensorNames();
     absl::Status s = Plan(selected);
     if (s.ok()) s = ReadGroups();
@@ -154,7 +156,7 @@ class SelectedReader {
   }
 
  private:
-  const IndexEntry& At(uint32_t pos) const {
+  const container::IndexEntry& At(uint32_t pos) const {
     return index_.entries()[order_[pos]];
   }
 
@@ -166,7 +168,7 @@ class SelectedReader {
     std::vector<uint32_t> members(n, 0);
     std::vector<uint32_t> heads;
     for (uint32_t p = 0; p < n; ++p) {
-      const IndexEntry& e = At(p);
+      const container::IndexEntry& e = At(p);
       if (e.data_length != 0) continue;
       // Nothing larger than a descriptor may be read (the decoder would
       // refuse it at its descriptor_length field, byte 6).
@@ -184,7 +186,7 @@ class SelectedReader {
       size_t j = i + 1;
       uint64_t end = begin + At(heads[i]).descriptor_length;
       while (j < heads.size()) {
-        const IndexEntry& e = At(heads[j]);
+        const container::IndexEntry& e = At(heads[j]);
         const uint64_t e_end = e.descriptor_offset + e.descriptor_length;
         if (e.descriptor_offset < end ||
             e.descriptor_offset - end > kCoalesceGapBytes ||
@@ -196,7 +198,7 @@ class SelectedReader {
       }
       HURRAY_RETURN_IF_ERROR(ReadInto(source_, begin, end - begin, &bytes));
       for (; i < j; ++i) {
-        const IndexEntry& e = At(heads[i]);
+        const container::IndexEntry& e = At(heads[i]);
         const Rejection r =
             DecodeWith(absl::MakeConstSpan(bytes).subspan(
                            static_cast<size_t>(e.descriptor_offset - begin),
@@ -217,7 +219,7 @@ class SelectedReader {
   // The tensors to walk: each named one with the composite it belongs to
   // (from its outermost head: a member is validated in its composite), and
   // those to report: the named ones and the members of named heads.
-  absl::Status Plan(absl::Span<const IndexEntry* const> selected) {
+  absl::Status Plan(absl::Span<const container::IndexEntry* const> selected) {
     const uint32_t n = static_cast<uint32_t>(index_.size());
     order_.resize(n);
     for (uint32_t i = 0; i < n; ++i) order_[i] = i;
@@ -228,7 +230,7 @@ class SelectedReader {
     std::vector<uint32_t> pos_of(n);
     for (uint32_t p = 0; p < n; ++p) pos_of[order_[p]] = p;
     wanted_.assign(n, false);
-    for (const IndexEntry* e : selected) {
+    for (const container::IndexEntry* e : selected) {
       wanted_[pos_of[static_cast<size_t>(e - index_.entries().data())]] = true;
     }
     absl::StatusOr<std::vector<uint32_t>> members = MemberCounts();
@@ -312,19 +314,19 @@ class SelectedReader {
 
   void StartGroup() {
     const Group& grp = groups_[current_];
-    std::vector<const IndexEntry*> entries;
+    std::vector<const container::IndexEntry*> entries;
     for (uint32_t k = 0; k < grp.count; ++k)
       entries.push_back(&At(grp.first + k));
     gate_ = std::make_unique<GroupSink>(
         sink_, std::move(entries),
         std::vector<bool>(wanted_.begin() + grp.first,
                           wanted_.begin() + grp.first + grp.count));
-    Framing framing;
+    container::Framing framing;
     framing.data_alignment = g_.header.data_buffer_alignment;
     framing.reject_padding_after_head = options_.reject_padding_after_head;
     framing.record_extents = true;
-    walker_ = std::make_unique<TensorWalker>(options_.parse, options_.limits,
-                                             framing, grp.begin, gate_.get());
+    walker_ = std::make_unique<container::TensorWalker>(
+        options_.parse, options_.limits, framing, grp.begin, gate_.get());
   }
 
   // Bytes at pos_ of the current range: to the walker of the group they
@@ -344,10 +346,10 @@ class SelectedReader {
       }
       const size_t n =
           static_cast<size_t>(std::min<uint64_t>(grp.end - pos_, piece.size()));
-      const WalkState walked = walker_->Feed(piece.first(n)).state;
+      const container::WalkState walked = walker_->Feed(piece.first(n)).state;
       pos_ += n;
       piece.remove_prefix(n);
-      if (walked == WalkState::kRejected) {
+      if (walked == container::WalkState::kRejected) {
         sink_failed_ = walker_->stopped_by_sink() &&
                        !RuleIdOf(walker_->status()).has_value();
         walk_status_ = walker_->status();
@@ -366,10 +368,11 @@ class SelectedReader {
   // Every tensor of the group walked, each where its entry says.
   absl::Status EndGroup() {
     const Group& grp = groups_[current_];
-    const absl::Span<const TensorExtent> walked = walker_->extents();
+    const absl::Span<const container::TensorExtent> walked = walker_->extents();
     for (uint32_t k = 0; k < grp.count; ++k) {
-      const IndexEntry& e = At(grp.first + k);
-      const TensorExtent* x = k < walked.size() ? &walked[k] : nullptr;
+      const container::IndexEntry& e = At(grp.first + k);
+      const container::TensorExtent* x =
+          k < walked.size() ? &walked[k] : nullptr;
       if (x == nullptr && k == walked.size() &&
           walker_->current().descriptor_offset == e.descriptor_offset &&
           !walker_->in_descriptor()) {
@@ -383,7 +386,7 @@ class SelectedReader {
                          "descriptor_offset"});
       }
       HURRAY_RETURN_IF_ERROR(
-          ToStatus(CheckEntry(e, *x, g_, options_.parse.mode)));
+          ToStatus(container::CheckEntry(e, *x, g_, options_.parse.mode)));
       if (k >= gate_->ended()) {
         // The index's data range ends before the descriptor's buffers.
         return ToStatus({Rule::kFileIdx12, e.data_length_at(),
@@ -405,10 +408,10 @@ class SelectedReader {
     return absl::OkStatus();
   }
 
-  RangeSource* source_;
-  const FileGeometry& g_;
-  const FileIndex& index_;
-  const FileOptions& options_;
+  container::RangeSource* source_;
+  const container::FileGeometry& g_;
+  const container::FileIndex& index_;
+  const container::FileOptions& options_;
   IngestSink* sink_;
   PartialReadStats* stats_;
   std::vector<uint32_t> order_;  // entry indices in file order
@@ -418,7 +421,7 @@ class SelectedReader {
   size_t current_ = 0;
   uint64_t pos_ = 0;
   std::unique_ptr<GroupSink> gate_;
-  std::unique_ptr<TensorWalker> walker_;
+  std::unique_ptr<container::TensorWalker> walker_;
   absl::Status walk_status_;
   bool sink_failed_ = false;
   std::vector<std::string> names_;
@@ -442,7 +445,7 @@ absl::Status MemoryRangeSource::Read(uint64_t offset, uint64_t length,
 }
 
 absl::StatusOr<std::unique_ptr<HrryMetadata>> ReadHrryMetadata(
-    RangeSource* source, const FileOptions& options) {
+    container::RangeSource* source, const container::FileOptions& options) {
   auto m = std::make_unique<HrryMetadata>();
   const uint64_t size = source->size();
   const Mode mode = options.parse.mode;
@@ -451,24 +454,26 @@ absl::StatusOr<std::unique_ptr<HrryMetadata>> ReadHrryMetadata(
                      "the file is longer than the total byte limit"});
   }
   // file-format.md § Random-Access Reader: header, trailer, index, KV.
-  FileHeader header;
+  container::FileHeader header;
   std::vector<uint8_t> bytes;
-  if (size >= kFileHeaderSize) {
-    HURRAY_RETURN_IF_ERROR(ReadInto(source, 0, kFileHeaderSize, &bytes));
-    HURRAY_RETURN_IF_ERROR(ToStatus(ParseFileHeader(bytes, &header)));
+  if (size >= container::kFileHeaderSize) {
+    HURRAY_RETURN_IF_ERROR(
+        ReadInto(source, 0, container::kFileHeaderSize, &bytes));
+    HURRAY_RETURN_IF_ERROR(
+        ToStatus(container::ParseFileHeader(bytes, &header)));
   }
-  if (size < kMinFileSize) {
+  if (size < container::kMinFileSize) {
     return ToStatus(
         {Rule::kFileHdr01, size, "the file is shorter than 104 bytes"});
   }
+  HURRAY_RETURN_IF_ERROR(ReadInto(source, size - container::kTrailerSize,
+                                  container::kTrailerSize, &bytes));
+  container::FileGeometry& g = m->geometry;
   HURRAY_RETURN_IF_ERROR(
-      ReadInto(source, size - kTrailerSize, kTrailerSize, &bytes));
-  FileGeometry& g = m->geometry;
-  HURRAY_RETURN_IF_ERROR(
-      ToStatus(ParseTrailer(bytes, size, header, options, &g)));
+      ToStatus(container::ParseTrailer(bytes, size, header, options, &g)));
   // The KV section and the index, in one range (they lie inside the file:
   // ParseTrailer checked it).
-  const FileTrailer& t = g.trailer;
+  const container::FileTrailer& t = g.trailer;
   uint64_t lo = t.index_offset, hi = t.index_offset + t.index_length;
   if (g.kv_present) {
     lo = std::min<uint64_t>(lo, t.kv_offset);
@@ -483,10 +488,10 @@ absl::StatusOr<std::unique_ptr<HrryMetadata>> ReadHrryMetadata(
   const absl::Span<const uint8_t> index =
       tail.subspan(static_cast<size_t>(t.index_offset - lo),
                    static_cast<size_t>(t.index_length));
-  Rejection r = CheckIndexCrc(index, g);
+  Rejection r = container::CheckIndexCrc(index, g);
   if (r.ok()) {
     r = m->index.Parse(index, t.index_offset,
-                       header.has(file_flag::kSortedIndex), mode);
+                       header.has(container::file_flag::kSortedIndex), mode);
   }
   if (r.ok() && g.kv_present) {
     r = m->kv.Parse(
@@ -495,19 +500,20 @@ absl::StatusOr<std::unique_ptr<HrryMetadata>> ReadHrryMetadata(
   }
   // What the index alone decides, for every entry.
   for (size_t i = 0; r.ok() && i < m->index.size(); ++i) {
-    r = CheckEntryPlacement(m->index.entries()[i], g);
+    r = container::CheckEntryPlacement(m->index.entries()[i], g);
   }
-  if (r.ok() && Applies(Rule::kFileIdx14, mode)) r = CheckOverlaps(m->index);
+  if (r.ok() && Applies(Rule::kFileIdx14, mode))
+    r = container::CheckOverlaps(m->index);
   if (!r.ok()) return ToStatus(r);
   return m;
 }
 
-absl::StatusOr<std::vector<const IndexEntry*>> ResolveNames(
-    const FileIndex& index, absl::Span<const std::string> names) {
-  std::vector<const IndexEntry*> out;
-  absl::flat_hash_set<const IndexEntry*> seen;
+absl::StatusOr<std::vector<const container::IndexEntry*>> ResolveNames(
+    const container::FileIndex& index, absl::Span<const std::string> names) {
+  std::vector<const container::IndexEntry*> out;
+  absl::flat_hash_set<const container::IndexEntry*> seen;
   for (const std::string& name : names) {
-    const IndexEntry* e = index.Find(name);
+    const container::IndexEntry* e = index.Find(name);
     if (e == nullptr) {
       return absl::NotFoundError(
           absl::StrCat("no tensor named '", name, "' in the index"));
@@ -517,13 +523,14 @@ absl::StatusOr<std::vector<const IndexEntry*>> ResolveNames(
   return out;
 }
 
-absl::Status ReadSelected(RangeSource* source, const FileGeometry& geometry,
-                          const FileIndex& index, const KvSection& kv,
-                          absl::Span<const IndexEntry* const> selected,
-                          const FileOptions& options, IngestSink* sink,
-                          PartialReadStats* stats) {
+absl::Status ReadSelected(
+    container::RangeSource* source, const container::FileGeometry& geometry,
+    const container::FileIndex& index, const container::KvSection& kv,
+    absl::Span<const container::IndexEntry* const> selected,
+    const container::FileOptions& options, IngestSink* sink,
+    PartialReadStats* stats) {
   SelectedReader reader(source, geometry, index, options, sink, stats);
   return reader.Run(selected, kv);
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -47,12 +47,12 @@
 #include "stream/container/range_source.h"
 #include "stream/ingest/sinks.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 inline constexpr uint64_t kCoalesceGapBytes = 64 << 10;
 
 // Bytes in memory (a mapped file), kept alive by the caller.
-class MemoryRangeSource final : public RangeSource {
+class MemoryRangeSource final : public container::RangeSource {
  public:
   explicit MemoryRangeSource(absl::Span<const uint8_t> bytes) : bytes_(bytes) {}
   uint64_t size() const override { return bytes_.size(); }
@@ -65,19 +65,20 @@ class MemoryRangeSource final : public RangeSource {
 
 // The checked header, trailer, index and KV section.
 struct HrryMetadata {
-  FileGeometry geometry;
+  container::FileGeometry geometry;
   std::vector<uint8_t> tail;  // the bytes the index and KV views point into
-  FileIndex index;
-  KvSection kv;
+  container::FileIndex index;
+  container::KvSection kv;
 };
 
 [[nodiscard]] absl::StatusOr<std::unique_ptr<HrryMetadata>> ReadHrryMetadata(
-    RangeSource* source, const FileOptions& options);
+    container::RangeSource* source, const container::FileOptions& options);
 
 // The index entries named, in the order given (duplicates once). A name the
 // index lacks: NotFound naming it (no rule: nothing about the file is wrong).
-[[nodiscard]] absl::StatusOr<std::vector<const IndexEntry*>> ResolveNames(
-    const FileIndex& index, absl::Span<const std::string> names);
+[[nodiscard]] absl::StatusOr<std::vector<const container::IndexEntry*>>
+ResolveNames(const container::FileIndex& index,
+             absl::Span<const std::string> names);
 
 struct PartialReadStats {
   uint64_t ranges = 0;      // Read calls for tensor bytes
@@ -89,11 +90,12 @@ struct PartialReadStats {
 // of the file `geometry` and `index` describe into `sink`. Rejections carry
 // the rule id and the absolute file offset.
 [[nodiscard]] absl::Status ReadSelected(
-    RangeSource* source, const FileGeometry& geometry, const FileIndex& index,
-    const KvSection& kv, absl::Span<const IndexEntry* const> selected,
-    const FileOptions& options, IngestSink* sink,
+    container::RangeSource* source, const container::FileGeometry& geometry,
+    const container::FileIndex& index, const container::KvSection& kv,
+    absl::Span<const container::IndexEntry* const> selected,
+    const container::FileOptions& options, IngestSink* sink,
     PartialReadStats* stats = nullptr);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_PARTIAL_HRRY_H_

@@ -16,13 +16,13 @@
 #include "stream/ingest/sinks.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
-using testing::EditableFile;
+using container::testing::EditableFile;
 
-FileOptions Agreed() {
-  FileOptions o;
+container::FileOptions Agreed() {
+  container::FileOptions o;
   o.parse = vectors::AgreedOptions();
   return o;
 }
@@ -31,12 +31,12 @@ FileOptions Agreed() {
 absl::Status Partial(absl::Span<const uint8_t> file,
                      const std::vector<std::string>& names, IngestSink* sink,
                      PartialReadStats* stats = nullptr,
-                     const FileOptions& options = Agreed()) {
+                     const container::FileOptions& options = Agreed()) {
   MemoryRangeSource src(file);
   absl::StatusOr<std::unique_ptr<HrryMetadata>> m =
       ReadHrryMetadata(&src, options);
   if (!m.ok()) return m.status();
-  absl::StatusOr<std::vector<const IndexEntry*>> sel =
+  absl::StatusOr<std::vector<const container::IndexEntry*>> sel =
       ResolveNames((*m)->index, names);
   if (!sel.ok()) return sel.status();
   return ReadSelected(&src, (*m)->geometry, (*m)->index, (*m)->kv, *sel,
@@ -48,11 +48,11 @@ std::string RuleOf(const absl::Status& s) {
 }
 
 TEST(PartialHrry, EachTensorAloneAsInAFullRead) {
-  HrryWriterOptions w;
+  container::HrryWriterOptions w;
   w.parse = vectors::AgreedOptions();
   w.sorted_index = true;
   const std::vector<uint8_t> file =
-      testing::WriteFile(testing::ContainerVectors(), w);
+      container::testing::WriteFile(container::testing::ContainerVectors(), w);
   ValidateSink full(Mode::kPermissive);  // random data: no element rules
   auto consumer =
       MakeConsumer(ContainerFormat::kHrry, Agreed(), &full, nullptr, nullptr);
@@ -88,7 +88,7 @@ TEST(PartialHrry, EachTensorAloneAsInAFullRead) {
 }
 
 TEST(PartialHrry, NeighboursShareOneRange) {
-  const std::vector<uint8_t> file = testing::SmallFile();
+  const std::vector<uint8_t> file = container::testing::SmallFile();
   ValidateSink sink;
   PartialReadStats stats;
   ASSERT_TRUE(Partial(file, {"b", "a"}, &sink, &stats).ok());
@@ -101,14 +101,15 @@ TEST(PartialHrry, NeighboursShareOneRange) {
 
 TEST(PartialHrry, UnknownNameIsNotFound) {
   ValidateSink sink;
-  const absl::Status s = Partial(testing::SmallFile(), {"a", "zz"}, &sink);
+  const absl::Status s =
+      Partial(container::testing::SmallFile(), {"a", "zz"}, &sink);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(sink.records().empty());
 }
 
 // A broken tensor that is not named is not read.
 TEST(PartialHrry, OtherTensorsAreNotRead) {
-  std::vector<uint8_t> file = testing::SmallFile();
+  std::vector<uint8_t> file = container::testing::SmallFile();
   const EditableFile f = EditableFile::From(file);
   file[f.entries[0].descriptor_offset] ^= 0xff;  // "a"'s descriptor magic
   ValidateSink sink;
@@ -120,19 +121,19 @@ TEST(PartialHrry, OtherTensorsAreNotRead) {
 // FILE-IDX-12: the index's data range of a named tensor ends before its
 // buffers do.
 TEST(PartialHrry, ShortDataLengthIsFileIdx12) {
-  EditableFile f = EditableFile::From(testing::SmallFile());
+  EditableFile f = EditableFile::From(container::testing::SmallFile());
   f.entries[0].data_length -= 1;
   const EditableFile::Built b = f.Build();
   ValidateSink sink;
   const absl::Status s = Partial(b.bytes, {"a"}, &sink);
   EXPECT_EQ(RuleOf(s), "FILE-IDX-12");
   EXPECT_EQ(OffsetOf(s).value_or(0),
-            b.field_at(0, f, testing::kDataLengthField));
+            b.field_at(0, f, container::testing::kDataLengthField));
 }
 
 // FILE-TRL-03 still applies: the index CRC is checked before any tensor.
 TEST(PartialHrry, IndexCrcIsChecked) {
-  EditableFile f = EditableFile::From(testing::SmallFile());
+  EditableFile f = EditableFile::From(container::testing::SmallFile());
   f.fix_crc = false;
   f.entries[1].flags = 0;  // unchanged bytes...
   EditableFile::Built b = f.Build();
@@ -145,4 +146,4 @@ TEST(PartialHrry, IndexCrcIsChecked) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 SelectingSink::SelectingSink(RecordingIngestSink* inner,
                              std::vector<std::string> names)
@@ -52,4 +52,4 @@ absl::Status SelectingSink::OnTensorNames(absl::Span<const std::string> names) {
   return inner_->OnTensorNames(kept);
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

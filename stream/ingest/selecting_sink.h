@@ -24,7 +24,7 @@
 #include "parser/descriptor.h"
 #include "stream/ingest/sinks.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 class SelectingSink final : public IngestSink {
  public:
@@ -69,6 +69,6 @@ class SelectingSink final : public IngestSink {
   std::vector<Open> open_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_SELECTING_SINK_H_

@@ -17,11 +17,11 @@
 #include "stream/ingest/testing/loader_test_util.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
-FileOptions Agreed() {
-  FileOptions o;
+container::FileOptions Agreed() {
+  container::FileOptions o;
   o.parse = vectors::AgreedOptions();
   return o;
 }
@@ -39,10 +39,10 @@ absl::Status Forward(absl::Span<const uint8_t> bytes,
 }
 
 TEST(SelectingSink, KeepsWhatTheRangedReadReads) {
-  HrryWriterOptions w;
+  container::HrryWriterOptions w;
   w.parse = vectors::AgreedOptions();
   const std::vector<uint8_t> file =
-      testing::WriteFile(testing::ContainerVectors(), w);
+      container::testing::WriteFile(container::testing::ContainerVectors(), w);
   ValidateSink full(Mode::kPermissive);  // random data: no element rules
   auto whole =
       MakeConsumer(ContainerFormat::kHrry, Agreed(), &full, nullptr, nullptr);
@@ -75,44 +75,45 @@ TEST(SelectingSink, KeepsWhatTheRangedReadReads) {
 }
 
 TEST(SelectingSink, PublishesOnlyTheNamedOutputs) {
-  const std::string dir = testing::FreshDir("selecting_sink_outputs");
+  const std::string dir = ingest::testing::FreshDir("selecting_sink_outputs");
   DequantSinkOptions o;
   o.out_dir = dir;
   DequantSink sink(o);
   const std::vector<uint8_t> file =
-      testing::HrryBytes(testing::MixedTensors(3));
-  const std::string name = testing::MixedTensors(3)[2].name;
+      ingest::testing::HrryBytes(ingest::testing::MixedTensors(3));
+  const std::string name = ingest::testing::MixedTensors(3)[2].name;
   ASSERT_TRUE(Forward(file, {name}, &sink).ok());
   ASSERT_EQ(sink.records().size(), 1u);
   EXPECT_EQ(sink.records()[0].name, name);
-  EXPECT_EQ(testing::ListDir(dir),
+  EXPECT_EQ(ingest::testing::ListDir(dir),
             std::vector<std::string>{SafeFileName(name, 0) + ".f32"});
 }
 
 TEST(SelectingSink, ANameNotInTheIndexPublishesNothing) {
-  const std::string dir = testing::FreshDir("selecting_sink_unknown");
+  const std::string dir = ingest::testing::FreshDir("selecting_sink_unknown");
   DequantSinkOptions o;
   o.out_dir = dir;
   DequantSink sink(o);
   const std::vector<uint8_t> file =
-      testing::HrryBytes(testing::MixedTensors(3));
+      ingest::testing::HrryBytes(ingest::testing::MixedTensors(3));
   const absl::Status s =
-      Forward(file, {testing::MixedTensors(3)[0].name, "nope"}, &sink);
+      Forward(file, {ingest::testing::MixedTensors(3)[0].name, "nope"}, &sink);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
-  EXPECT_TRUE(testing::ListDir(dir).empty());
+  EXPECT_TRUE(ingest::testing::ListDir(dir).empty());
 }
 
 TEST(SelectingSink, ABareStreamIsRefusedAtItsFirstTensor) {
-  const std::string dir = testing::FreshDir("selecting_sink_stream");
+  const std::string dir = ingest::testing::FreshDir("selecting_sink_stream");
   DequantSinkOptions o;
   o.out_dir = dir;
   DequantSink sink(o);
-  const absl::Status s = Forward(testing::StreamBytes(testing::MixedTensors(3)),
-                                 {"tensor_0"}, &sink);
+  const absl::Status s =
+      Forward(ingest::testing::StreamBytes(ingest::testing::MixedTensors(3)),
+              {"tensor_0"}, &sink);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(sink.records().empty());
-  EXPECT_TRUE(testing::ListDir(dir).empty());
+  EXPECT_TRUE(ingest::testing::ListDir(dir).empty());
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

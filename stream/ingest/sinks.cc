@@ -14,7 +14,7 @@
 #include "stream/ingest/output_file.h"
 #include "stream/ingest/output_naming.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 // An index-data rejection (its offset is a byte of buffer `buffer`) as a
@@ -84,7 +84,7 @@ absl::Status RecordingIngestSink::NoteData(uint32_t buffer_index,
   }
   if (record_data_crc_) {
     TensorRecord& r = records_.back();
-    r.data_crc32c = Crc32cExtend(r.data_crc32c, piece);
+    r.data_crc32c = container::Crc32cExtend(r.data_crc32c, piece);
   }
   return absl::OkStatus();
 }
@@ -167,8 +167,8 @@ DequantSink::DequantSink(const DequantSinkOptions& options)
     : options_(options) {
   set_element_mode(options_.mode);  // strict-only element rules as asked
   // Opened once: every output and spool is created relative to it.
-  absl::StatusOr<std::unique_ptr<SafeOutputDir>> dir =
-      SafeOutputDir::Open(options_.out_dir);
+  absl::StatusOr<std::unique_ptr<container::SafeOutputDir>> dir =
+      container::SafeOutputDir::Open(options_.out_dir);
   if (dir.ok()) {
     dir_ = *std::move(dir);
   } else {
@@ -474,4 +474,4 @@ absl::Status DequantSink::OnTensorNames(absl::Span<const std::string> names) {
   return absl::OkStatus();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

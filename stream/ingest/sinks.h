@@ -132,10 +132,9 @@
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/output/safetensors.h"
 #include "stream/ingest/output_naming.h"
-#include "stream/container/safe_output_dir.h"
 #include "stream/ingest/tensor_writer.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 // One row of the ingest summary.
 struct TensorRecord {
@@ -176,7 +175,7 @@ struct TensorRecord {
   uint32_t data_crc32c = 0;
 };
 
-class IngestSink : public TensorSink {
+class IngestSink : public container::TensorSink {
  public:
   // .hrry: names[i] is the index name of tensor i (file order, from 0);
   // empty when no entry names it. Called once the file passed, before
@@ -311,7 +310,8 @@ class DequantSink : public RecordingIngestSink {
 
   DequantSinkOptions options_;
   absl::Status dir_status_;
-  std::unique_ptr<SafeOutputDir> dir_;  // null when it cannot be opened
+  std::unique_ptr<container::SafeOutputDir>
+      dir_;  // null when it cannot be opened
   // --format safetensors: the one file of every tensor; the entry of each
   // record in it (-1: none).
   std::unique_ptr<SafetensorsWriter> safetensors_;
@@ -325,6 +325,6 @@ class DequantSink : public RecordingIngestSink {
   bool names_at_end_ = false;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_SINKS_H_

@@ -19,10 +19,10 @@
 #include "stream/ingest/loader.h"
 #include "stream/ingest/testing/loader_test_util.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
-using testing::IngestTensor;
+using ingest::testing::IngestTensor;
 
 struct Out {
   absl::Status status;
@@ -32,8 +32,9 @@ struct Out {
 Out Dequant(absl::Span<const uint8_t> bytes, const DequantSinkOptions& o,
             size_t chunk = 4096) {
   DequantSink sink(o);
-  std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      ContainerFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+  std::unique_ptr<container::ByteConsumer> c =
+      MakeConsumer(ContainerFormat::kUnknown, container::FileOptions(), &sink,
+                   nullptr, nullptr);
   LoaderOptions lo;
   lo.chunk_size = chunk;
   Loader loader(lo);
@@ -63,26 +64,29 @@ void ExpectOutputs(const std::vector<IngestTensor>& tensors, bool hrry,
                                   : absl::StrCat("tensor_", i, ".f32");
     EXPECT_EQ(r.output, name);
     want.push_back(name);
-    EXPECT_TRUE(testing::ReadAll(dir + "/" + name) == tensors[i].expected)
+    EXPECT_TRUE(ingest::testing::ReadAll(dir + "/" + name) ==
+                tensors[i].expected)
         << "output differs from the reference";
   }
   std::sort(want.begin(), want.end());
-  EXPECT_EQ(testing::ListDir(dir), want);
+  EXPECT_EQ(ingest::testing::ListDir(dir), want);
 }
 
 class DequantFormats : public ::testing::TestWithParam<bool> {};
 
 TEST_P(DequantFormats, OutputsEqualTheReference) {
   const bool hrry = GetParam();
-  const std::vector<IngestTensor> tensors = testing::MixedTensors(11, 3);
+  const std::vector<IngestTensor> tensors =
+      ingest::testing::MixedTensors(11, 3);
   const std::vector<uint8_t> bytes =
-      hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors);
+      hrry ? ingest::testing::HrryBytes(tensors)
+           : ingest::testing::StreamBytes(tensors);
   for (size_t chunk : {size_t{1}, size_t{13}, size_t{4096}, size_t{1} << 20}) {
     for (uint64_t spool : {uint64_t{0}, uint64_t{4} << 20}) {
       SCOPED_TRACE(::testing::Message()
                    << "chunk " << chunk << " spool " << spool);
       DequantSinkOptions o;
-      o.out_dir = testing::FreshDir("dequant_out");
+      o.out_dir = ingest::testing::FreshDir("dequant_out");
       o.spool_memory_bytes = spool;  // 0: every spool goes to a file
       ExpectOutputs(tensors, hrry, o.out_dir, Dequant(bytes, o, chunk));
     }
@@ -98,17 +102,17 @@ TEST(DequantSink, SpoolBufferKeptAcrossTensors) {
   std::vector<IngestTensor> tensors;
   for (const auto& [seed, bytes] : std::vector<std::pair<uint32_t, uint64_t>>{
            {1, 256 << 10}, {2, 8 << 10}, {3, 512 << 10}, {4, 8 << 10}}) {
-    for (IngestTensor& t : testing::QuantizedTensors(seed, 2, bytes)) {
+    for (IngestTensor& t : ingest::testing::QuantizedTensors(seed, 2, bytes)) {
       tensors.push_back(std::move(t));
     }
   }
   for (size_t chunk : {size_t{4096}, size_t{1} << 20}) {
     SCOPED_TRACE(::testing::Message() << "chunk " << chunk);
     DequantSinkOptions o;
-    o.out_dir = testing::FreshDir("spool_kept");
+    o.out_dir = ingest::testing::FreshDir("spool_kept");
     o.spool_memory_bytes = 300 << 10;  // the 512 KiB tensors go to files
     ExpectOutputs(tensors, /*hrry=*/false, o.out_dir,
-                  Dequant(testing::StreamBytes(tensors), o, chunk));
+                  Dequant(ingest::testing::StreamBytes(tensors), o, chunk));
   }
 }
 
@@ -116,13 +120,14 @@ TEST(DequantSink, SpoolBufferKeptAcrossTensors) {
 // (GatherRowMajor), and give the same floats as the reference.
 TEST_P(DequantFormats, OtherDenseLayoutsEqualTheReference) {
   const bool hrry = GetParam();
-  const std::vector<IngestTensor> tensors = testing::LayoutTensors(5);
+  const std::vector<IngestTensor> tensors = ingest::testing::LayoutTensors(5);
   const std::vector<uint8_t> bytes =
-      hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors);
+      hrry ? ingest::testing::HrryBytes(tensors)
+           : ingest::testing::StreamBytes(tensors);
   for (size_t chunk : {size_t{1}, size_t{13}, size_t{1} << 20}) {
     SCOPED_TRACE(::testing::Message() << "chunk " << chunk);
     DequantSinkOptions o;
-    o.out_dir = testing::FreshDir("layout_out");
+    o.out_dir = ingest::testing::FreshDir("layout_out");
     ExpectOutputs(tensors, hrry, o.out_dir, Dequant(bytes, o, chunk));
   }
 }
@@ -130,37 +135,39 @@ TEST_P(DequantFormats, OtherDenseLayoutsEqualTheReference) {
 // Other layouts of any size: the spool goes to a file, read back in
 // row-major order.
 TEST(DequantSink, OtherLayoutsSpooledToFiles) {
-  const std::vector<IngestTensor> tensors = testing::LayoutTensors(6);
+  const std::vector<IngestTensor> tensors = ingest::testing::LayoutTensors(6);
   DequantSinkOptions o;
-  o.out_dir = testing::FreshDir("layout_spool");
+  o.out_dir = ingest::testing::FreshDir("layout_spool");
   o.spool_memory_bytes = 0;  // every data buffer goes to a file
   ExpectOutputs(tensors, false, o.out_dir,
-                Dequant(testing::StreamBytes(tensors), o));
+                Dequant(ingest::testing::StreamBytes(tensors), o));
 }
 
 TEST(DequantSink, ParameterLimit) {
-  const std::vector<IngestTensor> tensors = testing::MixedTensors(2);
+  const std::vector<IngestTensor> tensors = ingest::testing::MixedTensors(2);
   DequantSinkOptions o;
-  o.out_dir = testing::FreshDir("dequant_limit");
+  o.out_dir = ingest::testing::FreshDir("dequant_limit");
   o.max_parameter_bytes = 1;
-  const Out out = Dequant(testing::StreamBytes(tensors), o);
+  const Out out = Dequant(ingest::testing::StreamBytes(tensors), o);
   EXPECT_EQ(out.status.code(), absl::StatusCode::kResourceExhausted);
   ASSERT_GE(out.records.size(), 2u);
   EXPECT_TRUE(out.records[0].complete);   // per-tensor: no parameter buffer
   EXPECT_FALSE(out.records[1].complete);  // per-channel
-  EXPECT_EQ(testing::ListDir(o.out_dir),
+  EXPECT_EQ(ingest::testing::ListDir(o.out_dir),
             std::vector<std::string>{"tensor_0.f32"});
 }
 
 TEST(DequantSink, DataLevelRejectionLeavesNoOutput) {
-  std::vector<IngestTensor> tensors = testing::MixedTensors(4);
+  std::vector<IngestTensor> tensors = ingest::testing::MixedTensors(4);
   // A NaN scale of the per-channel tensor: a data-level rule.
   dequant::testing::SetScaleF32(&tensors[1].tensor, 2, NAN);
   for (bool hrry : {false, true}) {
     DequantSinkOptions o;
-    o.out_dir = testing::FreshDir(hrry ? "reject_hrry" : "reject_stream");
+    o.out_dir =
+        ingest::testing::FreshDir(hrry ? "reject_hrry" : "reject_stream");
     const std::vector<uint8_t> bytes =
-        hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors);
+        hrry ? ingest::testing::HrryBytes(tensors)
+             : ingest::testing::StreamBytes(tensors);
     const Out out = Dequant(bytes, o);
     ASSERT_TRUE(RuleIdOf(out.status).has_value()) << out.status;
     EXPECT_TRUE(absl::StartsWith(*RuleIdOf(out.status), "QNT-PCA"))
@@ -170,7 +177,7 @@ TEST(DequantSink, DataLevelRejectionLeavesNoOutput) {
     EXPECT_TRUE(absl::StartsWith(out.records[1].verdict, "rejected"));
     // A stream's tensor 0 passed and is there; a .hrry that did not pass
     // leaves nothing (its index never named tensor 0).
-    EXPECT_EQ(testing::ListDir(o.out_dir),
+    EXPECT_EQ(ingest::testing::ListDir(o.out_dir),
               hrry ? std::vector<std::string>{}
                    : std::vector<std::string>{"tensor_0.f32"});
     EXPECT_EQ(out.records[0].complete, true);
@@ -182,18 +189,18 @@ TEST(DequantSink, DataLevelRejectionLeavesNoOutput) {
 // the same chunk: the sink's (earlier) verdict, whatever the chunking (found
 // by //fuzz:ingest_fuzz, corpus/ingest_fuzz/regression_sink_before_reader.bin).
 TEST(DequantSink, FailureBeforeALaterRejectionWinsInAnyChunking) {
-  std::vector<IngestTensor> tensors = testing::MixedTensors(4);
+  std::vector<IngestTensor> tensors = ingest::testing::MixedTensors(4);
   dequant::testing::SetScaleF32(&tensors[1].tensor, 2, NAN);
-  std::vector<uint8_t> bytes = testing::StreamBytes(tensors);
+  std::vector<uint8_t> bytes = ingest::testing::StreamBytes(tensors);
   bytes.insert(bytes.end(), {'J', 'U', 'N', 'K'});  // DESC-HDR-02 at the end
   for (size_t chunk : {bytes.size(), size_t{7}}) {
     DequantSinkOptions o;
-    o.out_dir = testing::FreshDir(absl::StrCat("sink_first_", chunk));
+    o.out_dir = ingest::testing::FreshDir(absl::StrCat("sink_first_", chunk));
     const Out out = Dequant(bytes, o, chunk);
     ASSERT_TRUE(RuleIdOf(out.status).has_value()) << out.status;
     EXPECT_TRUE(absl::StartsWith(*RuleIdOf(out.status), "QNT-PCA"))
         << chunk << ": " << out.status;
-    EXPECT_EQ(testing::ListDir(o.out_dir),
+    EXPECT_EQ(ingest::testing::ListDir(o.out_dir),
               std::vector<std::string>{"tensor_0.f32"});
   }
 }
@@ -203,10 +210,11 @@ TEST(DequantSink, FailureBeforeALaterRejectionWinsInAnyChunking) {
 // never followed: the victims keep their bytes, the outputs are right.
 TEST_P(DequantFormats, PlantedSymlinksAreNotWrittenThrough) {
   const bool hrry = GetParam();
-  const std::vector<IngestTensor> tensors = testing::MixedTensors(12, 2);
-  const std::string victims = testing::FreshDir("victims");
+  const std::vector<IngestTensor> tensors =
+      ingest::testing::MixedTensors(12, 2);
+  const std::string victims = ingest::testing::FreshDir("victims");
   DequantSinkOptions o;
-  o.out_dir = testing::FreshDir("planted");
+  o.out_dir = ingest::testing::FreshDir("planted");
   o.spool_memory_bytes = 0;  // every spool goes to a file
   std::vector<std::string> planted;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -214,24 +222,26 @@ TEST_P(DequantFormats, PlantedSymlinksAreNotWrittenThrough) {
          {absl::StrCat("tensor_", i, ".f32.partial"),
           absl::StrCat(".tensor_", i, ".f32.spool")}) {
       const std::string victim = absl::StrCat(victims, "/", name);
-      testing::WriteAll(victim, {'v', 'i', 'c'});
+      ingest::testing::WriteAll(victim, {'v', 'i', 'c'});
       ASSERT_EQ(::symlink(victim.c_str(), (o.out_dir + "/" + name).c_str()), 0);
       planted.push_back(name);
     }
   }
   const std::vector<uint8_t> bytes =
-      hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors);
+      hrry ? ingest::testing::HrryBytes(tensors)
+           : ingest::testing::StreamBytes(tensors);
   const Out out = Dequant(bytes, o, 777);
   ASSERT_TRUE(out.status.ok()) << out.status;
   for (const std::string& name : planted) {
-    EXPECT_EQ(testing::ReadAll(victims + "/" + name),
+    EXPECT_EQ(ingest::testing::ReadAll(victims + "/" + name),
               (std::vector<uint8_t>{'v', 'i', 'c'}))
         << name << " was written through";
   }
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].expected.empty()) continue;
-    EXPECT_TRUE(testing::ReadAll(o.out_dir + "/" + out.records[i].output) ==
-                tensors[i].expected)
+    EXPECT_TRUE(
+        ingest::testing::ReadAll(o.out_dir + "/" + out.records[i].output) ==
+        tensors[i].expected)
         << tensors[i].name;
   }
 }
@@ -239,14 +249,14 @@ TEST_P(DequantFormats, PlantedSymlinksAreNotWrittenThrough) {
 // Issue 13: a user's OUT/tensor_0.f32 survives a .hrry ingest (whose
 // tensors all have index names), and no temporary file is left.
 TEST(DequantSink, PreExistingFileSurvivesAHrryIngest) {
-  const std::vector<IngestTensor> tensors = testing::MixedTensors(13);
+  const std::vector<IngestTensor> tensors = ingest::testing::MixedTensors(13);
   DequantSinkOptions o;
-  o.out_dir = testing::FreshDir("preexisting");
+  o.out_dir = ingest::testing::FreshDir("preexisting");
   const std::vector<uint8_t> mine = {'m', 'i', 'n', 'e'};
-  testing::WriteAll(o.out_dir + "/tensor_0.f32", mine);
-  const Out out = Dequant(testing::HrryBytes(tensors), o);
+  ingest::testing::WriteAll(o.out_dir + "/tensor_0.f32", mine);
+  const Out out = Dequant(ingest::testing::HrryBytes(tensors), o);
   ASSERT_TRUE(out.status.ok()) << out.status;
-  EXPECT_EQ(testing::ReadAll(o.out_dir + "/tensor_0.f32"), mine);
+  EXPECT_EQ(ingest::testing::ReadAll(o.out_dir + "/tensor_0.f32"), mine);
   std::vector<std::string> want = {"tensor_0.f32"};
   for (size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].expected.empty()) continue;
@@ -254,15 +264,15 @@ TEST(DequantSink, PreExistingFileSurvivesAHrryIngest) {
     EXPECT_EQ(out.records[i].output, want.back());
   }
   std::sort(want.begin(), want.end());
-  EXPECT_EQ(testing::ListDir(o.out_dir), want);
+  EXPECT_EQ(ingest::testing::ListDir(o.out_dir), want);
 }
 
 // Issue 13: a .hrry rejected at its end (a damaged index, a damaged
 // trailer) leaves no output and no temporary file; the records still say
 // which tensors were complete and valid before the rejection.
 TEST(DequantSink, RejectedHrryLeavesNoOutputs) {
-  const std::vector<IngestTensor> tensors = testing::MixedTensors(14);
-  const std::vector<uint8_t> good = testing::HrryBytes(tensors);
+  const std::vector<IngestTensor> tensors = ingest::testing::MixedTensors(14);
+  const std::vector<uint8_t> good = ingest::testing::HrryBytes(tensors);
   // The last byte before the 40-byte trailer (the index, CRC-checked), and
   // the trailer's last byte (its magic).
   for (size_t at : {good.size() - 41, good.size() - 1}) {
@@ -270,13 +280,13 @@ TEST(DequantSink, RejectedHrryLeavesNoOutputs) {
     std::vector<uint8_t> bytes = good;
     bytes[at] ^= 0x20;
     DequantSinkOptions o;
-    o.out_dir = testing::FreshDir("rejected_hrry");
-    testing::WriteAll(o.out_dir + "/keep.f32", {1, 2, 3, 4});
+    o.out_dir = ingest::testing::FreshDir("rejected_hrry");
+    ingest::testing::WriteAll(o.out_dir + "/keep.f32", {1, 2, 3, 4});
     for (uint64_t spool : {uint64_t{0}, uint64_t{4} << 20}) {
       o.spool_memory_bytes = spool;
       const Out out = Dequant(bytes, o, 1000);
       ASSERT_TRUE(RuleIdOf(out.status).has_value()) << out.status;
-      EXPECT_EQ(testing::ListDir(o.out_dir),
+      EXPECT_EQ(ingest::testing::ListDir(o.out_dir),
                 std::vector<std::string>{"keep.f32"});
       ASSERT_EQ(out.records.size(), tensors.size());
       for (size_t i = 0; i < tensors.size(); ++i) {
@@ -292,17 +302,17 @@ TEST(DequantSink, RejectedHrryLeavesNoOutputs) {
 }
 
 TEST(DequantSink, WithoutFilesStillChecksTheData) {
-  std::vector<IngestTensor> tensors = testing::MixedTensors(9);
+  std::vector<IngestTensor> tensors = ingest::testing::MixedTensors(9);
   DequantSinkOptions o;
-  o.out_dir = testing::FreshDir("dequant_nofiles");
+  o.out_dir = ingest::testing::FreshDir("dequant_nofiles");
   o.write_files = false;
-  Out out = Dequant(testing::HrryBytes(tensors), o);
+  Out out = Dequant(ingest::testing::HrryBytes(tensors), o);
   ASSERT_TRUE(out.status.ok()) << out.status;
   EXPECT_TRUE(absl::StartsWith(out.records[1].verdict, "dequantized"));
   EXPECT_EQ(out.records[1].output, "");
-  EXPECT_TRUE(testing::ListDir(o.out_dir).empty());
+  EXPECT_TRUE(ingest::testing::ListDir(o.out_dir).empty());
   dequant::testing::SetScaleF32(&tensors[1].tensor, 0, NAN);
-  out = Dequant(testing::HrryBytes(tensors), o);
+  out = Dequant(ingest::testing::HrryBytes(tensors), o);
   EXPECT_TRUE(RuleIdOf(out.status).has_value()) << out.status;
 }
 
@@ -317,7 +327,7 @@ std::vector<uint8_t> OnePlainTensor(uint8_t type, uint64_t count,
   d.buffer_count = 1;
   d.buffers[0].byte_size = data.size();
   std::vector<uint8_t> out;
-  StreamWriter w;
+  container::StreamWriter w;
   const absl::Span<const uint8_t> buffers[] = {data};
   const absl::Status s = w.Write(d, buffers, [&](absl::Span<const uint8_t> b) {
     out.insert(out.end(), b.begin(), b.end());
@@ -329,8 +339,9 @@ std::vector<uint8_t> OnePlainTensor(uint8_t type, uint64_t count,
 
 absl::Status ValidateAll(absl::Span<const uint8_t> bytes, Mode mode) {
   ValidateSink sink(mode);
-  std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      ContainerFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+  std::unique_ptr<container::ByteConsumer> c =
+      MakeConsumer(ContainerFormat::kUnknown, container::FileOptions(), &sink,
+                   nullptr, nullptr);
   Loader loader;
   return loader.Run(LoadSource::Memory(bytes), c.get()).status;
 }
@@ -365,19 +376,20 @@ TEST(Sinks, ElementRulesOfPlainTensors) {
     EXPECT_EQ(RuleIdOf(strict), c.rule) << strict;
     EXPECT_EQ(ValidateAll(bad, Mode::kPermissive).ok(), c.strict_only);
     DequantSinkOptions o;
-    o.out_dir = testing::FreshDir(absl::StrCat("elements_", c.type));
+    o.out_dir = ingest::testing::FreshDir(absl::StrCat("elements_", c.type));
     const Out out = Dequant(bad, o);
     EXPECT_EQ(RuleIdOf(out.status), c.rule) << out.status;
-    EXPECT_TRUE(testing::ListDir(o.out_dir).empty());
+    EXPECT_TRUE(ingest::testing::ListDir(o.out_dir).empty());
   }
 }
 
 TEST(ValidateSink, RecordsEveryTensor) {
-  const std::vector<IngestTensor> tensors = testing::MixedTensors(6);
+  const std::vector<IngestTensor> tensors = ingest::testing::MixedTensors(6);
   ValidateSink sink;
-  std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      ContainerFormat::kHrry, FileOptions(), &sink, nullptr, nullptr);
-  const std::vector<uint8_t> bytes = testing::HrryBytes(tensors);
+  std::unique_ptr<container::ByteConsumer> c =
+      MakeConsumer(ContainerFormat::kHrry, container::FileOptions(), &sink,
+                   nullptr, nullptr);
+  const std::vector<uint8_t> bytes = ingest::testing::HrryBytes(tensors);
   Loader loader;
   ASSERT_TRUE(loader.Run(LoadSource::Memory(bytes), c.get()).status.ok());
   ASSERT_EQ(sink.records().size(), tensors.size());
@@ -395,13 +407,13 @@ TEST(ValidateSink, RecordsEveryTensor) {
 TEST(Consumers, EmptySpansWithoutData) {
   const absl::Span<const uint8_t> none;
   EXPECT_EQ(SniffFormat(none), ContainerFormat::kUnknown);
-  const std::vector<IngestTensor> tensors = testing::MixedTensors(6);
-  const std::vector<uint8_t> bytes = testing::StreamBytes(tensors);
+  const std::vector<IngestTensor> tensors = ingest::testing::MixedTensors(6);
+  const std::vector<uint8_t> bytes = ingest::testing::StreamBytes(tensors);
   for (ContainerFormat f : {ContainerFormat::kUnknown, ContainerFormat::kStream,
                             ContainerFormat::kHrry}) {
     ValidateSink sink;
-    std::unique_ptr<ByteConsumer> c =
-        MakeConsumer(f, FileOptions(), &sink, nullptr, nullptr);
+    std::unique_ptr<container::ByteConsumer> c =
+        MakeConsumer(f, container::FileOptions(), &sink, nullptr, nullptr);
     EXPECT_TRUE(c->Feed(none).ok());
     EXPECT_EQ(c->position(), 0u);
     if (f == ContainerFormat::kHrry) continue;
@@ -450,4 +462,4 @@ TEST(SafeFileName, Mapping) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

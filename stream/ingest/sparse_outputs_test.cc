@@ -21,10 +21,10 @@
 #include "stream/ingest/sinks.h"
 #include "stream/ingest/testing/loader_test_util.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
-using testing::IngestTensor;
+using ingest::testing::IngestTensor;
 
 std::vector<uint8_t> U64s(const std::vector<uint64_t>& v) {
   std::vector<uint8_t> b(v.size() * 8);
@@ -80,11 +80,12 @@ struct SparseRun {
 SparseRun Ingest(const IngestTensor& t, DequantSinkOptions o,
                  const std::string& name, bool hrry = false) {
   SparseRun r;
-  r.dir = testing::FreshDir(name);
+  r.dir = ingest::testing::FreshDir(name);
   o.out_dir = r.dir;
   DequantSink sink(o);
-  std::unique_ptr<ByteConsumer> c = MakeConsumer(
-      ContainerFormat::kUnknown, FileOptions(), &sink, nullptr, nullptr);
+  std::unique_ptr<container::ByteConsumer> c =
+      MakeConsumer(ContainerFormat::kUnknown, container::FileOptions(), &sink,
+                   nullptr, nullptr);
   LoaderOptions lo;
   lo.chunk_size = 5;
   Loader loader(lo);
@@ -94,14 +95,14 @@ SparseRun Ingest(const IngestTensor& t, DequantSinkOptions o,
       std::make_unique<TensorDescriptor>(*t.tensor.descriptor);
   v[0].tensor.buffers = t.tensor.buffers;
   const std::vector<uint8_t> bytes =
-      hrry ? testing::HrryBytes(v) : testing::StreamBytes(v);
+      hrry ? ingest::testing::HrryBytes(v) : ingest::testing::StreamBytes(v);
   r.status = loader.Run(LoadSource::Memory(bytes), c.get()).status;
   r.records = sink.records();
   return r;
 }
 
 std::vector<float> ReadF32(const std::string& path) {
-  const std::vector<uint8_t> b = testing::ReadAll(path);
+  const std::vector<uint8_t> b = ingest::testing::ReadAll(path);
   std::vector<float> f(b.size() / 4);
   for (size_t i = 0; i < f.size(); ++i) f[i] = wire::LoadF32(&b[4 * i]);
   return f;
@@ -166,12 +167,12 @@ TEST(SparseOutputs, QuantizedZeroScaleIsRejected) {
   const SparseRun r = Ingest(t, DequantSinkOptions(), "coo_zero");
   ASSERT_FALSE(r.status.ok());
   EXPECT_EQ(RuleIdOf(r.status).value_or(""), "QNT-PCA-10") << r.status;
-  EXPECT_TRUE(testing::ListDir(r.dir).empty());
+  EXPECT_TRUE(ingest::testing::ListDir(r.dir).empty());
 }
 
 // The .npy file's header text and its data bytes.
 std::pair<std::string, std::vector<uint8_t>> Npy(const std::string& path) {
-  const std::vector<uint8_t> b = testing::ReadAll(path);
+  const std::vector<uint8_t> b = ingest::testing::ReadAll(path);
   if (b.size() < 10) return {};
   const size_t len = b[8] | (b[9] << 8);
   return {std::string(b.begin() + 10, b.begin() + 10 + len),
@@ -193,7 +194,7 @@ TEST(SparseOutputs, KeepWritesTheArrays) {
     const SparseRun r = Ingest(t, o, "coo_keep", hrry);
     ASSERT_TRUE(r.status.ok()) << r.status;
     const std::string base = hrry ? "sparse" : "tensor_0";
-    EXPECT_EQ(testing::ListDir(r.dir),
+    EXPECT_EQ(ingest::testing::ListDir(r.dir),
               (std::vector<std::string>{base + ".indices.npy",
                                         base + ".values.npy"}));
     EXPECT_EQ(r.records[0].output, base + ".values.npy");
@@ -216,7 +217,7 @@ TEST(SparseOutputs, KeepWritesTheArrays) {
 
 // The CRC-32C of a whole file.
 uint32_t FileCrc(const std::string& path) {
-  return Crc32c(testing::ReadAll(path));
+  return container::Crc32c(ingest::testing::ReadAll(path));
 }
 
 // CSR above --max-dense-bytes: kept as values, indices, indptr, in a
@@ -232,7 +233,7 @@ TEST(SparseOutputs, AboveTheDenseLimitIsKept) {
   SparseRun r = Ingest(t, o, "csr_large");
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(
-      testing::ListDir(r.dir),
+      ingest::testing::ListDir(r.dir),
       (std::vector<std::string>{"tensor_0.indices.npy", "tensor_0.indptr.npy",
                                 "tensor_0.values.npy"}));
   EXPECT_EQ(Npy(r.dir + "/tensor_0.values.npy").second,
@@ -240,7 +241,8 @@ TEST(SparseOutputs, AboveTheDenseLimitIsKept) {
   EXPECT_EQ(Npy(r.dir + "/tensor_0.indptr.npy").second, U64s({0, 1, 1, 2}));
   o.max_dense_bytes = 24;
   r = Ingest(t, o, "csr_fits");
-  EXPECT_EQ(testing::ListDir(r.dir), std::vector<std::string>{"tensor_0.npy"});
+  EXPECT_EQ(ingest::testing::ListDir(r.dir),
+            std::vector<std::string>{"tensor_0.npy"});
   o.max_dense_bytes = 23;
   o.keep_unnamed_outputs = true;
   for (bool hrry : {false, true}) {
@@ -249,7 +251,7 @@ TEST(SparseOutputs, AboveTheDenseLimitIsKept) {
     ASSERT_TRUE(r.status.ok()) << r.status;
     const std::string base = hrry ? "sparse" : "tensor_0";
     EXPECT_EQ(
-        testing::ListDir(r.dir),
+        ingest::testing::ListDir(r.dir),
         (std::vector<std::string>{base + ".indices.npy", base + ".indptr.npy",
                                   base + ".values.npy"}));
     EXPECT_NE(r.records[0].verdict.find("kept sparse"), std::string::npos)
@@ -289,7 +291,7 @@ TEST(SparseOutputs, KeptQuantizedValuesAreDequantized) {
   ASSERT_TRUE(r.status.ok()) << r.status;
   EXPECT_EQ(ReadF32(r.dir + "/tensor_0.values.f32"),
             (std::vector<float>{4 * scales[3], -6 * scales[1]}));
-  EXPECT_EQ(testing::ReadAll(r.dir + "/tensor_0.indices.u64"),
+  EXPECT_EQ(ingest::testing::ReadAll(r.dir + "/tensor_0.indices.u64"),
             U64s({2, 3, 0, 1}));
 }
 
@@ -324,24 +326,25 @@ TEST(SparseOutputs, IndexDataRulesAreEnforced) {
       EXPECT_NE(r.status.message().find(absl::StrCat("of buffer ", c.buffer)),
                 absl::string_view::npos)
           << r.status;
-      EXPECT_TRUE(testing::ListDir(r.dir).empty());
+      EXPECT_TRUE(ingest::testing::ListDir(r.dir).empty());
     }
     ValidateSink validate;
-    std::unique_ptr<ByteConsumer> consumer = MakeConsumer(
-        ContainerFormat::kUnknown, FileOptions(), &validate, nullptr, nullptr);
+    std::unique_ptr<container::ByteConsumer> consumer =
+        MakeConsumer(ContainerFormat::kUnknown, container::FileOptions(),
+                     &validate, nullptr, nullptr);
     std::vector<IngestTensor> v(1);
     v[0].tensor.descriptor =
         std::make_unique<TensorDescriptor>(*t.tensor.descriptor);
     v[0].tensor.buffers = t.tensor.buffers;
-    const std::vector<uint8_t> bytes = testing::StreamBytes(v);
+    const std::vector<uint8_t> bytes = ingest::testing::StreamBytes(v);
     Loader loader{LoaderOptions()};
     const absl::Status s =
         loader.Run(LoadSource::Memory(bytes), consumer.get()).status;
     EXPECT_EQ(RuleIdOf(s).value_or(""), c.rule) << s;
     ValidateSink permissive(Mode::kPermissive);
-    std::unique_ptr<ByteConsumer> lenient =
-        MakeConsumer(ContainerFormat::kUnknown, FileOptions(), &permissive,
-                     nullptr, nullptr);
+    std::unique_ptr<container::ByteConsumer> lenient =
+        MakeConsumer(ContainerFormat::kUnknown, container::FileOptions(),
+                     &permissive, nullptr, nullptr);
     Loader loader2{LoaderOptions()};
     EXPECT_TRUE(
         loader2.Run(LoadSource::Memory(bytes), lenient.get()).status.ok());
@@ -356,4 +359,4 @@ TEST(SparseOutputs, IndexDataRulesAreEnforced) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

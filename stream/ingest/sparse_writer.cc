@@ -18,7 +18,7 @@
 #include "stream/ingest/output/sparse_walk.h"
 #include "stream/ingest/output_naming.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 SparseWriter::SparseWriter(const WriterContext& ctx, const TensorDescriptor& d,
                            const std::string& base, const std::string& name,
@@ -156,7 +156,7 @@ absl::Status SparseWriter::WritePart(
     const std::vector<uint64_t>& shape,
     std::vector<std::unique_ptr<Mapping>>* maps, std::vector<KeptPart>* more) {
   if (!ctx_.options->write_files) return absl::OkStatus();
-  SafeOutputDir* dir = ctx_.dir;
+  container::SafeOutputDir* dir = ctx_.dir;
   SafetensorsWriter* st = ctx_.safetensors;
   if (st != nullptr) {
     absl::Status s = st->BeginTensor(name_ + suffix, "U64", shape);
@@ -172,22 +172,24 @@ absl::Status SparseWriter::WritePart(
     late_entries_.push_back(suffix);
     return absl::OkStatus();
   }
-  absl::StatusOr<TempFile> t = dir->CreateTemp(0644);
+  absl::StatusOr<container::TempFile> t = dir->CreateTemp(0644);
   if (!t.ok()) return t.status();
   more->push_back(KeptPart{suffix, t->name, 0});
   KeptPart& part = more->back();
   absl::Status s = absl::OkStatus();
   if (ctx_.options->format == OutputFormat::kNpy) {
     const std::string h = NpyHeader("<u8", shape);
-    part.crc = Crc32cExtend(
+    part.crc = container::Crc32cExtend(
         0, absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(h.data()),
                                h.size()));
-    s = WriteAllFd(t->fd, h.data(), h.size(), dir->Describe(t->name));
+    s = container::WriteAllFd(t->fd, h.data(), h.size(),
+                              dir->Describe(t->name));
   }
   for (size_t at = 0; s.ok() && at < bytes.size(); at += kSpoolReadBytes) {
     const absl::Span<const uint8_t> c = bytes.subspan(at, kSpoolReadBytes);
-    part.crc = Crc32cExtend(part.crc, c);
-    s = WriteAllFd(t->fd, c.data(), c.size(), dir->Describe(t->name));
+    part.crc = container::Crc32cExtend(part.crc, c);
+    s = container::WriteAllFd(t->fd, c.data(), c.size(),
+                              dir->Describe(t->name));
     ReleaseAll(*maps);
   }
   if (::close(t->fd) != 0 && s.ok()) {
@@ -217,7 +219,7 @@ void SparseWriter::StoreFloat(float f, uint8_t* to) const {
 // stored element at its value index instead of its position (a kept sparse
 // tensor's values, dequantized or converted).
 absl::Status SparseWriter::Densify(std::string* verdict, bool by_value) {
-  SafeOutputDir* dir = ctx_.dir;
+  container::SafeOutputDir* dir = ctx_.dir;
   std::vector<std::unique_ptr<Mapping>> maps;
   std::vector<absl::Span<const uint8_t>> views;
   {
@@ -269,11 +271,11 @@ absl::Status SparseWriter::Densify(std::string* verdict, bool by_value) {
     vals = values_map.data();
   }
   // The dense file.
-  TempFile dense;
+  container::TempFile dense;
   uint64_t header = 0;
   if (s.ok() && ctx_.options->write_files) {
     if (out_.in_safetensors()) {
-      absl::StatusOr<TempFile> t = dir->CreateTemp(0600);
+      absl::StatusOr<container::TempFile> t = dir->CreateTemp(0600);
       if (t.ok()) dense = *t;
       s = t.status();
     } else {
@@ -341,4 +343,4 @@ absl::Status SparseWriter::Densify(std::string* verdict, bool by_value) {
   return absl::OkStatus();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

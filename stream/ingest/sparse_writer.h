@@ -26,7 +26,7 @@
 #include "stream/ingest/output_file.h"
 #include "stream/ingest/tensor_writer.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 class SparseWriter : public TensorWriter {
  public:
@@ -71,6 +71,6 @@ class SparseWriter : public TensorWriter {
   std::vector<std::string> late_entries_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_SPARSE_WRITER_H_

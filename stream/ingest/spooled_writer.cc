@@ -10,7 +10,7 @@
 #include "dequant/params.h"
 #include "dequant/storage_walk.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 SpooledWriter::SpooledWriter(const WriterContext& ctx,
                              const TensorDescriptor& d, const std::string& base,
@@ -42,7 +42,7 @@ absl::Status SpooledWriter::Begin() {
           absl::StrCat("a data buffer of ", d.buffers[0].byte_size,
                        " bytes to spool, and no usable directory for it"));
     }
-    absl::StatusOr<TempFile> t = ctx_.dir->CreateTemp(0600);
+    absl::StatusOr<container::TempFile> t = ctx_.dir->CreateTemp(0600);
     if (!t.ok()) return t.status();
     spool_fd_ = t->fd;
     spool_name_ = t->name;
@@ -83,8 +83,8 @@ absl::Status SpooledWriter::Spool(absl::Span<const uint8_t> piece) {
     ctx_.spool_memory->Append(piece.data(), piece.size());
     return absl::OkStatus();
   }
-  return WriteAllFd(spool_fd_, piece.data(), piece.size(),
-                    ctx_.dir->Describe(spool_name_));
+  return container::WriteAllFd(spool_fd_, piece.data(), piece.size(),
+                               ctx_.dir->Describe(spool_name_));
 }
 
 // Reads the spooled data buffer of `d` (a dense layout) in logical
@@ -172,4 +172,4 @@ absl::Status SpooledWriter::DequantizeSpool() {
   return absl::OkStatus();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

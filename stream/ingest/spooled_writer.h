@@ -23,7 +23,7 @@
 #include "stream/ingest/dense_writer.h"
 #include "stream/ingest/output/row_major_gather.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 class SpooledWriter : public DenseWriter {
  public:
@@ -65,6 +65,6 @@ class SpooledWriter : public DenseWriter {
   uint64_t spool_size_ = 0;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_SPOOLED_WRITER_H_

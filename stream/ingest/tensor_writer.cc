@@ -13,7 +13,7 @@
 #include "stream/ingest/sparse_writer.h"
 #include "stream/ingest/spooled_writer.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 using WriterOr = absl::StatusOr<std::unique_ptr<TensorWriter>>;
@@ -145,4 +145,4 @@ absl::StatusOr<std::unique_ptr<TensorWriter>> MakeTensorWriter(
   return MakePlain(ctx, d, base, name, *out, none);
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

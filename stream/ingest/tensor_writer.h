@@ -29,16 +29,16 @@
 #include "absl/types/span.h"
 #include "dequant/large_buffer.h"
 #include "parser/descriptor.h"
+#include "stream/container/safe_output_dir.h"
 #include "stream/ingest/dequant_sink_options.h"
 #include "stream/ingest/output/safetensors.h"
-#include "stream/container/safe_output_dir.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 // What every writer of one sink shares; DequantSink owns it all.
 struct WriterContext {
   const DequantSinkOptions* options = nullptr;
-  SafeOutputDir* dir = nullptr;              // null: it cannot be opened
+  container::SafeOutputDir* dir = nullptr;   // null: it cannot be opened
   SafetensorsWriter* safetensors = nullptr;  // --format safetensors only
   // The in-memory spool's block, kept from one spooled tensor to the next
   // (SpooledWriter; DequantSink frees it before any other kind of tensor).
@@ -104,6 +104,6 @@ class TensorWriter {
     const WriterContext& ctx, const TensorDescriptor& d,
     const std::string& base, const std::string& name, std::string* none);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_TENSOR_WRITER_H_

@@ -19,8 +19,8 @@ namespace {
 // asking for `key` (the sink ignores everything).
 uint64_t AllocationsToReceive(const std::vector<uint8_t>& transcript,
                               const char* key, size_t chunk) {
-  TensorSink sink;
-  NetClientSession c(testing::ClientOptions({key}), &sink);
+  container::TensorSink sink;
+  NetClientSession c(net::testing::ClientOptions({key}), &sink);
   hurray::testing::AllocationCount allocations;
   bool ok = true;
   for (size_t at = 0; at < transcript.size() && ok; at += chunk) {
@@ -33,12 +33,12 @@ uint64_t AllocationsToReceive(const std::vector<uint8_t>& transcript,
 }
 
 TEST(NetAlloc, NothingPerDataByte) {
-  const auto small_bytes = testing::NetTestFile(64 << 10);
-  const auto big_bytes = testing::NetTestFile(4 << 20);
-  const auto small = testing::OpenTestFile(small_bytes);
-  const auto big = testing::OpenTestFile(big_bytes);
-  const auto t_small = testing::ServerTranscript(*small, {"big"});
-  const auto t_big = testing::ServerTranscript(*big, {"big"});
+  const auto small_bytes = net::testing::NetTestFile(64 << 10);
+  const auto big_bytes = net::testing::NetTestFile(4 << 20);
+  const auto small = net::testing::OpenTestFile(small_bytes);
+  const auto big = net::testing::OpenTestFile(big_bytes);
+  const auto t_small = net::testing::ServerTranscript(*small, {"big"});
+  const auto t_big = net::testing::ServerTranscript(*big, {"big"});
   ASSERT_GT(t_big.size(), t_small.size() + (3 << 20));
   for (size_t chunk : {size_t{1} << 16, size_t{4096}, size_t{7}}) {
     const uint64_t a = AllocationsToReceive(t_small, "big", chunk);
@@ -50,11 +50,12 @@ TEST(NetAlloc, NothingPerDataByte) {
 
 TEST(NetAlloc, DeclaredHugeBufferAllocatesNothingForIt) {
   auto d = vectors::Dense(0x11, {uint64_t{1} << 63});
-  const auto in = testing::Cat(
-      {testing::ServerHelloBytes(),
-       testing::DescriptorBytes(1, vectors::Bytes(*d), uint64_t{1} << 63)});
-  TensorSink sink;
-  NetClientSession c(testing::ClientOptions({"huge"}), &sink);
+  const auto in =
+      net::testing::Cat({net::testing::ServerHelloBytes(),
+                         net::testing::DescriptorBytes(1, vectors::Bytes(*d),
+                                                       uint64_t{1} << 63)});
+  container::TensorSink sink;
+  NetClientSession c(net::testing::ClientOptions({"huge"}), &sink);
   hurray::testing::AllocationCount allocations;
   const absl::Status s = c.Feed(in);
   allocations.Stop();

@@ -32,7 +32,7 @@ bool Is(const MessageHeader& h, MessageType t) {
 
 class NetClientSession::Impl : public net::FrameHandler {
  public:
-  Impl(const NetClientOptions& options, TensorSink* sink)
+  Impl(const NetClientOptions& options, container::TensorSink* sink)
       : options_(options),
         shared_(options_),
         framer_(net::FramerOptions{options.max_message_size, options.parse.mode,
@@ -247,7 +247,7 @@ class NetClientSession::Impl : public net::FrameHandler {
       req.preferred_device = options_.preferred_device;
       req.min_alignment = options_.min_alignment;
       req.request_flags = options_.parallel_ok ? net::kRequestParallelOk : 0;
-      if (!IsValidUtf8(key) || net::RequestSize(req) > server_max_) {
+      if (!container::IsValidUtf8(key) || net::RequestSize(req) > server_max_) {
         shared_.status = absl::InvalidArgumentError(absl::StrCat(
             "tensor key '", net::TruncateUtf8(key, 256),
             "' is not valid UTF-8 or too long for the server's message size"));
@@ -541,7 +541,7 @@ class NetClientSession::Impl : public net::FrameHandler {
 };
 
 NetClientSession::NetClientSession(const NetClientOptions& options,
-                                   TensorSink* sink)
+                                   container::TensorSink* sink)
     : impl_(std::make_unique<Impl>(options, sink)) {}
 NetClientSession::~NetClientSession() = default;
 
@@ -588,7 +588,7 @@ absl::StatusOr<std::vector<std::string>> ParseTensorList(
           absl::StrCat("tensor list: truncated name at byte ", at));
     }
     const absl::Span<const uint8_t> name = bytes.subspan(at, n);
-    if (!IsValidUtf8(name)) {
+    if (!container::IsValidUtf8(name)) {
       return absl::InvalidArgumentError(
           absl::StrCat("tensor list: a name is not UTF-8 at byte ", at));
     }

@@ -109,7 +109,7 @@ struct NetClientOptions {
   // LIMIT-BUFFER-BYTES (per buffer and, times the buffer count, per
   // total_data_bytes), LIMIT-TOTAL-BYTES (data bytes of the whole session),
   // composite depth and members.
-  ContainerLimits limits;
+  container::ContainerLimits limits;
   // Advertised in CLIENT_HELLO; a larger payload is NET-01.
   uint32_t max_message_size = net::kDefaultMaxMessageSize;
   // Tensors to request, in order.
@@ -137,9 +137,10 @@ struct NetClientOptions {
   std::function<void(size_t keys_completed)> on_keys_completed;
 };
 
-class NetClientSession : public ByteConsumer {
+class NetClientSession : public container::ByteConsumer {
  public:
-  NetClientSession(const NetClientOptions& options, TensorSink* sink);
+  NetClientSession(const NetClientOptions& options,
+                   container::TensorSink* sink);
   ~NetClientSession() override;
   NetClientSession(const NetClientSession&) = delete;
   NetClientSession& operator=(const NetClientSession&) = delete;

@@ -39,7 +39,7 @@ void EventSpool::RecordTensorEnd() {
   events_.push_back({Kind::kTensorEnd, 0, 0, 0, 0});
 }
 
-absl::Status EventSpool::Replay(TensorSink* sink) {
+absl::Status EventSpool::Replay(container::TensorSink* sink) {
   absl::Status s;
   size_t descriptor = 0;
   for (const Event& e : events_) {

@@ -34,7 +34,7 @@ class EventSpool {
 
   // Hands every event to `sink` in order and empties the spool; stops at
   // the first non-OK status and returns it.
-  [[nodiscard]] absl::Status Replay(TensorSink* sink);
+  [[nodiscard]] absl::Status Replay(container::TensorSink* sink);
   bool empty() const { return events_.empty(); }
   // What the spool holds, in DescriptorCost / PieceCost units.
   uint64_t bytes() const { return bytes_; }

@@ -63,7 +63,7 @@ Rejection ReadString(Reader* r, absl::string_view* out, const char* what) {
   absl::Span<const uint8_t> bytes;
   if (!r->U32(&n)) return Malformed(at, what);
   if (!r->Bytes(n, &bytes)) return Malformed(at, what);
-  if (!IsValidUtf8(bytes)) {
+  if (!container::IsValidUtf8(bytes)) {
     return Malformed(at + 4, "a string is not valid UTF-8");
   }
   *out = absl::string_view(reinterpret_cast<const char*>(bytes.data()),

@@ -20,23 +20,23 @@
 namespace hurray::stream {
 namespace {
 
-using testing::KeyedSink;
-using testing::Transcript;
+using net::testing::KeyedSink;
+using net::testing::Transcript;
 
 class MultiplexTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    bytes_ = testing::NetTestFile(/*big_bytes=*/300000);
-    file_ = testing::OpenTestFile(bytes_);
+    bytes_ = net::testing::NetTestFile(/*big_bytes=*/300000);
+    file_ = net::testing::OpenTestFile(bytes_);
     ASSERT_NE(file_, nullptr);
   }
   NetClientOptions Options() const {
-    NetClientOptions o = testing::ClientOptions(keys_);
+    NetClientOptions o = net::testing::ClientOptions(keys_);
     o.max_outstanding = static_cast<uint32_t>(keys_.size());
     return o;
   }
   Transcript Answers(bool interleave) const {
-    return testing::AnswerPipelined(*file_, keys_, 4096, interleave);
+    return net::testing::AnswerPipelined(*file_, keys_, 4096, interleave);
   }
   // Offset of the first message on `stream`.
   static uint64_t FirstOn(const Transcript& t, uint32_t stream) {
@@ -47,13 +47,14 @@ class MultiplexTest : public ::testing::Test {
     return 0;
   }
   static absl::Status Run(const NetClientOptions& o, const Transcript& t,
-                          TensorSink* sink, size_t chunk) {
+                          container::TensorSink* sink, size_t chunk) {
     NetClientSession c(o, sink);
     absl::Status s;
-    testing::FeedInChunks(t.bytes, chunk, [&](absl::Span<const uint8_t> p) {
-      s = c.Feed(p);
-      return s.ok();
-    });
+    container::testing::FeedInChunks(t.bytes, chunk,
+                                     [&](absl::Span<const uint8_t> p) {
+                                       s = c.Feed(p);
+                                       return s.ok();
+                                     });
     if (s.ok() && !c.Satisfied()) s = c.Finish();
     return s;
   }
@@ -61,7 +62,7 @@ class MultiplexTest : public ::testing::Test {
   std::vector<std::string> keys_ = {"big",       "dense", "quant",
                                     "partition", "empty", "dense"};
   std::vector<uint8_t> bytes_;
-  std::unique_ptr<HrryFile> file_;
+  std::unique_ptr<container::HrryFile> file_;
 };
 
 TEST_F(MultiplexTest, InterleavedAnswersArriveIntactInRequestOrder) {
@@ -82,7 +83,7 @@ TEST_F(MultiplexTest, InterleavedAnswersArriveIntactInRequestOrder) {
     EXPECT_TRUE(sink.errors.empty()) << sink.errors[0];
     EXPECT_TRUE(sink.ended);
     EXPECT_EQ(sink.keys, keys_);
-    EXPECT_TRUE(testing::SameEvents(sequential, sink)) << chunk;
+    EXPECT_TRUE(container::testing::SameEvents(sequential, sink)) << chunk;
     EXPECT_EQ(sink.key_of_tensor, sequential.key_of_tensor);
   }
   // Byte for byte what the file holds.
@@ -94,11 +95,11 @@ TEST_F(MultiplexTest, InterleavedAnswersArriveIntactInRequestOrder) {
                                           "empty",         "dense"};
   ASSERT_EQ(sink.tensors.size(), names.size());
   for (size_t i = 0; i < names.size(); ++i) {
-    const IndexEntry* e = file_->Find(names[i]);
+    const container::IndexEntry* e = file_->Find(names[i]);
     ASSERT_NE(e, nullptr);
     auto d = std::make_unique<TensorDescriptor>();
     ASSERT_TRUE(file_->ReadDescriptor(*e, d.get()).ok());
-    const testing::RecordedTensor& got = sink.tensors[i];
+    const container::testing::RecordedTensor& got = sink.tensors[i];
     EXPECT_TRUE(*d == got.descriptor) << names[i];
     EXPECT_TRUE(got.complete) << names[i];
     ASSERT_EQ(got.buffers.size(), d->buffer_count);

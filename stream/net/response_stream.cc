@@ -52,11 +52,11 @@ ResponseStream::~ResponseStream() {
 void ResponseStream::Start(uint32_t stream_id, size_t key, bool live) {
   // The session's LIMIT-TOTAL-BYTES counts every stream's data bytes
   // (NetChecks); a walker sees its own stream only.
-  ContainerLimits limits = shared_->options.limits;
+  container::ContainerLimits limits = shared_->options.limits;
   limits.max_total_bytes = std::numeric_limits<uint64_t>::max();
-  walker_ =
-      std::make_unique<TensorWalker>(shared_->options.parse, limits, Framing(),
-                                     0, static_cast<TensorSink*>(this));
+  walker_ = std::make_unique<container::TensorWalker>(
+      shared_->options.parse, limits, container::Framing(), 0,
+      static_cast<container::TensorSink*>(this));
   shared_->spooled_bytes -= std::min(shared_->spooled_bytes, spool_.bytes());
   spool_.Clear();
   stream_id_ = stream_id;
@@ -81,7 +81,7 @@ Rejection ResponseStream::GoLive(uint64_t at) {
   live_ = true;
   if (spool_.empty()) return kAccepted;
   shared_->spooled_bytes -= std::min(shared_->spooled_bytes, spool_.bytes());
-  TensorSink* sink = shared_->sink;
+  container::TensorSink* sink = shared_->sink;
   if (sink == nullptr) {
     spool_.Clear();
     return kAccepted;
@@ -122,7 +122,8 @@ bool ResponseStream::Spool(uint64_t cost) {
 Rejection ResponseStream::Walk(absl::Span<const uint8_t> bytes, uint64_t at) {
   walker_at_ = walker_->position();
   received_at_ = at;
-  if (walker_->Feed(bytes).state == WalkState::kRejected) return Stopped(at);
+  if (walker_->Feed(bytes).state == container::WalkState::kRejected)
+    return Stopped(at);
   return kAccepted;
 }
 
@@ -159,7 +160,7 @@ Rejection ResponseStream::OnDescriptor(const DescriptorMessage& m,
   HURRAY_RETURN_IF_REJECTED(Walk(m.descriptor, base_));
   if (descriptor_seen_) return kAccepted;
   // The payload held less than a whole descriptor.
-  if (walker_->Finish() == WalkState::kRejected) return Stopped(at);
+  if (walker_->Finish() == container::WalkState::kRejected) return Stopped(at);
   // Nothing at all (descriptor_length 0): the decoder's own verdict.
   auto decoder = std::make_unique<DescriptorDecoder>(shared_->options.parse);
   const Rejection inner = DecodeWith(m.descriptor, decoder.get());
@@ -237,7 +238,7 @@ absl::Status ResponseStream::OnDescriptor(const TensorDescriptor& d) {
   total_ = transport_.total_data_bytes;
   received_ = 0;
   walker_done_ = false;
-  TensorSink* sink = shared_->sink;
+  container::TensorSink* sink = shared_->sink;
   if (sink == nullptr) return absl::OkStatus();
   if (!live_) {
     if (!Spool(EventSpool::DescriptorCost())) {
@@ -261,7 +262,7 @@ absl::Status ResponseStream::OnDescriptor(const TensorDescriptor& d) {
 absl::Status ResponseStream::OnBufferPiece(uint32_t buffer_index,
                                            uint64_t offset_in_buffer,
                                            absl::Span<const uint8_t> piece) {
-  TensorSink* sink = shared_->sink;
+  container::TensorSink* sink = shared_->sink;
   if (sink == nullptr) return absl::OkStatus();
   if (live_) {
     absl::Status s = sink->OnBufferPiece(buffer_index, offset_in_buffer, piece);
@@ -325,7 +326,7 @@ Rejection ResponseStream::OnDataEnd(uint64_t at) {
   }
   open_ = false;
   head_ = false;
-  TensorSink* sink = shared_->sink;
+  container::TensorSink* sink = shared_->sink;
   if (sink != nullptr) {
     if (live_) {
       absl::Status s = sink->OnTensorEnd();

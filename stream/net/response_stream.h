@@ -43,11 +43,11 @@ namespace hurray::stream::net {
 struct ClientShared {
   explicit ClientShared(const NetClientOptions& o) : options(o) {}
   const NetClientOptions& options;
-  TensorSink* sink = nullptr;   // the user's; may be null
-  absl::Status status;          // the session's first failure
-  absl::Status wrapped;         // the status of a wrapping rejection
-  uint64_t declared_bytes = 0;  // total_data_bytes accepted so far
-  uint64_t spooled_bytes = 0;   // what every EventSpool holds
+  container::TensorSink* sink = nullptr;  // the user's; may be null
+  absl::Status status;                    // the session's first failure
+  absl::Status wrapped;                   // the status of a wrapping rejection
+  uint64_t declared_bytes = 0;            // total_data_bytes accepted so far
+  uint64_t spooled_bytes = 0;             // what every EventSpool holds
   uint64_t tensors_completed = 0;
 };
 
@@ -70,7 +70,7 @@ struct ShardSet {
   std::vector<uint64_t> boxes;  // per shard: 0, offset[rank], end[rank]
 };
 
-class ResponseStream : private TensorSink {
+class ResponseStream : private container::TensorSink {
  public:
   explicit ResponseStream(ClientShared* shared);
   ~ResponseStream() override;
@@ -143,7 +143,7 @@ class ResponseStream : private TensorSink {
   bool Spool(uint64_t cost);
 
   ClientShared* shared_;
-  std::unique_ptr<TensorWalker> walker_;
+  std::unique_ptr<container::TensorWalker> walker_;
   EventSpool spool_;
   uint32_t stream_id_ = 0;
   size_t key_ = 0;

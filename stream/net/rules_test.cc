@@ -29,40 +29,41 @@
 namespace hurray::stream {
 namespace {
 
-using testing::Cat;
-using testing::DataBytes;
-using testing::DescriptorBytes;
-using testing::EndBytes;
-using testing::ServerHelloBytes;
+using net::testing::Cat;
+using net::testing::DataBytes;
+using net::testing::DescriptorBytes;
+using net::testing::EndBytes;
+using net::testing::ServerHelloBytes;
 using Bytes = std::vector<uint8_t>;
 
-using testing::ClientHelloBytes;
-using testing::RequestBytes;
-using Case = testing::NetRuleCase;
+using net::testing::ClientHelloBytes;
+using net::testing::RequestBytes;
+using Case = net::testing::NetRuleCase;
 constexpr size_t kH = net::kHeaderSize;
 
-std::vector<Case> AllCases() { return testing::AllNetRuleCases(); }
+std::vector<Case> AllCases() { return net::testing::AllNetRuleCases(); }
 absl::Status RunClient(const Case& c, const Bytes& in) {
-  return testing::RunNetRuleClient(c, in);
+  return net::testing::RunNetRuleClient(c, in);
 }
 absl::Status RunServer(const Case& c, const Bytes& in) {
-  return testing::RunNetRuleServer(c, in);
+  return net::testing::RunNetRuleServer(c, in);
 }
 Bytes Message(uint32_t type, uint32_t stream, Bytes payload) {
-  return testing::MessageBytes(type, stream, std::move(payload));
+  return net::testing::MessageBytes(type, stream, std::move(payload));
 }
 Bytes Header(uint32_t type, uint32_t stream, uint32_t length) {
-  return testing::HeaderBytes(type, stream, length);
+  return net::testing::HeaderBytes(type, stream, length);
 }
 class ServerFile {
  public:
   ServerFile()
-      : bytes_(testing::NetTestFile(0)), file_(testing::OpenTestFile(bytes_)) {}
-  const HrryFile& file() const { return *file_; }
+      : bytes_(net::testing::NetTestFile(0)),
+        file_(net::testing::OpenTestFile(bytes_)) {}
+  const container::HrryFile& file() const { return *file_; }
 
  private:
   Bytes bytes_;
-  std::unique_ptr<HrryFile> file_;
+  std::unique_ptr<container::HrryFile> file_;
 };
 
 class NetRuleTest : public ::testing::TestWithParam<Case> {};
@@ -133,7 +134,7 @@ TEST(NetServerRules, FirstMessageWrongDirectionAndErrorReply) {
     NetServerSession s(&f.file(), NetServerOptions());
     const absl::Status st = s.Feed(RequestBytes(1, "dense"));
     EXPECT_EQ(RuleIdOf(st).value_or(""), "NET-06");
-    const Bytes out = testing::Drain(&s);
+    const Bytes out = net::testing::Drain(&s);
     ASSERT_GE(out.size(), kH + 8);
     EXPECT_EQ(wire::LoadU32(out.data()), 9u);       // ERROR
     EXPECT_EQ(wire::LoadU32(out.data() + kH), 6u);  // INVALID_MESSAGE
@@ -153,7 +154,7 @@ TEST(NetServerRules, FirstMessageWrongDirectionAndErrorReply) {
     const Bytes ch = ClientHelloBytes();
     const absl::Status st = s.Feed(Cat({ch, Header(0x03, 1, 1001)}));
     EXPECT_EQ(RuleIdOf(st).value_or(""), "NET-01");
-    const Bytes out = testing::Drain(&s);
+    const Bytes out = net::testing::Drain(&s);
     // SERVER_HELLO, then ERROR MESSAGE_TOO_LARGE.
     const uint32_t hl = wire::LoadU32(out.data() + 8);
     ASSERT_GE(out.size(), kH + hl + kH + 4);
@@ -171,7 +172,7 @@ TEST(NetServerRules, FirstMessageWrongDirectionAndErrorReply) {
                     EndBytes(5), RequestBytes(7, "dense")}));
     EXPECT_TRUE(st.ok()) << st;
     EXPECT_EQ(s.tensors_sent(), 0u);
-    testing::Drain(&s);
+    net::testing::Drain(&s);
     EXPECT_EQ(s.tensors_sent(), 1u);
   }
 }

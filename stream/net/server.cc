@@ -96,7 +96,7 @@ absl::StatusOr<std::string> StatIdentity(const std::string& path) {
 }
 
 std::string ServedFileIdentity(absl::string_view stat_identity,
-                               const HrryFile& file) {
+                               const container::HrryFile& file) {
   return absl::StrCat(
       "hrry ", stat_identity, " index_crc32c=",
       absl::Hex(file.geometry().trailer.index_crc32c, absl::kZeroPad8));
@@ -104,7 +104,7 @@ std::string ServedFileIdentity(absl::string_view stat_identity,
 
 class NetServer::Impl {
  public:
-  Impl(const HrryFile* file, const NetServerConfig& config)
+  Impl(const container::HrryFile* file, const NetServerConfig& config)
       : file_(file),
         config_(Normalized(config)),
         acceptor_(io_),
@@ -626,7 +626,7 @@ class NetServer::Impl {
     }
   }
 
-  const HrryFile* file_;
+  const container::HrryFile* file_;
   NetServerConfig config_;
   asio::io_context io_;
   tcp::acceptor acceptor_;
@@ -641,7 +641,8 @@ class NetServer::Impl {
   absl::flat_hash_map<Id, std::shared_ptr<Connection>> connections_;
 };
 
-NetServer::NetServer(const HrryFile* file, const NetServerConfig& config)
+NetServer::NetServer(const container::HrryFile* file,
+                     const NetServerConfig& config)
     : impl_(std::make_unique<Impl>(file, config)) {}
 NetServer::~NetServer() = default;
 absl::Status NetServer::Listen() { return impl_->Listen(); }

@@ -80,11 +80,11 @@ uint32_t DefaultMaxConnections();
 // CRC-32C (its trailer, file-format.md).
 [[nodiscard]] absl::StatusOr<std::string> StatIdentity(const std::string& path);
 std::string ServedFileIdentity(absl::string_view stat_identity,
-                               const HrryFile& file);
+                               const container::HrryFile& file);
 
 class NetServer {
  public:
-  NetServer(const HrryFile* file, const NetServerConfig& config);
+  NetServer(const container::HrryFile* file, const NetServerConfig& config);
   ~NetServer();
   NetServer(const NetServer&) = delete;
   NetServer& operator=(const NetServer&) = delete;

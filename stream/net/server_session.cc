@@ -28,9 +28,9 @@ constexpr uint32_t kMinClientMessageSize = 64;
 
 }  // namespace
 
-std::vector<uint8_t> TensorListBytes(const HrryFile& file) {
+std::vector<uint8_t> TensorListBytes(const container::HrryFile& file) {
   std::vector<uint8_t> out;
-  for (const IndexEntry& e : file.index().entries()) {
+  for (const container::IndexEntry& e : file.index().entries()) {
     uint8_t n[4];
     wire::StoreU32(n, static_cast<uint32_t>(e.name.size()));
     out.insert(out.end(), n, n + 4);
@@ -41,7 +41,7 @@ std::vector<uint8_t> TensorListBytes(const HrryFile& file) {
 
 class NetServerSession::Impl : public net::FrameHandler {
  public:
-  Impl(const HrryFile* file, const NetServerOptions& options)
+  Impl(const container::HrryFile* file, const NetServerOptions& options)
       : file_(file),
         options_(options),
         framer_(net::FramerOptions{options.max_message_size, options.mode,
@@ -51,7 +51,7 @@ class NetServerSession::Impl : public net::FrameHandler {
     // The layouts we can produce: those of the file's tensors (we never
     // transcode), plus row-major for the listing tensor.
     layouts_.push_back(layout_tag::kRowMajor);
-    for (const IndexEntry& e : file_->index().entries()) {
+    for (const container::IndexEntry& e : file_->index().entries()) {
       if (!file_->ReadDescriptor(e, scratch_.get()).ok()) continue;
       const uint8_t tag = scratch_->layout_tag;
       if (tag >= 0xF0 && tag <= 0xFE) continue;  // needs metadata: skip
@@ -331,7 +331,8 @@ class NetServerSession::Impl : public net::FrameHandler {
     synthetic_ = nullptr;
     // kIdentityKey is reserved (a tensor of the file with that name would
     // let two files pass for one); kListKey yields to a tensor of its name.
-    const IndexEntry* e = q.key == kIdentityKey ? nullptr : file_->Find(q.key);
+    const container::IndexEntry* e =
+        q.key == kIdentityKey ? nullptr : file_->Find(q.key);
     if (e != nullptr) {
       if (!Flatten(e)) {
         SendErrorNow(q.stream, net::ErrorCode::kInvalidMessage,
@@ -370,14 +371,14 @@ class NetServerSession::Impl : public net::FrameHandler {
 
   // The tensor, then (for a head) its members, pre-order
   // (interchange.md § Composite Tensor Streaming).
-  bool Flatten(const IndexEntry* e) {
+  bool Flatten(const container::IndexEntry* e) {
     if (tensors_.size() > file_->index().entries().size()) return false;
     tensors_.push_back(e);
     if (!file_->ReadDescriptor(*e, scratch_.get()).ok()) return false;
     if (scratch_->layout_tag != layout_tag::kComposite) return true;
     const auto members = file_->Members(*e);
     if (!members.ok()) return false;
-    for (const IndexEntry* m : *members) {
+    for (const container::IndexEntry* m : *members) {
       if (!Flatten(m)) return false;
     }
     return true;
@@ -419,7 +420,7 @@ class NetServerSession::Impl : public net::FrameHandler {
       buffers_.push_back(synthetic_->bytes);
       return !descriptor_.empty();
     }
-    const IndexEntry& e = *tensors_[next_tensor_];
+    const container::IndexEntry& e = *tensors_[next_tensor_];
     if (!file_->ReadDescriptor(e, scratch_.get()).ok()) return false;
     descriptor_ =
         file_->bytes().subspan(e.descriptor_offset, e.descriptor_length);
@@ -503,7 +504,7 @@ class NetServerSession::Impl : public net::FrameHandler {
     }
   }
 
-  const HrryFile* file_;
+  const container::HrryFile* file_;
   NetServerOptions options_;
   net::MessageFramer framer_;
   std::unique_ptr<TensorDescriptor> scratch_;
@@ -530,7 +531,7 @@ class NetServerSession::Impl : public net::FrameHandler {
   bool job_active_ = false;
   uint32_t job_stream_ = 0;
   const BytesTensor* synthetic_ = nullptr;  // the job serves this one
-  std::vector<const IndexEntry*> tensors_;
+  std::vector<const container::IndexEntry*> tensors_;
   size_t next_tensor_ = 0;
   Step step_ = Step::kDescriptor;
   absl::Span<const uint8_t> descriptor_;
@@ -544,7 +545,7 @@ class NetServerSession::Impl : public net::FrameHandler {
   BytesTensor identity_;  // idem
 };
 
-NetServerSession::NetServerSession(const HrryFile* file,
+NetServerSession::NetServerSession(const container::HrryFile* file,
                                    const NetServerOptions& options)
     : impl_(std::make_unique<Impl>(file, options)) {}
 NetServerSession::~NetServerSession() = default;

@@ -74,7 +74,8 @@ struct NetServerOptions {
 class NetServerSession {
  public:
   // `file` must outlive the session.
-  NetServerSession(const HrryFile* file, const NetServerOptions& options);
+  NetServerSession(const container::HrryFile* file,
+                   const NetServerOptions& options);
   ~NetServerSession();
   NetServerSession(const NetServerSession&) = delete;
   NetServerSession& operator=(const NetServerSession&) = delete;
@@ -117,7 +118,7 @@ class NetServerSession {
 
 // The bytes of the `hurray:list` tensor for `file`: each index entry, in
 // index order, as a u32 LE byte length and the UTF-8 name.
-std::vector<uint8_t> TensorListBytes(const HrryFile& file);
+std::vector<uint8_t> TensorListBytes(const container::HrryFile& file);
 
 }  // namespace hurray::stream
 

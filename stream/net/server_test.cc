@@ -30,8 +30,8 @@
 namespace hurray::stream {
 namespace {
 
-using testing::ClientOptions;
-using testing::RecordingSink;
+using container::testing::RecordingSink;
+using net::testing::ClientOptions;
 
 const std::vector<std::string> kKeys = {"dense", "quant", "partition", "empty",
                                         "big"};
@@ -42,8 +42,8 @@ class Served {
   explicit Served(uint32_t idle_ms = 20000, uint64_t big = 1 << 20)
       : Served(Config(idle_ms), big) {}
   Served(const NetServerConfig& c, uint64_t big)
-      : bytes_(testing::NetTestFile(big)),
-        file_(testing::OpenTestFile(bytes_)) {
+      : bytes_(net::testing::NetTestFile(big)),
+        file_(net::testing::OpenTestFile(bytes_)) {
     server_ = std::make_unique<NetServer>(file_.get(), c);
     const absl::Status s = server_->Listen();
     EXPECT_TRUE(s.ok()) << s;
@@ -62,18 +62,18 @@ class Served {
     return c;
   }
   uint16_t port() const { return server_->port(); }
-  const HrryFile& file() const { return *file_; }
+  const container::HrryFile& file() const { return *file_; }
   NetServer& server() { return *server_; }
 
  private:
   std::vector<uint8_t> bytes_;
-  std::unique_ptr<HrryFile> file_;
+  std::unique_ptr<container::HrryFile> file_;
   std::unique_ptr<NetServer> server_;
   std::thread thread_;
 };
 
 // Every tensor of the response equals the file's (byte for byte).
-::testing::AssertionResult SameAsFile(const HrryFile& file,
+::testing::AssertionResult SameAsFile(const container::HrryFile& file,
                                       const RecordingSink& sink) {
   const std::vector<std::string> names = {
       "dense", "quant", "partition", "partition_top", "partition_bottom",
@@ -82,7 +82,7 @@ class Served {
     return ::testing::AssertionFailure() << sink.tensors.size() << " tensors";
   }
   for (size_t t = 0; t < names.size(); ++t) {
-    const IndexEntry* e = file.Find(names[t]);
+    const container::IndexEntry* e = file.Find(names[t]);
     auto d = std::make_unique<TensorDescriptor>();
     if (e == nullptr || !file.ReadDescriptor(*e, d.get()).ok()) {
       return ::testing::AssertionFailure() << names[t];
@@ -132,7 +132,8 @@ std::vector<uint8_t> HelloAndRequest(absl::string_view key) {
 TEST(NetServer, ServesEveryTensorByteExactly) {
   Served s;
   RecordingSink sink;
-  const auto run = testing::FetchTcp(s.port(), ClientOptions(kKeys), &sink);
+  const auto run =
+      net::testing::FetchTcp(s.port(), ClientOptions(kKeys), &sink);
   ASSERT_TRUE(run.status.ok()) << run.status;
   EXPECT_TRUE(run.satisfied);
   EXPECT_TRUE(SameAsFile(s.file(), sink));
@@ -141,8 +142,8 @@ TEST(NetServer, ServesEveryTensorByteExactly) {
 TEST(NetServer, ClientReadingOneByteAtATime) {
   Served s(20000, 4096);
   RecordingSink sink;
-  const auto run =
-      testing::FetchTcp(s.port(), ClientOptions(kKeys), &sink, /*chunk=*/1);
+  const auto run = net::testing::FetchTcp(s.port(), ClientOptions(kKeys), &sink,
+                                          /*chunk=*/1);
   ASSERT_TRUE(run.status.ok()) << run.status;
   EXPECT_TRUE(SameAsFile(s.file(), sink));
 }
@@ -151,14 +152,14 @@ TEST(NetServer, ClientTricklingItsRequestsOneByteAtATime) {
   Served s(20000, 4096);
   RecordingSink sink;
   NetClientSession client(ClientOptions({"dense", "quant"}), &sink);
-  const int fd = testing::ConnectLoopback(s.port());
+  const int fd = net::testing::ConnectLoopback(s.port());
   ASSERT_GE(fd, 0);
   std::vector<uint8_t> buf(1 << 16);
   absl::Status st;
   while (st.ok() && !client.Satisfied()) {
     const auto out = client.PendingOutput();
     for (size_t i = 0; i < out.size(); ++i) {
-      ASSERT_TRUE(testing::SendAll(fd, out.subspan(i, 1)));
+      ASSERT_TRUE(net::testing::SendAll(fd, out.subspan(i, 1)));
     }
     client.ConsumeOutput(out.size());
     const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
@@ -172,33 +173,33 @@ TEST(NetServer, ClientTricklingItsRequestsOneByteAtATime) {
 
 TEST(NetServer, GarbageIsAnsweredWithInvalidMessageThenClosed) {
   Served s;
-  const int fd = testing::ConnectLoopback(s.port());
+  const int fd = net::testing::ConnectLoopback(s.port());
   ASSERT_GE(fd, 0);
   const std::vector<uint8_t> garbage = {0xDE, 0xAD, 0xBE, 0xEF, 1, 0, 0, 0,
                                         0,    0,    0,    0,    7, 7, 7};
-  ASSERT_TRUE(testing::SendAll(fd, garbage));
-  const auto reply = testing::ReadUntilClose(fd);  // ends: server closed
+  ASSERT_TRUE(net::testing::SendAll(fd, garbage));
+  const auto reply = net::testing::ReadUntilClose(fd);  // ends: server closed
   close(fd);
   EXPECT_EQ(LastMessage(reply), std::make_pair(9u, 6u));
 }
 
 TEST(NetServer, OversizedFrameIsAnsweredWithMessageTooLargeThenClosed) {
   Served s;
-  const int fd = testing::ConnectLoopback(s.port());
+  const int fd = net::testing::ConnectLoopback(s.port());
   ASSERT_GE(fd, 0);
   std::vector<uint8_t> in = HelloAndRequest("dense");
   uint8_t h[net::kHeaderSize];
   net::EncodeHeader({3, 3, 0x7FFFFFFF}, h);
   in.insert(in.end(), h, h + sizeof(h));
-  ASSERT_TRUE(testing::SendAll(fd, in));
-  const auto reply = testing::ReadUntilClose(fd, 64 << 20);
+  ASSERT_TRUE(net::testing::SendAll(fd, in));
+  const auto reply = net::testing::ReadUntilClose(fd, 64 << 20);
   close(fd);
   EXPECT_EQ(LastMessage(reply), std::make_pair(9u, 7u));
 }
 
 TEST(NetServer, IdleConnectionIsClosed) {
   Served s(/*idle_ms=*/100);
-  const int fd = testing::ConnectLoopback(s.port());
+  const int fd = net::testing::ConnectLoopback(s.port());
   ASSERT_GE(fd, 0);
   uint8_t b;
   // The server closes: recv returns 0 (not a receive timeout, -1).
@@ -210,10 +211,10 @@ TEST(NetServer, IdleConnectionIsClosed) {
 // closes: the client reports NET-05 and never a complete tensor it did not
 // receive whole.
 TEST(NetServer, PeerClosingAtEveryStructuralBoundary) {
-  auto bytes = testing::NetTestFile(0);
-  auto file = testing::OpenTestFile(bytes);
+  auto bytes = net::testing::NetTestFile(0);
+  auto file = net::testing::OpenTestFile(bytes);
   const std::vector<std::string> keys = {"dense", "quant", "partition"};
-  const std::vector<uint8_t> t = testing::ServerTranscript(*file, keys);
+  const std::vector<uint8_t> t = net::testing::ServerTranscript(*file, keys);
   // Every message boundary and the middle of every message.
   std::vector<size_t> cuts;
   for (size_t at = 0; at + net::kHeaderSize <= t.size();) {
@@ -240,7 +241,7 @@ TEST(NetServer, PeerClosingAtEveryStructuralBoundary) {
     for (size_t cut : cuts) {
       const int c = accept(lfd, nullptr, nullptr);
       if (c < 0) return;
-      testing::SendAll(c, absl::MakeConstSpan(t).first(cut));
+      net::testing::SendAll(c, absl::MakeConstSpan(t).first(cut));
       shutdown(c, SHUT_WR);
       uint8_t sink[4096];
       while (recv(c, sink, sizeof(sink), 0) > 0) {
@@ -250,7 +251,7 @@ TEST(NetServer, PeerClosingAtEveryStructuralBoundary) {
   });
   for (size_t cut : cuts) {
     RecordingSink sink;
-    const auto run = testing::FetchTcp(port, ClientOptions(keys), &sink);
+    const auto run = net::testing::FetchTcp(port, ClientOptions(keys), &sink);
     EXPECT_EQ(RuleIdOf(run.status).value_or(""), "NET-05")
         << cut << ": " << run.status;
     EXPECT_FALSE(sink.ended);
@@ -275,7 +276,7 @@ TEST(NetServer, FiftyClientsOneHostile) {
   Served s(20000, 2 << 20);
   // The hostile one: requests, never reads (the server holds it at one
   // frame), and a garbage sender.
-  const int stalled = testing::ConnectLoopback(s.port());
+  const int stalled = net::testing::ConnectLoopback(s.port());
   ASSERT_GE(stalled, 0);
   std::vector<uint8_t> asks = HelloAndRequest("big");
   for (uint32_t i = 3; i < 40; i += 2) {
@@ -283,10 +284,10 @@ TEST(NetServer, FiftyClientsOneHostile) {
     r.key = "big";
     net::AppendRequest(&asks, i, r);
   }
-  ASSERT_TRUE(testing::SendAll(stalled, asks));
-  const int rude = testing::ConnectLoopback(s.port());
+  ASSERT_TRUE(net::testing::SendAll(stalled, asks));
+  const int rude = net::testing::ConnectLoopback(s.port());
   ASSERT_GE(rude, 0);
-  ASSERT_TRUE(testing::SendAll(rude, std::vector<uint8_t>(100, 0xFF)));
+  ASSERT_TRUE(net::testing::SendAll(rude, std::vector<uint8_t>(100, 0xFF)));
 
   std::atomic<int> good{0};
   std::vector<std::thread> clients;
@@ -294,7 +295,8 @@ TEST(NetServer, FiftyClientsOneHostile) {
   for (int i = 0; i < 49; ++i) {
     clients.emplace_back([&, i] {
       RecordingSink sink;
-      const auto run = testing::FetchTcp(s.port(), ClientOptions(kKeys), &sink);
+      const auto run =
+          net::testing::FetchTcp(s.port(), ClientOptions(kKeys), &sink);
       const auto same = SameAsFile(s.file(), sink);
       if (run.status.ok() && same) {
         ++good;
@@ -348,13 +350,13 @@ TEST(NetServer, HelloTrickledOneByteAtATimeHitsTheHelloDeadline) {
   NetServerConfig c = Served::Config(/*idle_ms=*/20000);
   c.hello_timeout_ms = 400;
   Served s(c, 0);
-  const int fd = testing::ConnectLoopback(s.port(), /*timeout_ms=*/10000);
+  const int fd = net::testing::ConnectLoopback(s.port(), /*timeout_ms=*/10000);
   ASSERT_GE(fd, 0);
   const std::vector<uint8_t> hello = ClientHelloBytes();
   std::vector<uint8_t> reply;
   {
     Trickler t(fd, hello, /*interval_ms=*/50);
-    reply = testing::ReadUntilClose(fd);
+    reply = net::testing::ReadUntilClose(fd);
   }
   close(fd);
   EXPECT_EQ(LastMessage(reply), std::make_pair(9u, 6u));
@@ -365,9 +367,9 @@ TEST(NetServer, SilentConnectionHitsTheHelloDeadline) {
   NetServerConfig c = Served::Config(/*idle_ms=*/20000);
   c.hello_timeout_ms = 200;
   Served s(c, 0);
-  const int fd = testing::ConnectLoopback(s.port(), /*timeout_ms=*/10000);
+  const int fd = net::testing::ConnectLoopback(s.port(), /*timeout_ms=*/10000);
   ASSERT_GE(fd, 0);
-  const auto reply = testing::ReadUntilClose(fd);
+  const auto reply = net::testing::ReadUntilClose(fd);
   close(fd);
   EXPECT_EQ(LastMessage(reply), std::make_pair(9u, 6u));
 }
@@ -378,9 +380,9 @@ TEST(NetServer, RequestTrickledAfterHelloHitsTheMessageDeadline) {
   NetServerConfig c = Served::Config(/*idle_ms=*/20000);
   c.message_timeout_ms = 400;
   Served s(c, 0);
-  const int fd = testing::ConnectLoopback(s.port(), /*timeout_ms=*/10000);
+  const int fd = net::testing::ConnectLoopback(s.port(), /*timeout_ms=*/10000);
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(testing::SendAll(fd, ClientHelloBytes()));
+  ASSERT_TRUE(net::testing::SendAll(fd, ClientHelloBytes()));
   std::vector<uint8_t> request;
   net::TensorRequest r;
   r.key = "dense";
@@ -388,7 +390,7 @@ TEST(NetServer, RequestTrickledAfterHelloHitsTheMessageDeadline) {
   std::vector<uint8_t> reply;
   {
     Trickler t(fd, request, /*interval_ms=*/50);
-    reply = testing::ReadUntilClose(fd);
+    reply = net::testing::ReadUntilClose(fd);
   }
   close(fd);
   EXPECT_EQ(LastMessage(reply), std::make_pair(9u, 6u));
@@ -406,7 +408,7 @@ TEST(NetServer, MessageDeadlineDoesNotCountTimeSpentAnswering) {
   // the receive buffer does not grow while nothing is read).
   constexpr uint64_t kBig = 24 << 20;
   Served s(c, kBig);
-  const int fd = testing::ConnectLoopback(s.port(), /*timeout_ms=*/10000);
+  const int fd = net::testing::ConnectLoopback(s.port(), /*timeout_ms=*/10000);
   ASSERT_GE(fd, 0);
   std::vector<uint8_t> in = HelloAndRequest("big");
   std::vector<uint8_t> second;
@@ -414,7 +416,7 @@ TEST(NetServer, MessageDeadlineDoesNotCountTimeSpentAnswering) {
   r.key = "dense";
   net::AppendRequest(&second, 3, r);
   in.insert(in.end(), second.begin(), second.begin() + 5);
-  ASSERT_TRUE(testing::SendAll(fd, in));
+  ASSERT_TRUE(net::testing::SendAll(fd, in));
   std::this_thread::sleep_for(std::chrono::milliseconds(900));
   // Read the big response.
   std::vector<uint8_t> got;
@@ -425,10 +427,10 @@ TEST(NetServer, MessageDeadlineDoesNotCountTimeSpentAnswering) {
     got.insert(got.end(), buf, buf + n);
   }
   ASSERT_GE(got.size(), kBig);
-  ASSERT_TRUE(testing::SendAll(
+  ASSERT_TRUE(net::testing::SendAll(
       fd, absl::MakeConstSpan(second).subspan(5)));  // the rest
   shutdown(fd, SHUT_WR);
-  const auto rest = testing::ReadUntilClose(fd, 64 << 20);
+  const auto rest = net::testing::ReadUntilClose(fd, 64 << 20);
   close(fd);
   got.insert(got.end(), rest.begin(), rest.end());
   // The last message is dense's TENSOR_DATA_END (0x06), not an ERROR.
@@ -444,7 +446,7 @@ TEST(NetServer, ControlPayloadsBeyondTheSharedBudgetAreRefused) {
   c.control_allowance_bytes = 1024;
   c.control_budget_bytes = 64 << 10;
   Served s(c, 0);
-  const int fd = testing::ConnectLoopback(s.port(), /*timeout_ms=*/10000);
+  const int fd = net::testing::ConnectLoopback(s.port(), /*timeout_ms=*/10000);
   ASSERT_GE(fd, 0);
   std::vector<uint8_t> in = ClientHelloBytes();
   uint8_t h[net::kHeaderSize];
@@ -452,8 +454,8 @@ TEST(NetServer, ControlPayloadsBeyondTheSharedBudgetAreRefused) {
       {static_cast<uint32_t>(net::MessageType::kPing), 1, 200u << 10}, h);
   in.insert(in.end(), h, h + sizeof(h));
   in.resize(in.size() + (100 << 10), 0);
-  ASSERT_TRUE(testing::SendAll(fd, in));
-  const auto reply = testing::ReadUntilClose(fd);
+  ASSERT_TRUE(net::testing::SendAll(fd, in));
+  const auto reply = net::testing::ReadUntilClose(fd);
   close(fd);
   EXPECT_EQ(LastMessage(reply), std::make_pair(9u, 7u));
   EXPECT_EQ(s.server().connections_over_budget(), 1u);
@@ -467,7 +469,7 @@ TEST(NetServer, FullOfBusyConnectionsRefusesWithError) {
   Served s(c, 2 << 20);
   std::vector<int> stalled;
   for (int i = 0; i < 2; ++i) {
-    const int fd = testing::ConnectLoopback(s.port(), 10000);
+    const int fd = net::testing::ConnectLoopback(s.port(), 10000);
     ASSERT_GE(fd, 0);
     std::vector<uint8_t> asks = HelloAndRequest("big");
     for (uint32_t k = 3; k < 40; k += 2) {
@@ -475,15 +477,15 @@ TEST(NetServer, FullOfBusyConnectionsRefusesWithError) {
       r.key = "big";
       net::AppendRequest(&asks, k, r);
     }
-    ASSERT_TRUE(testing::SendAll(fd, asks));
+    ASSERT_TRUE(net::testing::SendAll(fd, asks));
     uint8_t first;  // the SERVER_HELLO started: the request is being served
     ASSERT_EQ(recv(fd, &first, 1, 0), 1);
     stalled.push_back(fd);
   }
-  const int fd = testing::ConnectLoopback(s.port(), 10000);
+  const int fd = net::testing::ConnectLoopback(s.port(), 10000);
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(testing::SendAll(fd, HelloAndRequest("dense")));
-  const auto reply = testing::ReadUntilClose(fd);
+  ASSERT_TRUE(net::testing::SendAll(fd, HelloAndRequest("dense")));
+  const auto reply = net::testing::ReadUntilClose(fd);
   close(fd);
   EXPECT_EQ(LastMessage(reply), std::make_pair(9u, 6u));
   EXPECT_EQ(s.server().connections_refused(), 1u);
@@ -498,19 +500,20 @@ TEST(NetServer, NewClientDisplacesASilentConnection) {
   Served s(c, 4096);
   std::vector<int> silent;
   for (int i = 0; i < 3; ++i) {
-    silent.push_back(testing::ConnectLoopback(s.port(), 10000));
+    silent.push_back(net::testing::ConnectLoopback(s.port(), 10000));
     ASSERT_GE(silent.back(), 0);
   }
   while (s.server().connections_accepted() < 3) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   RecordingSink sink;
-  const auto run = testing::FetchTcp(s.port(), ClientOptions(kKeys), &sink);
+  const auto run =
+      net::testing::FetchTcp(s.port(), ClientOptions(kKeys), &sink);
   ASSERT_TRUE(run.status.ok()) << run.status;
   EXPECT_TRUE(SameAsFile(s.file(), sink));
   EXPECT_EQ(s.server().connections_displaced(), 1u);
   // The oldest silent one was told and closed.
-  EXPECT_EQ(LastMessage(testing::ReadUntilClose(silent[0])),
+  EXPECT_EQ(LastMessage(net::testing::ReadUntilClose(silent[0])),
             std::make_pair(9u, 6u));
   for (int f : silent) close(f);
 }
@@ -532,14 +535,14 @@ TEST(NetServer, SlowLorisCrowdWithinTheCapsIsClosedAtTheDeadlines) {
   c.max_connections = 48;
   c.hello_timeout_ms = 300;
   Served s(c, 0);
-  testing::CrowdOptions o;
+  net::testing::CrowdOptions o;
   o.port = s.port();
   o.slow = 16;
   o.idle = 8;
   o.interval_ms = 50;
   o.trickle = ClientHelloBytes();
   ASSERT_GT(o.trickle.size() * o.interval_ms, c.hello_timeout_ms);
-  testing::SlowCrowd crowd(o);
+  net::testing::SlowCrowd crowd(o);
   const auto until =
       std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (crowd.closed_by_server() < 48 &&
@@ -567,7 +570,7 @@ TEST(NetServer, SlowLorisAndSilentCrowdDoNotStarveANormalClient) {
   c.hello_timeout_ms = 1000;
   c.message_timeout_ms = 1000;
   Served s(c, 1 << 20);
-  testing::CrowdOptions o;
+  net::testing::CrowdOptions o;
   o.port = s.port();
   o.slow = 120;
   o.idle = 30;
@@ -575,7 +578,7 @@ TEST(NetServer, SlowLorisAndSilentCrowdDoNotStarveANormalClient) {
   o.trickle = ClientHelloBytes();
   // At one byte per 50 ms the HELLO takes longer than its deadline.
   ASSERT_GT(o.trickle.size() * o.interval_ms, c.hello_timeout_ms);
-  testing::SlowCrowd crowd(o);
+  net::testing::SlowCrowd crowd(o);
   ASSERT_TRUE(crowd.WaitConnected(20000));
   // Let the crowd run into the deadlines and come back (bounded wait).
   const auto until =
@@ -587,8 +590,8 @@ TEST(NetServer, SlowLorisAndSilentCrowdDoNotStarveANormalClient) {
   for (int round = 0; round < 3; ++round) {
     RecordingSink sink;
     const auto start = std::chrono::steady_clock::now();
-    const auto run = testing::FetchTcp(s.port(), ClientOptions(kKeys), &sink,
-                                       64 << 10, /*timeout_ms=*/10000);
+    const auto run = net::testing::FetchTcp(
+        s.port(), ClientOptions(kKeys), &sink, 64 << 10, /*timeout_ms=*/10000);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
@@ -615,7 +618,7 @@ TEST(NetServer, SlowLorisAndSilentCrowdDoNotStarveANormalClient) {
 
 TEST(NetServer, StopEndsRunWithConnectionsOpen) {
   auto s = std::make_unique<Served>();
-  const int fd = testing::ConnectLoopback(s->port());
+  const int fd = net::testing::ConnectLoopback(s->port());
   ASSERT_GE(fd, 0);
   s.reset();  // Stop() + join: returns although a client is connected
   uint8_t b;

@@ -23,19 +23,19 @@
 namespace hurray::stream {
 namespace {
 
-using testing::Cat;
-using testing::ClientOptions;
-using testing::DataBytes;
-using testing::DescriptorBytes;
-using testing::EndBytes;
-using testing::KeyedSink;
-using testing::RecordingSink;
-using testing::ServerHelloBytes;
+using container::testing::RecordingSink;
+using net::testing::Cat;
+using net::testing::ClientOptions;
+using net::testing::DataBytes;
+using net::testing::DescriptorBytes;
+using net::testing::EndBytes;
+using net::testing::KeyedSink;
+using net::testing::ServerHelloBytes;
 
 // The tensor `name` of `file`, as the recording sink would hold it.
-void ExpectTensorIs(const HrryFile& file, absl::string_view name,
-                    const testing::RecordedTensor& got) {
-  const IndexEntry* e = file.Find(name);
+void ExpectTensorIs(const container::HrryFile& file, absl::string_view name,
+                    const container::testing::RecordedTensor& got) {
+  const container::IndexEntry* e = file.Find(name);
   ASSERT_NE(e, nullptr) << name;
   auto d = std::make_unique<TensorDescriptor>();
   ASSERT_TRUE(file.ReadDescriptor(*e, d.get()).ok());
@@ -53,12 +53,12 @@ void ExpectTensorIs(const HrryFile& file, absl::string_view name,
 class NetSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    bytes_ = testing::NetTestFile(/*big_bytes=*/3 << 20);
-    file_ = testing::OpenTestFile(bytes_);
+    bytes_ = net::testing::NetTestFile(/*big_bytes=*/3 << 20);
+    file_ = net::testing::OpenTestFile(bytes_);
     ASSERT_NE(file_, nullptr);
   }
   std::vector<uint8_t> bytes_;
-  std::unique_ptr<HrryFile> file_;
+  std::unique_ptr<container::HrryFile> file_;
 };
 
 TEST_F(NetSessionTest, EveryTensorArrivesByteExactly) {
@@ -66,7 +66,7 @@ TEST_F(NetSessionTest, EveryTensorArrivesByteExactly) {
                                          "big"};
   KeyedSink sink;
   const auto run =
-      testing::RunInMemory(*file_, ClientOptions(keys), &sink, 1000);
+      net::testing::RunInMemory(*file_, ClientOptions(keys), &sink, 1000);
   ASSERT_TRUE(run.status.ok()) << run.status;
   EXPECT_TRUE(run.satisfied);
   EXPECT_TRUE(sink.ended);
@@ -93,7 +93,7 @@ TEST_F(NetSessionTest, DataFramesRespectTheClientsMaximumAndStraddleBuffers) {
   net::TensorRequest r;
   r.key = "quant";
   net::AppendRequest(&hello, 1, r);
-  const std::vector<uint8_t> out = testing::Serve(&server, hello);
+  const std::vector<uint8_t> out = net::testing::Serve(&server, hello);
   // Walk the frames: every TENSOR_DATA payload is at most 256 bytes.
   size_t at = 0, frames = 0;
   uint64_t data = 0;
@@ -120,12 +120,12 @@ TEST_F(NetSessionTest, DataFramesRespectTheClientsMaximumAndStraddleBuffers) {
 // Chunking: the client fed the server's transcript split at every point
 // gives the same events as in one piece.
 TEST_F(NetSessionTest, SameEventsAtEverySplitPoint) {
-  auto small_bytes = testing::NetTestFile(0);
-  auto small = testing::OpenTestFile(small_bytes);
+  auto small_bytes = net::testing::NetTestFile(0);
+  auto small = net::testing::OpenTestFile(small_bytes);
   const std::vector<std::string> keys = {"dense", "quant", "partition",
                                          "empty"};
   const std::vector<uint8_t> transcript =
-      testing::ServerTranscript(*small, keys);
+      net::testing::ServerTranscript(*small, keys);
   RecordingSink whole;
   {
     NetClientSession c(ClientOptions(keys), &whole);
@@ -139,25 +139,25 @@ TEST_F(NetSessionTest, SameEventsAtEverySplitPoint) {
     ASSERT_TRUE(c.Feed(all.first(split)).ok()) << split;
     ASSERT_TRUE(c.Feed(all.subspan(split)).ok()) << split;
     ASSERT_TRUE(c.Satisfied()) << split;
-    ASSERT_TRUE(testing::SameEvents(whole, two)) << split;
+    ASSERT_TRUE(container::testing::SameEvents(whole, two)) << split;
   }
   for (size_t chunk : {1, 2, 3, 7, 13, 64}) {
     RecordingSink pieces;
     NetClientSession c(ClientOptions(keys), &pieces);
-    testing::FeedInChunks(transcript, chunk, [&](absl::Span<const uint8_t> p) {
-      return c.Feed(p).ok();
-    });
+    container::testing::FeedInChunks(
+        transcript, chunk,
+        [&](absl::Span<const uint8_t> p) { return c.Feed(p).ok(); });
     EXPECT_TRUE(c.Satisfied()) << chunk;
-    EXPECT_TRUE(testing::SameEvents(whole, pieces)) << chunk;
+    EXPECT_TRUE(container::testing::SameEvents(whole, pieces)) << chunk;
   }
 }
 
 TEST_F(NetSessionTest, TruncationAtEveryBoundaryIsNet05AndNoTensorEndsEarly) {
-  auto small_bytes = testing::NetTestFile(0);
-  auto small = testing::OpenTestFile(small_bytes);
+  auto small_bytes = net::testing::NetTestFile(0);
+  auto small = net::testing::OpenTestFile(small_bytes);
   const std::vector<std::string> keys = {"dense", "quant", "partition"};
   const std::vector<uint8_t> transcript =
-      testing::ServerTranscript(*small, keys);
+      net::testing::ServerTranscript(*small, keys);
   for (size_t cut = 0; cut < transcript.size(); ++cut) {
     RecordingSink sink;
     NetClientSession c(ClientOptions(keys), &sink);
@@ -185,14 +185,14 @@ TEST_F(NetSessionTest, Pipelining) {
   NetClientOptions o = ClientOptions(keys);
   o.max_outstanding = 5;
   RecordingSink sink;
-  const auto run = testing::RunInMemory(*file_, o, &sink);
+  const auto run = net::testing::RunInMemory(*file_, o, &sink);
   ASSERT_TRUE(run.status.ok()) << run.status;
   EXPECT_EQ(sink.tensors.size(), 20u);
 }
 
 TEST_F(NetSessionTest, ListingConvention) {
   RecordingSink sink;
-  const auto run = testing::RunInMemory(
+  const auto run = net::testing::RunInMemory(
       *file_, ClientOptions({std::string(kListKey)}), &sink);
   ASSERT_TRUE(run.status.ok()) << run.status;
   ASSERT_EQ(sink.tensors.size(), 1u);
@@ -201,7 +201,7 @@ TEST_F(NetSessionTest, ListingConvention) {
   const auto names = ParseTensorList(sink.tensors[0].buffers[0]);
   ASSERT_TRUE(names.ok()) << names.status();
   std::vector<std::string> want;
-  for (const IndexEntry& e : file_->index().entries()) {
+  for (const container::IndexEntry& e : file_->index().entries()) {
     want.emplace_back(e.name);
   }
   EXPECT_EQ(*names, want);
@@ -213,7 +213,7 @@ TEST_F(NetSessionTest, IdentityConvention) {
   NetServerOptions so;
   so.identity = "hrry dev=1 ino=2 size=3 mtime_ns=4 index_crc32c=00000005";
   RecordingSink sink;
-  auto run = testing::RunInMemory(
+  auto run = net::testing::RunInMemory(
       *file_, ClientOptions({std::string(kIdentityKey)}), &sink, 7, &so);
   ASSERT_TRUE(run.status.ok()) << run.status;
   ASSERT_EQ(sink.tensors.size(), 1u);
@@ -225,7 +225,7 @@ TEST_F(NetSessionTest, IdentityConvention) {
             so.identity);
   // Twice on one connection, after the listing: the same bytes.
   RecordingSink again;
-  run = testing::RunInMemory(
+  run = net::testing::RunInMemory(
       *file_,
       ClientOptions({std::string(kIdentityKey), std::string(kListKey),
                      std::string(kIdentityKey)}),
@@ -236,8 +236,8 @@ TEST_F(NetSessionTest, IdentityConvention) {
   // Without an identity the key is unknown (what a resumed client takes for
   // "this server does not say").
   RecordingSink none;
-  run = testing::RunInMemory(*file_, ClientOptions({std::string(kIdentityKey)}),
-                             &none);
+  run = net::testing::RunInMemory(
+      *file_, ClientOptions({std::string(kIdentityKey)}), &none);
   EXPECT_EQ(run.status.code(), absl::StatusCode::kNotFound) << run.status;
 }
 
@@ -250,13 +250,13 @@ TEST_F(NetSessionTest, IdentityKeyIsReservedEvenIfATensorHasThatName) {
       {std::string(kIdentityKey), vectors::Dense(type_tag::kUInt8, {4})});
   tensors.push_back(
       {std::string(kListKey), vectors::Dense(type_tag::kFloat32, {2})});
-  const std::vector<uint8_t> bytes = testing::WriteFile(tensors);
-  auto file = testing::OpenTestFile(bytes);
+  const std::vector<uint8_t> bytes = container::testing::WriteFile(tensors);
+  auto file = net::testing::OpenTestFile(bytes);
   ASSERT_NE(file, nullptr);
   NetServerOptions so;
   so.identity = "hrry dev=1 ino=2 size=3 mtime_ns=4 index_crc32c=00000005";
   RecordingSink sink;
-  auto run = testing::RunInMemory(
+  auto run = net::testing::RunInMemory(
       *file, ClientOptions({std::string(kIdentityKey), std::string(kListKey)}),
       &sink, 1 << 20, &so);
   ASSERT_TRUE(run.status.ok()) << run.status;
@@ -266,15 +266,15 @@ TEST_F(NetSessionTest, IdentityKeyIsReservedEvenIfATensorHasThatName) {
             so.identity);
   EXPECT_EQ(sink.tensors[1].descriptor.type_tag, type_tag::kFloat32);
   RecordingSink none;
-  run = testing::RunInMemory(*file, ClientOptions({std::string(kIdentityKey)}),
-                             &none);
+  run = net::testing::RunInMemory(
+      *file, ClientOptions({std::string(kIdentityKey)}), &none);
   EXPECT_EQ(run.status.code(), absl::StatusCode::kNotFound) << run.status;
 }
 
 TEST_F(NetSessionTest, UnknownTensorIsAFailedStatusNamingKeyAndCode) {
   RecordingSink sink;
-  const auto run =
-      testing::RunInMemory(*file_, ClientOptions({"dense", "nope"}), &sink);
+  const auto run = net::testing::RunInMemory(
+      *file_, ClientOptions({"dense", "nope"}), &sink);
   EXPECT_EQ(run.status.code(), absl::StatusCode::kNotFound);
   EXPECT_NE(run.status.message().find("'nope'"), absl::string_view::npos);
   EXPECT_NE(run.status.message().find("0x02 UNKNOWN_TENSOR"),
@@ -286,7 +286,7 @@ TEST_F(NetSessionTest, UnknownTensorIsAFailedStatusNamingKeyAndCode) {
 
 TEST_F(NetSessionTest, NoKeysIsSatisfiedAfterHello) {
   RecordingSink sink;
-  const auto run = testing::RunInMemory(*file_, ClientOptions({}), &sink);
+  const auto run = net::testing::RunInMemory(*file_, ClientOptions({}), &sink);
   EXPECT_TRUE(run.status.ok());
   EXPECT_TRUE(run.satisfied);
   EXPECT_TRUE(sink.ended);
@@ -313,7 +313,7 @@ TEST(NetLimits, DeclaredHugeBufferIsRefusedBeforeAnyData) {
   auto d = vectors::Dense(0x11, {uint64_t{1} << 63});
   const auto desc = vectors::Bytes(*d);
   RecordingSink sink;
-  NetClientSession c(testing::ClientOptions({"huge"}), &sink);
+  NetClientSession c(net::testing::ClientOptions({"huge"}), &sink);
   const absl::Status s = c.Feed(
       Cat({ServerHelloBytes(), DescriptorBytes(1, desc, uint64_t{1} << 63)}));
   EXPECT_EQ(RuleIdOf(s).value_or(""), "LIMIT-BUFFER-BYTES") << s;
@@ -324,14 +324,14 @@ TEST(NetLimits, DeclaredHugeTotalIsRefusedBeforeAnyData) {
   auto d = vectors::Dense(0x03, {3, 4});
   const auto desc = vectors::Bytes(*d);
   for (Mode mode : {Mode::kStrict, Mode::kPermissive}) {
-    NetClientOptions o = testing::ClientOptions({"t"});
+    NetClientOptions o = net::testing::ClientOptions({"t"});
     o.parse.mode = mode;
     NetClientSession c(o, nullptr);
     const absl::Status s = c.Feed(
         Cat({ServerHelloBytes(), DescriptorBytes(1, desc, uint64_t{1} << 63)}));
     EXPECT_EQ(RuleIdOf(s).value_or(""), "LIMIT-BUFFER-BYTES") << s;
   }
-  NetClientOptions o = testing::ClientOptions({"t"});
+  NetClientOptions o = net::testing::ClientOptions({"t"});
   o.limits.max_total_bytes = 10;
   NetClientSession c(o, nullptr);
   const absl::Status s =
@@ -342,7 +342,7 @@ TEST(NetLimits, DeclaredHugeTotalIsRefusedBeforeAnyData) {
 TEST(NetClient, PermissiveAcceptsExtraDataBytesButNeverFewer) {
   auto d = vectors::Dense(0x11, {4});
   const auto desc = vectors::Bytes(*d);
-  NetClientOptions o = testing::ClientOptions({"t"});
+  NetClientOptions o = net::testing::ClientOptions({"t"});
   o.parse.mode = Mode::kPermissive;
   RecordingSink sink;
   NetClientSession c(o, &sink);
@@ -361,7 +361,7 @@ TEST(NetClient, PermissiveAcceptsExtraDataBytesButNeverFewer) {
 }
 
 TEST(NetClient, ViolationQueuesAnErrorForTheServer) {
-  NetClientSession c(testing::ClientOptions({"t"}), nullptr);
+  NetClientSession c(net::testing::ClientOptions({"t"}), nullptr);
   c.ConsumeOutput(c.PendingOutput().size());
   std::vector<uint8_t> in = ServerHelloBytes();
   net::AppendMessage(&in, static_cast<net::MessageType>(0x0E), 1, {});
@@ -405,7 +405,7 @@ TEST(NetClient, NothingAfterSatisfiedIsRead) {
   for (const std::vector<uint8_t>& trailing :
        {DescriptorBytes(7, desc, 4), error, oversized}) {
     RecordingSink sink;
-    NetClientSession c(testing::ClientOptions({"t"}), &sink);
+    NetClientSession c(net::testing::ClientOptions({"t"}), &sink);
     absl::Status s = c.Feed(Cat({answer, trailing}));
     EXPECT_TRUE(s.ok()) << s;
     EXPECT_TRUE(c.Satisfied());
@@ -417,7 +417,7 @@ TEST(NetClient, NothingAfterSatisfiedIsRead) {
 }
 
 TEST(NetClient, FailSourceIsStreamIo) {
-  NetClientSession c(testing::ClientOptions({"t"}), nullptr);
+  NetClientSession c(net::testing::ClientOptions({"t"}), nullptr);
   const absl::Status s = c.FailSource("idle timeout");
   EXPECT_EQ(RuleIdOf(s).value_or(""), "STREAM-IO");
   EXPECT_NE(s.message().find("idle timeout"), absl::string_view::npos);

@@ -20,16 +20,16 @@ namespace hurray::stream {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-using testing::InterleavedShardAnswer;
-using testing::ShardData;
+using net::testing::InterleavedShardAnswer;
+using net::testing::ShardData;
 
-absl::Status Fetch(const Bytes& in, testing::KeyedSink* sink, size_t chunk,
+absl::Status Fetch(const Bytes& in, net::testing::KeyedSink* sink, size_t chunk,
                    uint32_t max_open_streams = 16) {
-  NetClientOptions o = testing::ClientOptions({"t"});
+  NetClientOptions o = net::testing::ClientOptions({"t"});
   o.max_open_streams = max_open_streams;
   NetClientSession c(o, sink);
   absl::Status s;
-  testing::FeedInChunks(in, chunk, [&](absl::Span<const uint8_t> p) {
+  container::testing::FeedInChunks(in, chunk, [&](absl::Span<const uint8_t> p) {
     s = c.Feed(p);
     return s.ok();
   });
@@ -40,7 +40,7 @@ absl::Status Fetch(const Bytes& in, testing::KeyedSink* sink, size_t chunk,
 TEST(Shards, InterleavedShardsArriveIntactOneAtATime) {
   const Bytes in = InterleavedShardAnswer();
   for (size_t chunk : {size_t{1}, size_t{7}, size_t{4096}}) {
-    testing::KeyedSink sink;
+    net::testing::KeyedSink sink;
     const absl::Status s = Fetch(in, &sink, chunk);
     ASSERT_TRUE(s.ok()) << s << " chunk " << chunk;
     EXPECT_TRUE(sink.errors.empty()) << sink.errors[0];
@@ -48,7 +48,7 @@ TEST(Shards, InterleavedShardsArriveIntactOneAtATime) {
     EXPECT_EQ(sink.keys, std::vector<std::string>{"t"});
     ASSERT_EQ(sink.tensors.size(), 4u);
     std::vector<bool> seen(4, false);
-    for (const testing::RecordedTensor& t : sink.tensors) {
+    for (const container::testing::RecordedTensor& t : sink.tensors) {
       ASSERT_TRUE(t.complete);
       ASSERT_TRUE(t.descriptor.has(flag::kHasShard));
       const uint64_t i = t.descriptor.shard.shard_offset[0] / 2;
@@ -63,7 +63,7 @@ TEST(Shards, InterleavedShardsArriveIntactOneAtATime) {
 }
 
 TEST(Shards, InterleavedShardsAreCheckedTogether) {
-  testing::KeyedSink sink;
+  net::testing::KeyedSink sink;
   // Two streams send shard_index 1: NET-PAR-03.
   absl::Status s =
       Fetch(InterleavedShardAnswer(+[](uint32_t i) { return i == 3 ? 1u : i; }),
@@ -75,7 +75,7 @@ TEST(Shards, InterleavedShardsAreCheckedTogether) {
 }
 
 TEST(Shards, ShardStreamsCountAsOpenStreams) {
-  testing::KeyedSink sink;
+  net::testing::KeyedSink sink;
   EXPECT_TRUE(Fetch(InterleavedShardAnswer(), &sink, 4096, 4).ok());
   const absl::Status s = Fetch(InterleavedShardAnswer(), &sink, 4096, 3);
   EXPECT_NE(s.message().find("LIMIT-OPEN-STREAMS"), std::string::npos) << s;

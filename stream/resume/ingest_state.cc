@@ -105,16 +105,16 @@ bool IsIndexPart(absl::string_view part) {
 // base "tensor_<i>" or SafeFileName(name, i), then the record's part (""
 // or ".values"), then ".f32" or ".npy"; a kept sparse tensor's index
 // arrays the same base, their part, and ".u64" (with .f32) or ".npy".
-bool IsOwnOutputName(const TensorRecord& r, uint64_t i) {
+bool IsOwnOutputName(const ingest::TensorRecord& r, uint64_t i) {
   std::vector<std::string> bases = {absl::StrCat("tensor_", i)};
-  if (!r.name.empty()) bases.push_back(SafeFileName(r.name, i));
+  if (!r.name.empty()) bases.push_back(ingest::SafeFileName(r.name, i));
   const std::pair<const char*, const char*> suffixes[] = {{".f32", ".u64"},
                                                           {".npy", ".npy"}};
   for (const std::string& base : bases) {
     for (const auto& [main, index] : suffixes) {
       if (r.output != absl::StrCat(base, r.part, main)) continue;
       bool all = true;
-      for (const TensorRecord::MoreOutput& m : r.more) {
+      for (const ingest::TensorRecord::MoreOutput& m : r.more) {
         if (!m.output.empty() &&
             m.output != absl::StrCat(base, m.part, index)) {
           all = false;
@@ -128,9 +128,9 @@ bool IsOwnOutputName(const TensorRecord& r, uint64_t i) {
 
 // Extents of a .hrry checkpoint lie in order after the header and end at
 // the offset.
-absl::Status CheckExtents(const Checkpoint& c) {
-  uint64_t end = kFileHeaderSize;
-  for (const TensorExtent& e : c.extents) {
+absl::Status CheckExtents(const ingest::Checkpoint& c) {
+  uint64_t end = container::kFileHeaderSize;
+  for (const container::TensorExtent& e : c.extents) {
     uint64_t descriptor_end = 0, data_end = 0;
     if (e.descriptor_offset < end ||
         __builtin_add_overflow(e.descriptor_offset, e.descriptor_length,
@@ -151,9 +151,9 @@ absl::Status CheckExtents(const Checkpoint& c) {
 
 // The index arrays of a kept sparse record: each is published or pending
 // as its record's main output is, under a part name of its own.
-absl::Status CheckMore(const TensorRecord& r, uint64_t i) {
+absl::Status CheckMore(const ingest::TensorRecord& r, uint64_t i) {
   std::set<absl::string_view> parts;
-  for (const TensorRecord::MoreOutput& m : r.more) {
+  for (const ingest::TensorRecord::MoreOutput& m : r.more) {
     if (!IsIndexPart(m.part) || !parts.insert(m.part).second) {
       return Bad(absl::StrCat("record ", i, ": '", m.part.substr(0, 80),
                               "' is not an index array part"));
@@ -164,7 +164,8 @@ absl::Status CheckMore(const TensorRecord& r, uint64_t i) {
                               ": an index array not published with its "
                               "values"));
     }
-    if (!m.pending.empty() && !SafeOutputDir::IsTempName(m.pending)) {
+    if (!m.pending.empty() &&
+        !container::SafeOutputDir::IsTempName(m.pending)) {
       return Bad(absl::StrCat("record ", i, ": '", m.pending.substr(0, 80),
                               "' is not a temporary output name"));
     }
@@ -175,9 +176,9 @@ absl::Status CheckMore(const TensorRecord& r, uint64_t i) {
 absl::Status CheckRecords(const IngestState& st) {
   std::set<absl::string_view> outputs;  // each file is one record's
   for (uint64_t i = 0; i < st.records.size(); ++i) {
-    const TensorRecord& r = st.records[i];
+    const ingest::TensorRecord& r = st.records[i];
     std::vector<const std::string*> names = {&r.output, &r.pending_output};
-    for (const TensorRecord::MoreOutput& m : r.more) {
+    for (const ingest::TensorRecord::MoreOutput& m : r.more) {
       names.push_back(&m.output);
       names.push_back(&m.pending);
     }
@@ -208,7 +209,7 @@ absl::Status CheckRecords(const IngestState& st) {
                               r.name.substr(0, 80), "'"));
     }
     if (!r.pending_output.empty() &&
-        !SafeOutputDir::IsTempName(r.pending_output)) {
+        !container::SafeOutputDir::IsTempName(r.pending_output)) {
       return Bad(absl::StrCat("record ", i, ": '",
                               r.pending_output.substr(0, 80),
                               "' is not a temporary output name"));
@@ -233,7 +234,7 @@ bool IsServerIdentity(absl::string_view id) {
 
 std::string SerializeState(const IngestState& st) {
   std::string text = absl::StrCat(kMagic, "\n");
-  const Checkpoint& c = st.checkpoint;
+  const ingest::Checkpoint& c = st.checkpoint;
   absl::StrAppend(&text, "source ", Hex(st.source), "\n");
   absl::StrAppend(&text, "out_dir ", Hex(st.out_dir), "\n");
   if (!st.outputs.empty()) {
@@ -257,7 +258,7 @@ std::string SerializeState(const IngestState& st) {
   absl::StrAppend(&text, "crc ", c.crc32c, "\n");
   absl::StrAppend(&text, "header ", Hex(AsText(c.header)), "\n");
   absl::StrAppend(&text, "last ", Hex(AsText(c.last)), "\n");
-  for (const TensorExtent& e : c.extents) {
+  for (const container::TensorExtent& e : c.extents) {
     absl::StrAppend(&text, "extent ", e.descriptor_offset, " ",
                     e.descriptor_length, " ", e.buffer_count, " ",
                     e.data_offset, " ", e.data_length, " ",
@@ -266,7 +267,7 @@ std::string SerializeState(const IngestState& st) {
   for (const std::string& n : st.remaining_names) {
     absl::StrAppend(&text, "remaining ", Hex(n), "\n");
   }
-  for (const TensorRecord& r : st.records) {
+  for (const ingest::TensorRecord& r : st.records) {
     absl::StrAppend(&text, "record ", Hex(r.name), " ", Hex(r.shape), " ",
                     Hex(r.type), " ", Hex(r.scheme), " ", r.bytes, " ",
                     r.complete ? 1 : 0, " ", Hex(r.verdict), " ", Hex(r.output),
@@ -274,7 +275,7 @@ std::string SerializeState(const IngestState& st) {
                     r.data_crc32c, "\n");
     // A kept sparse tensor: its part, then one line per index array.
     if (!r.part.empty()) absl::StrAppend(&text, "part ", Hex(r.part), "\n");
-    for (const TensorRecord::MoreOutput& m : r.more) {
+    for (const ingest::TensorRecord::MoreOutput& m : r.more) {
       absl::StrAppend(&text, "more ", Hex(m.part), " ", Hex(m.output), " ",
                       Hex(m.pending), " ", m.crc32c, "\n");
     }
@@ -286,7 +287,7 @@ std::string SerializeState(const IngestState& st) {
 absl::StatusOr<IngestState> ParseState(absl::string_view text) {
   if (text.size() > kMaxStateBytes) return Bad("too large");
   IngestState st;
-  Checkpoint& c = st.checkpoint;
+  ingest::Checkpoint& c = st.checkpoint;
   std::set<std::string> seen;  // keys that may appear once
   bool first = true, ended = false, v2 = false, before_v4 = false;
   uint64_t more_lines = 0;
@@ -351,9 +352,11 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
       if (!IsServerIdentity(s)) return Bad("bad server identity");
       st.server = std::move(s);
     } else if (key == "format" && f.size() == 2 && num(1, &v[0]) &&
-               (v[0] == static_cast<uint64_t>(ContainerFormat::kStream) ||
-                v[0] == static_cast<uint64_t>(ContainerFormat::kHrry))) {
-      c.format = static_cast<ContainerFormat>(v[0]);
+               (v[0] ==
+                    static_cast<uint64_t>(ingest::ContainerFormat::kStream) ||
+                v[0] ==
+                    static_cast<uint64_t>(ingest::ContainerFormat::kHrry))) {
+      c.format = static_cast<ingest::ContainerFormat>(v[0]);
     } else if (key == "offset" && f.size() == 2 && num(1, &c.offset)) {
     } else if (key == "tensors" && f.size() == 2 && num(1, &c.tensors) &&
                c.tensors <= kMaxStateEntries) {
@@ -369,7 +372,7 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
                v[1] <= UINT32_MAX && v[2] <= UINT32_MAX && v[5] <= 1 &&
                v[6] <= UINT32_MAX) {
       if (c.extents.size() >= kMaxStateEntries) return Bad("too many extents");
-      TensorExtent e;
+      container::TensorExtent e;
       e.descriptor_offset = v[0];
       e.descriptor_length = static_cast<uint32_t>(v[1]);
       e.buffer_count = static_cast<uint32_t>(v[2]);
@@ -385,7 +388,7 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
       st.remaining_names.push_back(std::move(s));
     } else if (key == "record" && f.size() == 12) {
       if (st.records.size() >= kMaxStateEntries) return Bad("too many records");
-      TensorRecord r;
+      ingest::TensorRecord r;
       r.index = st.records.size();
       uint64_t complete = 0, crc = 0, data_crc = 0;
       if (!Unhex(f[1], &r.name) || !Unhex(f[2], &r.shape) ||
@@ -416,7 +419,7 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
           ++more_lines > kMaxStateEntries) {
         return Bad("too many index arrays");
       }
-      TensorRecord::MoreOutput m;
+      ingest::TensorRecord::MoreOutput m;
       uint64_t crc = 0;
       if (!Unhex(f[1], &m.part) || !Unhex(f[2], &m.output) ||
           !Unhex(f[3], &m.pending) || !num(4, &crc) || crc > UINT32_MAX) {
@@ -437,9 +440,11 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
       return Bad(absl::StrCat("no '", k, "' line"));
     }
   }
-  if (c.format == ContainerFormat::kHrry) {
-    if (c.header.size() != kFileHeaderSize || c.last.size() != kTrailerSize ||
-        c.extents.size() != c.tensors || c.offset < kFileHeaderSize) {
+  if (c.format == ingest::ContainerFormat::kHrry) {
+    if (c.header.size() != container::kFileHeaderSize ||
+        c.last.size() != container::kTrailerSize ||
+        c.extents.size() != c.tensors ||
+        c.offset < container::kFileHeaderSize) {
       return Bad("incomplete file checkpoint");
     }
     absl::Status s = CheckExtents(c);
@@ -458,15 +463,18 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
 
 absl::Status SaveState(const std::string& path, const IngestState& st) {
   const std::string text = SerializeState(st);
-  return WriteFileSafely(
+  return container::WriteFileSafely(
       path,
-      [&](int fd) { return WriteAllFd(fd, text.data(), text.size(), path); },
+      [&](int fd) {
+        return container::WriteAllFd(fd, text.data(), text.size(), path);
+      },
       /*durable=*/true);
 }
 
 absl::StatusOr<IngestState> LoadState(const std::string& path) {
   // Never through a symlink, never more than the bound.
-  absl::StatusOr<std::string> text = ReadFileNoFollow(path, kMaxStateBytes);
+  absl::StatusOr<std::string> text =
+      container::ReadFileNoFollow(path, kMaxStateBytes);
   if (!text.ok()) {
     if (text.status().code() == absl::StatusCode::kNotFound) {
       return absl::NotFoundError(absl::StrCat("no state file ", path));

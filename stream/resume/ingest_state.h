@@ -103,9 +103,9 @@ struct IngestState {
   std::optional<HttpValidator> http;
   // tcp:// sources: what the server said identifies its file, when it did.
   std::optional<std::string> server;
-  Checkpoint checkpoint;
+  ingest::Checkpoint checkpoint;
   std::vector<std::string> remaining_names;  // network sources
-  std::vector<TensorRecord> records;
+  std::vector<ingest::TensorRecord> records;
 };
 
 std::string SerializeState(const IngestState& state);

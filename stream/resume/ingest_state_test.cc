@@ -35,14 +35,14 @@ TEST(IngestState, RoundTrip) {
   IngestState st;
   st.source = "some file";
   st.out_dir = "out dir";
-  st.checkpoint.format = ContainerFormat::kHrry;
+  st.checkpoint.format = ingest::ContainerFormat::kHrry;
   st.identity = SourceIdentity{1, 2, 3, -4};
   st.checkpoint.offset = 13096;
   st.checkpoint.crc32c = 0xDEADBEEF;
   st.checkpoint.tensors = 1;
   st.checkpoint.header.assign(64, 7);
   st.checkpoint.last.assign(40, 9);
-  TensorExtent e;
+  container::TensorExtent e;
   e.descriptor_offset = 64;
   e.descriptor_length = 200;
   e.buffer_count = 2;
@@ -50,7 +50,7 @@ TEST(IngestState, RoundTrip) {
   e.data_length = 9000;
   st.checkpoint.extents.push_back(e);
   st.remaining_names = {"a b", ""};
-  TensorRecord r;
+  ingest::TensorRecord r;
   r.name = "x/y";
   r.shape = "[3, 4]";
   r.type = "int8";
@@ -71,7 +71,7 @@ TEST(IngestState, RoundTrip) {
   e.data_length = 4;
   st.checkpoint.extents.push_back(e);
   st.checkpoint.offset = 13504;
-  const std::string path = testing::FreshDir("state") + "/s";
+  const std::string path = ingest::testing::FreshDir("state") + "/s";
   ASSERT_TRUE(SaveState(path, st).ok());
   absl::StatusOr<IngestState> back = LoadState(path);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -96,19 +96,20 @@ TEST(IngestState, RoundTrip) {
   EXPECT_EQ(LoadState(path + ".missing").status().code(),
             absl::StatusCode::kNotFound);
   // Truncated or edited files are refused.
-  std::vector<uint8_t> bytes = testing::ReadAll(path);
-  testing::WriteAll(path, absl::MakeConstSpan(bytes).first(bytes.size() - 4));
+  std::vector<uint8_t> bytes = ingest::testing::ReadAll(path);
+  ingest::testing::WriteAll(path,
+                            absl::MakeConstSpan(bytes).first(bytes.size() - 4));
   EXPECT_EQ(LoadState(path).status().code(),
             absl::StatusCode::kInvalidArgument);
   bytes[30] = 'Z';
-  testing::WriteAll(path, bytes);
+  ingest::testing::WriteAll(path, bytes);
   EXPECT_EQ(LoadState(path).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
 struct Outcome {
   absl::Status status;
-  std::vector<TensorRecord> records;
+  std::vector<ingest::TensorRecord> records;
   std::vector<std::string> files;
   std::vector<std::vector<uint8_t>> contents;
 };
@@ -119,26 +120,26 @@ struct Outcome {
 Outcome Ingest(const std::string& path, const std::string& dir,
                const std::string& state, uint64_t stop_after,
                bool* stopped = nullptr,
-               SparseOutput sparse = SparseOutput::kDense) {
-  DequantSinkOptions o;
+               ingest::SparseOutput sparse = ingest::SparseOutput::kDense) {
+  ingest::DequantSinkOptions o;
   o.out_dir = dir;
   o.sparse = sparse;
   o.spool_memory_bytes = 64;  // spool files too
   o.keep_unnamed_outputs = true;
-  DequantSink sink(o);
+  ingest::DequantSink sink(o);
   absl::StatusOr<IngestState> resumed = LoadState(state);
   if (resumed.ok()) {
     EXPECT_TRUE(sink.Preload(resumed->records).ok());
   }
-  LoaderOptions lo;
+  ingest::LoaderOptions lo;
   lo.chunk_size = 512;
-  Loader loader(lo);
-  const std::vector<uint8_t> source = testing::ReadAll(path);
-  CheckpointFn fn = [&](const Checkpoint& c) {
+  ingest::Loader loader(lo);
+  const std::vector<uint8_t> source = ingest::testing::ReadAll(path);
+  ingest::CheckpointFn fn = [&](const ingest::Checkpoint& c) {
     // The CRC of the bytes before the checkpoint, computed as they passed
     // (and continued from a resumed checkpoint).
     EXPECT_LE(c.offset, source.size());
-    EXPECT_EQ(c.crc32c, Crc32c(absl::MakeConstSpan(source).first(
+    EXPECT_EQ(c.crc32c, container::Crc32c(absl::MakeConstSpan(source).first(
                             std::min<size_t>(c.offset, source.size()))));
     if (stop_after > 0 && c.tensors > stop_after) return;  // "crashed"
     IngestState st;
@@ -153,21 +154,25 @@ Outcome Ingest(const std::string& path, const std::string& dir,
       loader.Cancel();
     }
   };
-  const Checkpoint* resume = resumed.ok() ? &resumed->checkpoint : nullptr;
-  std::unique_ptr<ByteConsumer> c =
-      MakeConsumer(ContainerFormat::kUnknown, FileOptions(), &sink, resume, fn);
+  const ingest::Checkpoint* resume =
+      resumed.ok() ? &resumed->checkpoint : nullptr;
+  std::unique_ptr<container::ByteConsumer> c =
+      ingest::MakeConsumer(ingest::ContainerFormat::kUnknown,
+                           container::FileOptions(), &sink, resume, fn);
   Outcome out;
   out.status =
-      loader.Run(LoadSource::File(path, resume ? resume->offset : 0), c.get())
+      loader
+          .Run(ingest::LoadSource::File(path, resume ? resume->offset : 0),
+               c.get())
           .status;
   out.records = sink.records();
   return out;
 }
 
 void Collect(const std::string& dir, Outcome* out) {
-  out->files = testing::ListDir(dir);
+  out->files = ingest::testing::ListDir(dir);
   for (const std::string& f : out->files) {
-    out->contents.push_back(testing::ReadAll(dir + "/" + f));
+    out->contents.push_back(ingest::testing::ReadAll(dir + "/" + f));
   }
 }
 
@@ -197,10 +202,10 @@ class Resume : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
 
 TEST_P(Resume, InterruptedAfterTensorKEqualsUninterrupted) {
   const auto [hrry, damaged] = GetParam();
-  const std::vector<testing::IngestTensor> tensors =
-      testing::MixedTensors(21, 2);
-  std::vector<uint8_t> bytes =
-      hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors);
+  const std::vector<ingest::testing::IngestTensor> tensors =
+      ingest::testing::MixedTensors(21, 2);
+  std::vector<uint8_t> bytes = hrry ? ingest::testing::HrryBytes(tensors)
+                                    : ingest::testing::StreamBytes(tensors);
   if (damaged) {
     // .hrry: the trailer magic; stream: cut inside the last tensor.
     if (hrry) {
@@ -209,19 +214,20 @@ TEST_P(Resume, InterruptedAfterTensorKEqualsUninterrupted) {
       bytes.resize(bytes.size() - 3);
     }
   }
-  const std::string base = testing::FreshDir("resume");
+  const std::string base = ingest::testing::FreshDir("resume");
   const std::string path = base + "/input";
-  testing::WriteAll(path, bytes);
+  ingest::testing::WriteAll(path, bytes);
 
-  Outcome reference =
-      Ingest(path, testing::FreshDir("resume_ref"), base + "/unused_state", 0);
+  Outcome reference = Ingest(path, ingest::testing::FreshDir("resume_ref"),
+                             base + "/unused_state", 0);
   Collect(base + "/../resume_ref", &reference);
   EXPECT_EQ(reference.status.ok(), !damaged) << reference.status;
 
   int interrupted = 0;
   for (uint64_t k = 1; k < tensors.size(); ++k) {
     SCOPED_TRACE(::testing::Message() << "interrupted after tensor " << k);
-    const std::string dir = testing::FreshDir(absl::StrCat("resume_", k));
+    const std::string dir =
+        ingest::testing::FreshDir(absl::StrCat("resume_", k));
     const std::string state = dir + ".state";
     std::remove(state.c_str());
     bool stopped = false;
@@ -242,9 +248,11 @@ INSTANTIATE_TEST_SUITE_P(Variants, Resume,
 
 // Mixed tensors with a COO and a CSR tensor among them, kept as their
 // arrays (--sparse keep; issue 16).
-std::vector<testing::IngestTensor> WithSparse(uint32_t seed) {
-  std::vector<testing::IngestTensor> tensors = testing::MixedTensors(seed, 2);
-  std::vector<testing::IngestTensor> sparse = testing::SparseTensors();
+std::vector<ingest::testing::IngestTensor> WithSparse(uint32_t seed) {
+  std::vector<ingest::testing::IngestTensor> tensors =
+      ingest::testing::MixedTensors(seed, 2);
+  std::vector<ingest::testing::IngestTensor> sparse =
+      ingest::testing::SparseTensors();
   tensors.insert(tensors.begin() + 1, std::move(sparse[0]));
   tensors.insert(tensors.begin() + 3, std::move(sparse[1]));
   return tensors;
@@ -257,14 +265,14 @@ class KeptSparseResume : public ::testing::TestWithParam<bool> {};
 
 TEST_P(KeptSparseResume, InterruptedAfterTensorKEqualsUninterrupted) {
   const bool hrry = GetParam();
-  const std::vector<testing::IngestTensor> tensors = WithSparse(41);
-  const std::string base = testing::FreshDir("kept_resume");
+  const std::vector<ingest::testing::IngestTensor> tensors = WithSparse(41);
+  const std::string base = ingest::testing::FreshDir("kept_resume");
   const std::string path = base + "/input";
-  testing::WriteAll(
-      path, hrry ? testing::HrryBytes(tensors) : testing::StreamBytes(tensors));
-  const std::string ref_dir = testing::FreshDir("kept_resume_ref");
+  ingest::testing::WriteAll(path, hrry ? ingest::testing::HrryBytes(tensors)
+                                       : ingest::testing::StreamBytes(tensors));
+  const std::string ref_dir = ingest::testing::FreshDir("kept_resume_ref");
   Outcome reference = Ingest(path, ref_dir, base + "/unused_state", 0, nullptr,
-                             SparseOutput::kKeep);
+                             ingest::SparseOutput::kKeep);
   Collect(ref_dir, &reference);
   ASSERT_TRUE(reference.status.ok()) << reference.status;
   // Both sparse tensors are kept: values, and 1 + 2 index arrays.
@@ -282,12 +290,13 @@ TEST_P(KeptSparseResume, InterruptedAfterTensorKEqualsUninterrupted) {
   int interrupted = 0;
   for (uint64_t k = 1; k < tensors.size(); ++k) {
     SCOPED_TRACE(::testing::Message() << "interrupted after tensor " << k);
-    const std::string dir = testing::FreshDir(absl::StrCat("kept_resume_", k));
+    const std::string dir =
+        ingest::testing::FreshDir(absl::StrCat("kept_resume_", k));
     const std::string state = dir + ".state";
     std::remove(state.c_str());
     bool stopped = false;
     const Outcome first =
-        Ingest(path, dir, state, k, &stopped, SparseOutput::kKeep);
+        Ingest(path, dir, state, k, &stopped, ingest::SparseOutput::kKeep);
     if (!stopped) continue;  // no checkpoint after tensor k
     ++interrupted;
     EXPECT_EQ(RuleIdOf(first.status), "STREAM-IO");
@@ -297,7 +306,8 @@ TEST_P(KeptSparseResume, InterruptedAfterTensorKEqualsUninterrupted) {
     if (k >= 4) {
       EXPECT_EQ(st->records[3].more.size(), 2u);
     }
-    Outcome second = Ingest(path, dir, state, 0, nullptr, SparseOutput::kKeep);
+    Outcome second =
+        Ingest(path, dir, state, 0, nullptr, ingest::SparseOutput::kKeep);
     Collect(dir, &second);
     ExpectSame(second, reference);
   }
@@ -309,41 +319,41 @@ INSTANTIATE_TEST_SUITE_P(Formats, KeptSparseResume, ::testing::Bool());
 // Issue 16: a kept index array changed since the interrupted run is
 // refused like a changed main output, and nothing in OUT changes.
 TEST(IngestState, ChangedKeptIndexArrayIsRefused) {
-  const std::string base = testing::FreshDir("kept_changed");
+  const std::string base = ingest::testing::FreshDir("kept_changed");
   const std::string path = base + "/input.hrry";
-  testing::WriteAll(path, testing::HrryBytes(WithSparse(43)));
+  ingest::testing::WriteAll(path, ingest::testing::HrryBytes(WithSparse(43)));
   const std::string dir = base + "/out";
   ::mkdir(dir.c_str(), 0755);
   const std::string state = base + "/state";
   bool stopped = false;
-  Ingest(path, dir, state, 4, &stopped, SparseOutput::kKeep);
+  Ingest(path, dir, state, 4, &stopped, ingest::SparseOutput::kKeep);
   ASSERT_TRUE(stopped);
   const absl::StatusOr<IngestState> st = LoadState(state);
   ASSERT_TRUE(st.ok()) << st.status();
-  const TensorRecord& csr = st->records[3];
+  const ingest::TensorRecord& csr = st->records[3];
   ASSERT_EQ(csr.more.size(), 2u);
   ASSERT_FALSE(csr.more[1].pending.empty());
   {
-    DequantSinkOptions o;
+    ingest::DequantSinkOptions o;
     o.out_dir = dir;
     o.keep_unnamed_outputs = true;
-    DequantSink sink(o);
+    ingest::DequantSink sink(o);
     EXPECT_TRUE(sink.Preload(st->records).ok());
   }
   const std::string indptr = dir + "/" + csr.more[1].pending;
-  std::vector<uint8_t> bytes = testing::ReadAll(indptr);
+  std::vector<uint8_t> bytes = ingest::testing::ReadAll(indptr);
   ASSERT_FALSE(bytes.empty());
   bytes.back() ^= 1;
-  testing::WriteAll(indptr, bytes);
-  const std::vector<std::string> before = testing::ListDir(dir);
-  DequantSinkOptions o;
+  ingest::testing::WriteAll(indptr, bytes);
+  const std::vector<std::string> before = ingest::testing::ListDir(dir);
+  ingest::DequantSinkOptions o;
   o.out_dir = dir;
   o.keep_unnamed_outputs = true;
-  DequantSink sink(o);
+  ingest::DequantSink sink(o);
   const absl::Status s = sink.Preload(st->records);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(s.message(), "changed")) << s;
-  EXPECT_EQ(testing::ListDir(dir), before);
+  EXPECT_EQ(ingest::testing::ListDir(dir), before);
 }
 
 // Issue 16: the "part" and "more" lines of a kept sparse tensor round-trip;
@@ -352,10 +362,10 @@ TEST(IngestState, ChangedKeptIndexArrayIsRefused) {
 TEST(IngestState, KeptSparseLinesAreCheckedStrictly) {
   IngestState st;
   st.source = "in";
-  st.checkpoint.format = ContainerFormat::kStream;
+  st.checkpoint.format = ingest::ContainerFormat::kStream;
   st.checkpoint.offset = 100;
   st.checkpoint.tensors = 2;
-  TensorRecord r;
+  ingest::TensorRecord r;
   r.name = "w";
   r.complete = true;
   r.output = "w.values.npy";
@@ -364,7 +374,7 @@ TEST(IngestState, KeptSparseLinesAreCheckedStrictly) {
   r.more = {{".indices", "w.indices.npy", "", 6},
             {".indptr", "w.indptr.npy", "", 7}};
   st.records.push_back(r);
-  TensorRecord p;  // pending, waiting for the index to name it
+  ingest::TensorRecord p;  // pending, waiting for the index to name it
   p.name = "";
   p.complete = true;
   p.pending_output = ".hurray-1-0123456789abcdef-0.kept";
@@ -520,7 +530,7 @@ TEST(IngestState, KeptSparseLinesAreCheckedStrictly) {
   // A version 2 state (before issue 16: one output per record) is read as
   // it is.
   IngestState v2 = st;
-  v2.records[0] = TensorRecord();
+  v2.records[0] = ingest::TensorRecord();
   v2.records[0].name = "w";
   v2.records[0].complete = true;
   v2.records[0].output = "w.npy";
@@ -544,9 +554,10 @@ struct Interrupted {
 
 Interrupted InterruptHrry(const std::string& name) {
   Interrupted it;
-  const std::string base = testing::FreshDir(name);
+  const std::string base = ingest::testing::FreshDir(name);
   it.input = base + "/input.hrry";
-  testing::WriteAll(it.input, testing::HrryBytes(testing::MixedTensors(3, 2)));
+  ingest::testing::WriteAll(it.input, ingest::testing::HrryBytes(
+                                          ingest::testing::MixedTensors(3, 2)));
   it.dir = base + "/out";
   ::mkdir(it.dir.c_str(), 0755);
   it.state = base + "/state";
@@ -564,10 +575,10 @@ Interrupted InterruptHrry(const std::string& name) {
 TEST(IngestState, RefusesWhatSaveStateWouldNotWrite) {
   IngestState st;
   st.source = "in";
-  st.checkpoint.format = ContainerFormat::kStream;
+  st.checkpoint.format = ingest::ContainerFormat::kStream;
   st.checkpoint.offset = 100;
   st.checkpoint.tensors = 1;
-  TensorRecord r;
+  ingest::TensorRecord r;
   r.name = "w";
   r.complete = true;
   r.output = "w.f32";
@@ -678,7 +689,7 @@ TEST(IngestState, RefusesWhatSaveStateWouldNotWrite) {
 TEST(IngestState, OutputsLineRoundTripsAndIsOptional) {
   IngestState st;
   st.source = "in";
-  st.checkpoint.format = ContainerFormat::kStream;
+  st.checkpoint.format = ingest::ContainerFormat::kStream;
   st.checkpoint.offset = 100;
   const std::string old_state = SerializeState(st);
   EXPECT_EQ(old_state.find("outputs"), std::string::npos);
@@ -701,7 +712,7 @@ TEST(IngestState, OutputsLineRoundTripsAndIsOptional) {
 TEST(IngestState, HttpValidatorRoundTripsAndIsPrintableOnly) {
   IngestState st;
   st.source = "https://h/m.hrry";
-  st.checkpoint.format = ContainerFormat::kStream;
+  st.checkpoint.format = ingest::ContainerFormat::kStream;
   st.http = HttpValidator{"\"5f1-abc\"", 123456789};
   const std::string good = SerializeState(st);
   absl::StatusOr<IngestState> back = ParseState(good);
@@ -737,7 +748,7 @@ TEST(IngestState, HttpValidatorRoundTripsAndIsPrintableOnly) {
 TEST(IngestState, ServerIdentityRoundTripsAndIsCheckedStrictly) {
   IngestState st;
   st.source = "tcp://127.0.0.1:7420/a,b";
-  st.checkpoint.format = ContainerFormat::kStream;
+  st.checkpoint.format = ingest::ContainerFormat::kStream;
   st.server = "hrry dev=2049 ino=77 size=4096 mtime_ns=1 index_crc32c=0badf00d";
   const std::string good = SerializeState(st);
   ASSERT_TRUE(absl::StartsWith(good, "hurray-ingest-state 4\n"));
@@ -822,8 +833,8 @@ TEST(IngestState, RefusesExtentsOutOfOrder) {
 TEST(IngestState, CraftedRecordOutsideOutIsRefused) {
   const Interrupted it = InterruptHrry("state_victim");
   const std::string victim = it.dir + "/../victim";
-  testing::WriteAll(victim, {'v'});
-  const std::vector<std::string> before = testing::ListDir(it.dir);
+  ingest::testing::WriteAll(victim, {'v'});
+  const std::vector<std::string> before = ingest::testing::ListDir(it.dir);
   IngestState st = *ParseState(it.text);
   ASSERT_FALSE(st.records.empty());
   ASSERT_FALSE(st.records[0].pending_output.empty());
@@ -835,10 +846,10 @@ TEST(IngestState, CraftedRecordOutsideOutIsRefused) {
       crafted.records[0].pending_output.clear();
       crafted.records[0].output = "../victim";
     }
-    testing::WriteAll(it.state, {});
+    ingest::testing::WriteAll(it.state, {});
     {
       const std::string text = SerializeState(crafted);
-      testing::WriteAll(
+      ingest::testing::WriteAll(
           it.state,
           absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(text.data()),
                               text.size()));
@@ -848,18 +859,18 @@ TEST(IngestState, CraftedRecordOutsideOutIsRefused) {
     EXPECT_TRUE(absl::StrContains(loaded.status().message(), "../victim"))
         << loaded.status();
     // Even a sink handed the records directly refuses them.
-    DequantSinkOptions o;
+    ingest::DequantSinkOptions o;
     o.out_dir = it.dir;
-    DequantSink sink(o);
+    ingest::DequantSink sink(o);
     EXPECT_FALSE(sink.Preload(crafted.records).ok());
   }
-  EXPECT_EQ(testing::ReadAll(victim), std::vector<uint8_t>{'v'});
-  EXPECT_EQ(testing::ListDir(it.dir), before);
+  EXPECT_EQ(ingest::testing::ReadAll(victim), std::vector<uint8_t>{'v'});
+  EXPECT_EQ(ingest::testing::ListDir(it.dir), before);
 }
 
 TEST(IngestState, StateFileSymlinksAreNeverFollowed) {
-  const std::string dir = testing::FreshDir("state_links");
-  testing::WriteAll(dir + "/victim", {'v'});
+  const std::string dir = ingest::testing::FreshDir("state_links");
+  ingest::testing::WriteAll(dir + "/victim", {'v'});
   ASSERT_EQ(::symlink((dir + "/victim").c_str(), (dir + "/state").c_str()), 0);
   // Reading: refused, not followed.
   EXPECT_NE(LoadState(dir + "/state").status().code(), absl::StatusCode::kOk);
@@ -869,7 +880,8 @@ TEST(IngestState, StateFileSymlinksAreNeverFollowed) {
   IngestState st;
   st.records.clear();
   ASSERT_TRUE(SaveState(dir + "/state", st).ok());
-  EXPECT_EQ(testing::ReadAll(dir + "/victim"), std::vector<uint8_t>{'v'});
+  EXPECT_EQ(ingest::testing::ReadAll(dir + "/victim"),
+            std::vector<uint8_t>{'v'});
   ASSERT_TRUE(LoadState(dir + "/state").ok());
 }
 
@@ -877,13 +889,14 @@ TEST(IngestState, StateFileSymlinksAreNeverFollowed) {
 // changed in place behind a restored mtime is refused; the same file is
 // accepted.
 TEST(ResumeSource, ReplacedSourceIsRefused) {
-  const std::string dir = testing::FreshDir("resume_source");
+  const std::string dir = ingest::testing::FreshDir("resume_source");
   const std::string path = dir + "/input";
   std::vector<uint8_t> bytes(5000);
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i);
-  testing::WriteAll(path, bytes);
+  ingest::testing::WriteAll(path, bytes);
   const SourceIdentity id = *IdentifyFile(path);
-  const uint32_t crc = Crc32c(absl::MakeConstSpan(bytes).first(3000));
+  const uint32_t crc =
+      container::Crc32c(absl::MakeConstSpan(bytes).first(3000));
   EXPECT_TRUE(CheckResumeSource(path, id, 3000, crc).ok());
   EXPECT_FALSE(CheckResumeSource(path, id, 3000, crc ^ 1).ok());
   EXPECT_FALSE(CheckResumeSource(path, id, 6000, crc).ok());
@@ -891,7 +904,7 @@ TEST(ResumeSource, ReplacedSourceIsRefused) {
   // Same bytes before the checkpoint, another file: the inode differs.
   std::vector<uint8_t> other = bytes;
   other[4000] ^= 1;
-  testing::WriteAll(dir + "/other", other);
+  ingest::testing::WriteAll(dir + "/other", other);
   ASSERT_EQ(std::rename((dir + "/other").c_str(), path.c_str()), 0);
   absl::Status s = CheckResumeSource(path, id, 3000, crc);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
@@ -900,7 +913,8 @@ TEST(ResumeSource, ReplacedSourceIsRefused) {
   // Changed in place (same inode, same size) with its mtime put back: the
   // CRC of the consumed bytes differs.
   const SourceIdentity id2 = *IdentifyFile(path);
-  const uint32_t crc2 = Crc32c(absl::MakeConstSpan(other).first(3000));
+  const uint32_t crc2 =
+      container::Crc32c(absl::MakeConstSpan(other).first(3000));
   ASSERT_TRUE(CheckResumeSource(path, id2, 3000, crc2).ok());
   struct stat st;
   ASSERT_EQ(::stat(path.c_str(), &st), 0);
@@ -929,29 +943,29 @@ TEST(IngestState, ChangedOutputIsRefused) {
   IngestState st = *ParseState(it.text);
   ASSERT_FALSE(st.records[0].pending_output.empty());
   const std::string out = it.dir + "/" + st.records[0].pending_output;
-  std::vector<uint8_t> bytes = testing::ReadAll(out);
+  std::vector<uint8_t> bytes = ingest::testing::ReadAll(out);
   ASSERT_FALSE(bytes.empty());
   {
-    DequantSinkOptions o;
+    ingest::DequantSinkOptions o;
     o.out_dir = it.dir;
     o.keep_unnamed_outputs = true;
-    DequantSink sink(o);
+    ingest::DequantSink sink(o);
     EXPECT_TRUE(sink.Preload(st.records).ok());
   }
   bytes[0] ^= 1;
-  testing::WriteAll(out, bytes);
-  const std::vector<std::string> before = testing::ListDir(it.dir);
+  ingest::testing::WriteAll(out, bytes);
+  const std::vector<std::string> before = ingest::testing::ListDir(it.dir);
   {
-    DequantSinkOptions o;
+    ingest::DequantSinkOptions o;
     o.out_dir = it.dir;
     o.keep_unnamed_outputs = true;
-    DequantSink sink(o);
+    ingest::DequantSink sink(o);
     const absl::Status s = sink.Preload(st.records);
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
     EXPECT_TRUE(absl::StrContains(s.message(), "changed")) << s;
   }
-  EXPECT_EQ(testing::ListDir(it.dir), before);
-  EXPECT_EQ(testing::ReadAll(out), bytes);
+  EXPECT_EQ(ingest::testing::ListDir(it.dir), before);
+  EXPECT_EQ(ingest::testing::ReadAll(out), bytes);
 }
 
 }  // namespace

@@ -6,20 +6,21 @@
 
 namespace hurray::stream::resume {
 
-size_t LastKeyStart(const std::vector<TensorRecord>& records) {
+size_t LastKeyStart(const std::vector<ingest::TensorRecord>& records) {
   for (size_t i = records.size(); i > 0; --i) {
     if (!records[i - 1].name.empty()) return i - 1;
   }
   return records.size();
 }
 
-size_t CountKeys(const std::vector<TensorRecord>& records) {
+size_t CountKeys(const std::vector<ingest::TensorRecord>& records) {
   size_t n = 0;
-  for (const TensorRecord& r : records) n += r.name.empty() ? 0 : 1;
+  for (const ingest::TensorRecord& r : records) n += r.name.empty() ? 0 : 1;
   return n;
 }
 
-size_t RecordsOfKeys(const std::vector<TensorRecord>& records, size_t keys) {
+size_t RecordsOfKeys(const std::vector<ingest::TensorRecord>& records,
+                     size_t keys) {
   size_t named = 0;
   for (size_t i = 0; i < records.size(); ++i) {
     if (records[i].name.empty()) continue;
@@ -29,8 +30,8 @@ size_t RecordsOfKeys(const std::vector<TensorRecord>& records, size_t keys) {
   return records.size();
 }
 
-ResumeCheckSink::ResumeCheckSink(std::vector<TensorRecord> expected,
-                                 IngestSink* inner)
+ResumeCheckSink::ResumeCheckSink(std::vector<ingest::TensorRecord> expected,
+                                 ingest::IngestSink* inner)
     : expected_(std::move(expected)), inner_(inner) {
   probe_.set_record_data_crc(true);
   forwarding_ = expected_.empty();
@@ -78,8 +79,8 @@ absl::Status ResumeCheckSink::OnBufferPiece(uint32_t buffer_index,
 absl::Status ResumeCheckSink::OnTensorEnd() {
   if (forwarding_) return inner_->OnTensorEnd();
   probe_.OnTensorEnd().IgnoreError();  // only records, as above
-  const TensorRecord& got = probe_.records().back();
-  const TensorRecord& want = expected_[checked_];
+  const ingest::TensorRecord& got = probe_.records().back();
+  const ingest::TensorRecord& want = expected_[checked_];
   if (got.name != want.name || got.shape != want.shape ||
       got.type != want.type || got.scheme != want.scheme ||
       got.bytes != want.bytes) {

@@ -25,16 +25,18 @@ namespace hurray::stream::resume {
 // Network records are keyed: the first tensor of each key carries the key
 // as its name, members and shards follow unnamed. The index of the first
 // record of the last key (records.size() when none is named).
-size_t LastKeyStart(const std::vector<TensorRecord>& records);
+size_t LastKeyStart(const std::vector<ingest::TensorRecord>& records);
 // The number of keys (named records).
-size_t CountKeys(const std::vector<TensorRecord>& records);
+size_t CountKeys(const std::vector<ingest::TensorRecord>& records);
 // How many leading records belong to the first `keys` keys.
-size_t RecordsOfKeys(const std::vector<TensorRecord>& records, size_t keys);
+size_t RecordsOfKeys(const std::vector<ingest::TensorRecord>& records,
+                     size_t keys);
 
-class ResumeCheckSink : public IngestSink {
+class ResumeCheckSink : public ingest::IngestSink {
  public:
   // `expected`: the records of the key fetched again (LastKeyStart on).
-  ResumeCheckSink(std::vector<TensorRecord> expected, IngestSink* inner);
+  ResumeCheckSink(std::vector<ingest::TensorRecord> expected,
+                  ingest::IngestSink* inner);
 
   [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override;
   [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
@@ -60,9 +62,10 @@ class ResumeCheckSink : public IngestSink {
   // the interrupted run fetched.
   [[nodiscard]] absl::Status Mismatch(absl::string_view why) const;
 
-  std::vector<TensorRecord> expected_;
-  IngestSink* inner_;
-  ValidateSink probe_;  // records what arrives for the key fetched again
+  std::vector<ingest::TensorRecord> expected_;
+  ingest::IngestSink* inner_;
+  ingest::ValidateSink
+      probe_;  // records what arrives for the key fetched again
   size_t checked_ = 0;
   bool key_seen_ = false;
   bool forwarding_ = false;

@@ -20,14 +20,15 @@ const std::vector<std::string> kKeys = {"dense", "partition", "quant"};
 
 // The records of a first run over `file` that completed the first `keys`
 // keys of kKeys.
-std::vector<TensorRecord> FirstRun(const HrryFile& file, size_t keys) {
-  ValidateSink sink;
+std::vector<ingest::TensorRecord> FirstRun(const container::HrryFile& file,
+                                           size_t keys) {
+  ingest::ValidateSink sink;
   sink.set_record_data_crc(true);
-  const testing::InMemoryRun r =
-      testing::RunInMemory(file,
-                           testing::ClientOptions(std::vector<std::string>(
-                               kKeys.begin(), kKeys.begin() + keys)),
-                           &sink);
+  const net::testing::InMemoryRun r = net::testing::RunInMemory(
+      file,
+      net::testing::ClientOptions(
+          std::vector<std::string>(kKeys.begin(), kKeys.begin() + keys)),
+      &sink);
   EXPECT_TRUE(r.status.ok()) << r.status;
   return sink.records();
 }
@@ -35,27 +36,28 @@ std::vector<TensorRecord> FirstRun(const HrryFile& file, size_t keys) {
 struct Resumed {
   absl::Status status;
   bool checked = false;
-  std::vector<TensorRecord> inner;  // what reached the real sink
+  std::vector<ingest::TensorRecord> inner;  // what reached the real sink
 };
 
 // Resumes after `keys` keys: the last of them again, then the rest.
-Resumed Resume(const HrryFile& server, const std::vector<TensorRecord>& done,
-               size_t keys) {
+Resumed Resume(const container::HrryFile& server,
+               const std::vector<ingest::TensorRecord>& done, size_t keys) {
   const size_t from = LastKeyStart(done);
   EXPECT_LT(from, done.size());
-  ValidateSink inner;
+  ingest::ValidateSink inner;
   ResumeCheckSink check(
-      std::vector<TensorRecord>(done.begin() + from, done.end()), &inner);
+      std::vector<ingest::TensorRecord>(done.begin() + from, done.end()),
+      &inner);
   std::vector<std::string> names = {kKeys[keys - 1]};
   names.insert(names.end(), kKeys.begin() + keys, kKeys.end());
-  const testing::InMemoryRun r =
-      testing::RunInMemory(server, testing::ClientOptions(names), &check);
+  const net::testing::InMemoryRun r = net::testing::RunInMemory(
+      server, net::testing::ClientOptions(names), &check);
   // A sink failure stops the session: its status is the run's.
   return {r.status, check.checked(), inner.records()};
 }
 
 TEST(ResumeCheckSink, KeysAndRecords) {
-  std::vector<TensorRecord> records(5);
+  std::vector<ingest::TensorRecord> records(5);
   records[0].name = "a";
   records[1].name = "b";  // a composite head, two members
   records[4].name = "c";
@@ -69,13 +71,14 @@ TEST(ResumeCheckSink, KeysAndRecords) {
 }
 
 TEST(ResumeCheckSink, TheSameServerGoesOn) {
-  const std::vector<uint8_t> bytes = testing::NetTestFile();
-  const std::unique_ptr<HrryFile> file = testing::OpenTestFile(bytes);
+  const std::vector<uint8_t> bytes = net::testing::NetTestFile();
+  const std::unique_ptr<container::HrryFile> file =
+      net::testing::OpenTestFile(bytes);
   ASSERT_NE(file, nullptr);
-  const std::vector<TensorRecord> all = FirstRun(*file, 3);
+  const std::vector<ingest::TensorRecord> all = FirstRun(*file, 3);
   for (size_t keys : {size_t{1}, size_t{2}}) {
     SCOPED_TRACE(keys);
-    const std::vector<TensorRecord> done = FirstRun(*file, keys);
+    const std::vector<ingest::TensorRecord> done = FirstRun(*file, keys);
     const Resumed r = Resume(*file, done, keys);
     ASSERT_TRUE(r.status.ok()) << r.status;
     EXPECT_TRUE(r.checked);
@@ -91,8 +94,9 @@ TEST(ResumeCheckSink, TheSameServerGoesOn) {
 // resumed one (same names and shapes, other data) is refused before any
 // tensor reaches the real sink.
 TEST(ResumeCheckSink, AChangedServerIsRefused) {
-  const std::vector<uint8_t> bytes = testing::NetTestFile();
-  const std::unique_ptr<HrryFile> file = testing::OpenTestFile(bytes);
+  const std::vector<uint8_t> bytes = net::testing::NetTestFile();
+  const std::unique_ptr<container::HrryFile> file =
+      net::testing::OpenTestFile(bytes);
   ASSERT_NE(file, nullptr);
   for (size_t keys : {size_t{1}, size_t{2}}) {
     SCOPED_TRACE(keys);
@@ -100,7 +104,7 @@ TEST(ResumeCheckSink, AChangedServerIsRefused) {
     const std::string& key = kKeys[keys - 1];
     const std::string changed_name = keys == 1 ? "dense" : "partition_bottom";
     std::vector<uint8_t> other = bytes;
-    const IndexEntry* e = file->Find(changed_name);
+    const container::IndexEntry* e = file->Find(changed_name);
     ASSERT_NE(e, nullptr) << changed_name;
     auto d = std::make_unique<TensorDescriptor>();
     ASSERT_TRUE(file->ReadDescriptor(*e, d.get()).ok());
@@ -110,10 +114,11 @@ TEST(ResumeCheckSink, AChangedServerIsRefused) {
     // The file holds an aligned copy of `bytes` (OpenTestFile): offsets count
     // from its first byte.
     other[data->data() - file->bytes().data()] ^= 0x40;
-    const std::unique_ptr<HrryFile> changed = testing::OpenTestFile(other);
+    const std::unique_ptr<container::HrryFile> changed =
+        net::testing::OpenTestFile(other);
     ASSERT_NE(changed, nullptr);
 
-    const std::vector<TensorRecord> done = FirstRun(*file, keys);
+    const std::vector<ingest::TensorRecord> done = FirstRun(*file, keys);
     const Resumed r = Resume(*changed, done, keys);
     EXPECT_EQ(r.status.code(), absl::StatusCode::kFailedPrecondition)
         << r.status;
@@ -126,10 +131,11 @@ TEST(ResumeCheckSink, AChangedServerIsRefused) {
 
 // Another tensor under the same key (another type or shape) is refused too.
 TEST(ResumeCheckSink, AnotherTensorUnderTheKeyIsRefused) {
-  const std::vector<uint8_t> bytes = testing::NetTestFile();
-  const std::unique_ptr<HrryFile> file = testing::OpenTestFile(bytes);
+  const std::vector<uint8_t> bytes = net::testing::NetTestFile();
+  const std::unique_ptr<container::HrryFile> file =
+      net::testing::OpenTestFile(bytes);
   ASSERT_NE(file, nullptr);
-  std::vector<TensorRecord> done = FirstRun(*file, 1);
+  std::vector<ingest::TensorRecord> done = FirstRun(*file, 1);
   done.back().shape = "[4, 3]";
   const Resumed r = Resume(*file, done, 1);
   EXPECT_EQ(r.status.code(), absl::StatusCode::kFailedPrecondition);

@@ -83,7 +83,7 @@ absl::Status CheckResumeSource(const std::string& path,
       s = Changed(path, "cannot read the bytes before the checkpoint");
       break;
     }
-    got_crc = Crc32cExtend(
+    got_crc = container::Crc32cExtend(
         got_crc, absl::MakeConstSpan(buf.data(), static_cast<size_t>(got)));
     at += static_cast<uint64_t>(got);
   }

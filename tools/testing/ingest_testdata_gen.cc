@@ -15,7 +15,7 @@
 #include "stream/ingest/testing/loader_test_util.h"
 
 int main(int argc, char** argv) {
-  using namespace hurray::stream::testing;
+  using namespace hurray::stream::ingest::testing;
   if (argc != 2) {
     std::fprintf(stderr, "usage: ingest_testdata_gen DIR\n");
     return 2;

@@ -10,7 +10,7 @@
 #include "stream/container/hrry_mmap.h"
 #include "stream/container/testing/test_util.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::container::testing {
 
 std::vector<uint8_t> WriteFile(const std::vector<vectors::Named>& tensors,
                                const HrryWriterOptions& options,
@@ -199,4 +199,4 @@ void ExpectVerdict(absl::Span<const uint8_t> file, const FileOptions& options,
       << Show(want_direct);
 }
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::container::testing

@@ -16,7 +16,7 @@
 #include "stream/container/hrry_writer.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::container::testing {
 
 // Writes `tensors` (buffers from BuffersFor) with `options`; aborts the test
 // binary on failure. `kv` adds entries when options.with_kv.
@@ -94,6 +94,6 @@ inline void PatchU64(std::vector<uint8_t>* b, uint64_t at, uint64_t v) {
 // Recomputes the trailer's index_crc32c after an edit of the index bytes.
 void FixCrc(std::vector<uint8_t>* file);
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::container::testing
 
 #endif  // HURRAY_STREAM_CONTAINER_TESTING_FILE_TEST_UTIL_H_

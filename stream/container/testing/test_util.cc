@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "parser/element_type.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::container::testing {
 
 absl::Status RecordingSink::OnDescriptor(const TensorDescriptor& d) {
   if (!tensors.empty() && !tensors.back().complete) {
@@ -169,4 +169,4 @@ std::vector<vectors::Named> ContainerVectors(bool unbound_members) {
   return out;
 }
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::container::testing

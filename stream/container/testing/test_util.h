@@ -14,7 +14,7 @@
 #include "stream/container/tensor_sink.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::container::testing {
 
 struct RecordedTensor {
   TensorDescriptor descriptor;
@@ -77,6 +77,6 @@ inline absl::Span<const uint8_t> AsBytes(const std::string& s) {
                              s.size());
 }
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::container::testing
 
 #endif  // HURRAY_STREAM_CONTAINER_TESTING_TEST_UTIL_H_

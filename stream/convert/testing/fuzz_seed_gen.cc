@@ -11,9 +11,9 @@
 
 namespace {
 
-using hurray::convert::testing::BuildSafetensors;
-using hurray::convert::testing::GgufBuilder;
-using hurray::convert::testing::RawSafetensors;
+using hurray::stream::convert::testing::BuildSafetensors;
+using hurray::stream::convert::testing::GgufBuilder;
+using hurray::stream::convert::testing::RawSafetensors;
 
 std::vector<uint8_t> Bytes(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace hurray::convert::testing {
+namespace hurray::stream::convert::testing {
 
 void PutU16(std::vector<uint8_t>* out, uint16_t v) {
   for (int i = 0; i < 2; ++i)
@@ -185,4 +185,4 @@ std::vector<uint8_t> GgufBuilder::Build() const {
   return out;
 }
 
-}  // namespace hurray::convert::testing
+}  // namespace hurray::stream::convert::testing

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace hurray::convert::testing {
+namespace hurray::stream::convert::testing {
 
 // A safetensors file: 8-byte length (or `declared_length`), `header` as
 // given, then `data`.
@@ -78,6 +78,6 @@ void PutU32(std::vector<uint8_t>* out, uint32_t v);
 void PutU64(std::vector<uint8_t>* out, uint64_t v);
 void PutGgufString(std::vector<uint8_t>* out, const std::string& s);
 
-}  // namespace hurray::convert::testing
+}  // namespace hurray::stream::convert::testing
 
 #endif  // HURRAY_STREAM_CONVERT_TESTING_SOURCE_BUILDERS_H_

@@ -8,7 +8,7 @@
 #include "parser/quantization.h"
 #include "parser/wire.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 // block_table_index_type 0x00: u32, 0x01: u64 (§ Additional Fields).
@@ -143,4 +143,4 @@ absl::Status PoolAsRowMajor(const TensorDescriptor& d,
       ": a composition the spec does not define (LAY-BPG-11, LAY-BPG-12)"));
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

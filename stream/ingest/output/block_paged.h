@@ -32,7 +32,7 @@
 #include "parser/descriptor.h"
 #include "parser/options.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 struct PagedRows {
   uint64_t rows = 0;           // output rows (tokens)
@@ -71,6 +71,6 @@ struct PagedRows {
                                           dequant::ParameterBytes* pool_params,
                                           std::vector<uint8_t>* storage);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_OUTPUT_BLOCK_PAGED_H_

@@ -11,7 +11,7 @@
 #include "parser/element_type.h"
 #include "parser/wire.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 using u128 = unsigned __int128;
@@ -605,4 +605,4 @@ void ElementConverter::Feed(absl::Span<const uint8_t> bytes,
   while (done_ < count_ && i < bytes.size()) carry_[carry_n_++] = bytes[i++];
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

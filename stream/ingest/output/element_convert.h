@@ -31,7 +31,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 enum class OutputFormat : uint8_t { kNpy, kSafetensors, kF32 };
 enum class OutputDtype : uint8_t { kAuto, kFloat32, kFloat16, kBFloat16 };
@@ -115,6 +115,6 @@ uint16_t F32BitsToBf16Bits(uint32_t b);
 // IEEE binary128 (little-endian bytes) to the nearest double.
 double Float128ToDouble(const uint8_t* p);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_OUTPUT_ELEMENT_CONVERT_H_

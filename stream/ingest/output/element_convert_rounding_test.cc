@@ -12,7 +12,7 @@
 #include "parser/wire.h"
 #include "stream/ingest/output/element_convert.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 using u128 = unsigned __int128;
@@ -237,4 +237,4 @@ TEST(ElementConvertRounding, Int64ToFloat32FromTheExactValue) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

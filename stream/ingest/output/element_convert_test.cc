@@ -10,7 +10,7 @@
 #include "parser/element_type.h"
 #include "parser/wire.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 std::vector<float> AsFloats(const std::vector<uint8_t>& b) {
@@ -216,4 +216,4 @@ TEST(ElementConvert, CopiesSameTypeAndSplitsComplex) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

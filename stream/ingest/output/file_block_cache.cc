@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 size_t FileBlockCache::SlotsFor(size_t budget_bytes, size_t block_bytes) {
   return kWays * std::bit_floor(std::max<size_t>(
@@ -106,4 +106,4 @@ const uint8_t* FileBlockCache::Miss(uint64_t at, size_t n) {
   return last_data_ + (at & block_mask_);
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

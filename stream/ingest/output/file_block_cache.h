@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 class FileBlockCache {
  public:
@@ -97,6 +97,6 @@ class FileBlockCache {
   absl::Status status_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_OUTPUT_FILE_BLOCK_CACHE_H_

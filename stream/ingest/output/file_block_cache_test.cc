@@ -11,7 +11,7 @@
 
 #include "gtest/gtest.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 // A temp file holding `bytes`, removed at the end.
@@ -144,4 +144,4 @@ TEST(FileBlockCache, RefusesABadBlockSize) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 std::string NpyShapeTuple(absl::Span<const uint64_t> shape) {
   if (shape.empty()) return "()";
@@ -44,4 +44,4 @@ std::string NpyHeader(absl::string_view descr,
   return "";  // unreachable: version 2.0 holds 4 GiB
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -15,7 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 // The shape as a Python tuple: "()", "(5,)", "(3, 4)".
 std::string NpyShapeTuple(absl::Span<const uint64_t> shape);
@@ -25,6 +25,6 @@ std::string NpyShapeTuple(absl::Span<const uint64_t> shape);
 std::string NpyHeader(absl::string_view descr,
                       absl::Span<const uint64_t> shape);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_OUTPUT_NPY_H_

@@ -6,7 +6,7 @@
 
 #include "gtest/gtest.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 TEST(Npy, ShapeTuples) {
@@ -59,4 +59,4 @@ TEST(Npy, LongShapeGrowsInSteps) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

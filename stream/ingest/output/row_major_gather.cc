@@ -10,7 +10,7 @@
 #include "parser/addressing.h"
 #include "stream/ingest/output/file_block_cache.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 // Buffer 0 in memory.
@@ -176,4 +176,4 @@ absl::Status GatherRowMajorFromFile(const TensorDescriptor& d,
   return s;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -21,7 +21,7 @@
 #include "absl/types/span.h"
 #include "parser/descriptor.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 using GatherEmit = absl::FunctionRef<absl::Status(absl::Span<const uint8_t>)>;
 
@@ -55,6 +55,6 @@ struct GatherFile {
     const TensorDescriptor& d, const GatherFile& file, size_t chunk_bytes,
     GatherEmit emit, uint64_t* block_reads = nullptr);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_OUTPUT_ROW_MAJOR_GATHER_H_

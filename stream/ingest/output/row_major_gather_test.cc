@@ -15,7 +15,7 @@
 #include "parser/descriptor.h"
 #include "parser/element_type.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 using dequant::Scheme;
@@ -157,4 +157,4 @@ TEST(GatherRowMajor, AFileShorterThanItsBufferIsAReadError) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 absl::Status ErrnoError(absl::string_view what, const std::string& where) {
@@ -46,7 +46,8 @@ absl::Status CopyData(int from, int to, uint64_t size,
                 in);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return ErrnoError("cannot read the data for", where);
-    absl::Status s = WriteAllFd(to, buf.data(), static_cast<size_t>(n), where);
+    absl::Status s =
+        container::WriteAllFd(to, buf.data(), static_cast<size_t>(n), where);
     if (!s.ok()) return s;
     in += n;
   }
@@ -94,12 +95,12 @@ void SafetensorsWriter::Discard() {
     ::close(data_.fd);
     dir_->Remove(data_.name);
   }
-  data_ = TempFile();
+  data_ = container::TempFile();
 }
 
 absl::Status SafetensorsWriter::Open() {
   if (data_.fd >= 0) return absl::OkStatus();
-  absl::StatusOr<TempFile> t = dir_->CreateTemp(0600);
+  absl::StatusOr<container::TempFile> t = dir_->CreateTemp(0600);
   if (!t.ok()) return t.status();
   data_ = *t;
   return absl::OkStatus();
@@ -122,8 +123,8 @@ absl::Status SafetensorsWriter::BeginTensor(std::string name,
 
 absl::Status SafetensorsWriter::Append(absl::Span<const uint8_t> bytes) {
   if (!in_tensor_ || bytes.empty()) return absl::OkStatus();
-  absl::Status s = WriteAllFd(data_.fd, bytes.data(), bytes.size(),
-                              dir_->Describe(data_.name));
+  absl::Status s = container::WriteAllFd(data_.fd, bytes.data(), bytes.size(),
+                                         dir_->Describe(data_.name));
   if (!s.ok()) return s;
   size_ += bytes.size();
   entries_.back().end = size_;
@@ -152,7 +153,7 @@ absl::Status SafetensorsWriter::Finish() {
   absl::Status s = Open();  // a stream without tensors: header only
   if (!s.ok()) return s;
   const std::string header = SafetensorsHeader(entries_, metadata_);
-  absl::StatusOr<TempFile> out = dir_->CreateTemp(0644);
+  absl::StatusOr<container::TempFile> out = dir_->CreateTemp(0644);
   if (!out.ok()) return out.status();
   uint8_t len[8];
   for (int i = 0; i < 8; ++i) {
@@ -160,8 +161,9 @@ absl::Status SafetensorsWriter::Finish() {
         static_cast<uint8_t>(static_cast<uint64_t>(header.size()) >> (8 * i));
   }
   const std::string where = dir_->Describe(out->name);
-  s = WriteAllFd(out->fd, len, 8, where);
-  if (s.ok()) s = WriteAllFd(out->fd, header.data(), header.size(), where);
+  s = container::WriteAllFd(out->fd, len, 8, where);
+  if (s.ok())
+    s = container::WriteAllFd(out->fd, header.data(), header.size(), where);
   if (s.ok()) s = CopyData(data_.fd, out->fd, size_, where);
   if (::close(out->fd) != 0 && s.ok()) s = ErrnoError("cannot write", where);
   if (s.ok()) s = dir_->Publish(out->name, kSafetensorsFileName);
@@ -171,4 +173,4 @@ absl::Status SafetensorsWriter::Finish() {
   return s;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -25,7 +25,7 @@
 #include "absl/types/span.h"
 #include "stream/container/safe_output_dir.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 inline constexpr char kSafetensorsFileName[] = "model.safetensors";
 
@@ -47,7 +47,7 @@ std::string SafetensorsHeader(
 class SafetensorsWriter {
  public:
   // `dir` outlives the writer.
-  explicit SafetensorsWriter(SafeOutputDir* dir) : dir_(dir) {}
+  explicit SafetensorsWriter(container::SafeOutputDir* dir) : dir_(dir) {}
   ~SafetensorsWriter();
   SafetensorsWriter(const SafetensorsWriter&) = delete;
   SafetensorsWriter& operator=(const SafetensorsWriter&) = delete;
@@ -74,14 +74,14 @@ class SafetensorsWriter {
  private:
   [[nodiscard]] absl::Status Open();
 
-  SafeOutputDir* dir_;
-  TempFile data_;
+  container::SafeOutputDir* dir_;
+  container::TempFile data_;
   uint64_t size_ = 0;
   bool in_tensor_ = false;
   std::vector<SafetensorsEntry> entries_;
   std::vector<std::pair<std::string, std::string>> metadata_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_OUTPUT_SAFETENSORS_H_

@@ -13,7 +13,7 @@
 #include "nlohmann/json.hpp"
 #include "stream/container/safe_output_dir.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 std::string FreshDir(const std::string& name) {
@@ -35,7 +35,8 @@ std::vector<uint8_t> Bytes(std::initializer_list<int> b) {
 
 TEST(Safetensors, HeaderOffsetsDataAndMetadata) {
   const std::string dir = FreshDir("st_basic");
-  std::unique_ptr<SafeOutputDir> d = *SafeOutputDir::Open(dir);
+  std::unique_ptr<container::SafeOutputDir> d =
+      *container::SafeOutputDir::Open(dir);
   {
     SafetensorsWriter w(d.get());
     ASSERT_TRUE(w.BeginTensor("a", "F32", {2}).ok());
@@ -102,7 +103,8 @@ TEST(Safetensors, RepeatedAndReservedNamesAreMadeDistinct) {
 
 TEST(Safetensors, DiscardLeavesNothing) {
   const std::string dir = FreshDir("st_discard");
-  std::unique_ptr<SafeOutputDir> d = *SafeOutputDir::Open(dir);
+  std::unique_ptr<container::SafeOutputDir> d =
+      *container::SafeOutputDir::Open(dir);
   {
     SafetensorsWriter w(d.get());
     ASSERT_TRUE(w.BeginTensor("a", "U8", {1}).ok());
@@ -112,4 +114,4 @@ TEST(Safetensors, DiscardLeavesNothing) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -5,7 +5,7 @@
 
 #include "parser/quantization.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 absl::StatusOr<SparseDequantizer> SparseDequantizer::Create(
     const TensorDescriptor& d, const dequant::ParameterBytes& params,
@@ -69,4 +69,4 @@ float SparseDequantizer::Value(absl::Span<const uint8_t> codes, uint64_t value,
   return static_cast<float>(q - zp) * scale;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

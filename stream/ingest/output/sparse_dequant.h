@@ -24,7 +24,7 @@
 #include "parser/descriptor.h"
 #include "parser/options.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 class SparseDequantizer {
  public:
@@ -50,6 +50,6 @@ class SparseDequantizer {
   bool signed_ = false;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_OUTPUT_SPARSE_DEQUANT_H_

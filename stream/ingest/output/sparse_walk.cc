@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "parser/wire.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 // A uint64 array of one buffer.
@@ -126,4 +126,4 @@ absl::Status ForEachSparseElement(
   }
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

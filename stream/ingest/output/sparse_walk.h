@@ -16,7 +16,7 @@
 #include "absl/types/span.h"
 #include "parser/descriptor.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 inline bool IsSparseLayout(uint8_t tag) {
   return tag == layout_tag::kCoo || tag == layout_tag::kCsr ||
@@ -31,6 +31,6 @@ inline bool IsSparseLayout(uint8_t tag) {
     absl::Span<const absl::Span<const uint8_t>> buffers,
     absl::FunctionRef<void(uint64_t value, uint64_t position)> place);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_OUTPUT_SPARSE_WALK_H_

@@ -8,7 +8,7 @@
 #include "parser/descriptor.h"
 #include "parser/wire.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 namespace {
 
 std::vector<uint8_t> U64(std::vector<uint64_t> v) {
@@ -119,4 +119,4 @@ TEST(SparseWalk, BrokenIndicesAreErrorsNotReads) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <thread>
 
-namespace hurray::stream::testing {
+namespace hurray::stream::ingest::testing {
 
 FullListener::FullListener() {
   listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -39,4 +39,4 @@ FullListener::~FullListener() {
   if (listener_ >= 0) ::close(listener_);
 }
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::ingest::testing

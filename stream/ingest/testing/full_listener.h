@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace hurray::stream::testing {
+namespace hurray::stream::ingest::testing {
 
 class FullListener {
  public:
@@ -29,6 +29,6 @@ class FullListener {
   std::vector<int> fillers_;
 };
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::ingest::testing
 
 #endif  // HURRAY_STREAM_INGEST_TESTING_FULL_LISTENER_H_

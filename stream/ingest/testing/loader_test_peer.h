@@ -8,7 +8,7 @@
 
 #include "stream/ingest/loader.h"
 
-namespace hurray::stream {
+namespace hurray::stream::ingest {
 
 class LoaderTestPeer {
  public:
@@ -48,6 +48,6 @@ class LoaderTestPeer {
   }
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::ingest
 
 #endif  // HURRAY_STREAM_INGEST_TESTING_LOADER_TEST_PEER_H_

@@ -18,7 +18,7 @@
 #include "parser/wire.h"
 #include "stream/container/stream_writer.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::ingest::testing {
 namespace {
 
 using dequant::Scheme;
@@ -221,7 +221,7 @@ std::vector<uint8_t> HrryBytes(const std::vector<IngestTensor>& tensors) {
     bytes.insert(bytes.end(), b.begin(), b.end());
     return absl::OkStatus();
   };
-  HrryWriter w;
+  container::HrryWriter w;
   if (!w.Begin(sink).ok()) std::abort();
   for (const IngestTensor& t : tensors) {
     std::vector<absl::Span<const uint8_t>> spans(t.tensor.buffers.begin(),
@@ -238,7 +238,7 @@ std::vector<uint8_t> StreamBytes(const std::vector<IngestTensor>& tensors) {
     bytes.insert(bytes.end(), b.begin(), b.end());
     return absl::OkStatus();
   };
-  StreamWriter w;
+  container::StreamWriter w;
   for (const IngestTensor& t : tensors) {
     std::vector<absl::Span<const uint8_t>> spans(t.tensor.buffers.begin(),
                                                  t.tensor.buffers.end());
@@ -250,8 +250,8 @@ std::vector<uint8_t> StreamBytes(const std::vector<IngestTensor>& tensors) {
 absl::Status WriteHrryFile(const std::string& path,
                            const std::vector<IngestTensor>& tensors) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  OstreamSink sink(&out);
-  HrryWriter w;
+  container::OstreamSink sink(&out);
+  container::HrryWriter w;
   absl::Status s = w.Begin(sink);
   for (const IngestTensor& t : tensors) {
     if (!s.ok()) return s;
@@ -295,4 +295,4 @@ std::vector<std::string> ListDir(const std::string& dir) {
   return names;
 }
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::ingest::testing

@@ -15,7 +15,7 @@
 #include "dequant/testing/test_tensor.h"
 #include "stream/container/hrry_writer.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::ingest::testing {
 
 struct IngestTensor {
   std::string name;
@@ -63,6 +63,6 @@ std::string FreshDir(const std::string& name);
 // Regular files of `dir`, sorted by name.
 std::vector<std::string> ListDir(const std::string& dir);
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::ingest::testing
 
 #endif  // HURRAY_STREAM_INGEST_TESTING_LOADER_TEST_UTIL_H_

@@ -38,9 +38,9 @@ void ServeOne(int fd, const std::vector<uint8_t>& transcript) {
   do {
     n = recv(fd, buf, sizeof(buf), 0);
   } while (n < 0 && errno == EINTR);
-  if (n > 0 && hurray::stream::testing::SendAll(fd, transcript)) {
+  if (n > 0 && hurray::stream::net::testing::SendAll(fd, transcript)) {
     // Until the client closes (or the deadline): bounded by the client.
-    hurray::stream::testing::ReadUntilClose(fd, size_t{1} << 20);
+    hurray::stream::net::testing::ReadUntilClose(fd, size_t{1} << 20);
   }
   close(fd);
 }
@@ -53,14 +53,14 @@ int main(int argc, char** argv) {
     std::cerr << "usage: interleaving_serve FILE.hrry KEY[,KEY...]\n";
     return 2;
   }
-  auto file = HrryFile::Open(argv[1]);
+  auto file = container::HrryFile::Open(argv[1]);
   if (!file.ok()) {
     std::cerr << file.status() << "\n";
     return 2;
   }
   const std::vector<std::string> keys = absl::StrSplit(argv[2], ',');
-  const testing::Transcript t =
-      testing::AnswerPipelined(**file, keys, 4096, /*interleave=*/true);
+  const net::testing::Transcript t =
+      net::testing::AnswerPipelined(**file, keys, 4096, /*interleave=*/true);
 
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};

@@ -7,9 +7,9 @@
 #include "stream/net/server_session.h"
 #include "stream/net/testing/net_test_util.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::net::testing {
 
-Transcript AnswerPipelined(const HrryFile& file,
+Transcript AnswerPipelined(const container::HrryFile& file,
                            const std::vector<std::string>& keys,
                            uint32_t max_data_frame, bool interleave) {
   std::vector<uint8_t> in;
@@ -66,4 +66,4 @@ Transcript AnswerPipelined(const HrryFile& file,
   return t;
 }
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::net::testing

@@ -12,7 +12,7 @@
 
 #include "stream/container/hrry_mmap.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::net::testing {
 
 struct Transcript {
   std::vector<uint8_t> bytes;  // SERVER_HELLO, then the answers
@@ -24,10 +24,10 @@ struct Transcript {
 // The server's bytes for requests of `keys` on streams 1, 2, ... (as
 // NetClientSession sends them), TENSOR_DATA frames of at most
 // `max_data_frame` payload bytes; interleaved when `interleave`.
-Transcript AnswerPipelined(const HrryFile& file,
+Transcript AnswerPipelined(const container::HrryFile& file,
                            const std::vector<std::string>& keys,
                            uint32_t max_data_frame, bool interleave);
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::net::testing
 
 #endif  // HURRAY_STREAM_NET_TESTING_INTERLEAVING_SERVER_H_

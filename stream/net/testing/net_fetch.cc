@@ -1,5 +1,5 @@
 // Test tool for the `hurray serve` shell test.
-//   net_fetch gen FILE [BIG]      writes testing::NetTestFile(BIG bytes,
+//   net_fetch gen FILE [BIG]      writes net::testing::NetTestFile(BIG bytes,
 //                                 default 64 KiB) to FILE
 //   net_fetch fetch PORT KEY...   fetches the keys from 127.0.0.1:PORT and
 //                                 prints "KEY BYTES" per tensor (members and
@@ -21,7 +21,7 @@
 
 namespace {
 
-class CountingSink : public hurray::stream::TensorSink {
+class CountingSink : public hurray::stream::container::TensorSink {
  public:
   absl::Status OnBufferPiece(uint32_t, uint64_t,
                              absl::Span<const uint8_t> piece) override {
@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   if ((args.size() == 2 || args.size() == 3) && args[0] == "gen") {
     uint64_t big = 64 << 10;
     if (args.size() == 3 && !absl::SimpleAtoi(args[2], &big)) return 2;
-    const std::vector<uint8_t> bytes = testing::NetTestFile(big);
+    const std::vector<uint8_t> bytes = net::testing::NetTestFile(big);
     std::ofstream out(args[1], std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     return out ? 0 : 2;
@@ -49,9 +49,10 @@ int main(int argc, char** argv) {
       absl::SimpleAtoi(args[1], &port) && port <= 65535) {
     CountingSink sink;
     const auto start = std::chrono::steady_clock::now();
-    const auto run = testing::FetchTcp(
+    const auto run = net::testing::FetchTcp(
         static_cast<uint16_t>(port),
-        testing::ClientOptions({args.begin() + 2, args.end()}), &sink, 1 << 20);
+        net::testing::ClientOptions({args.begin() + 2, args.end()}), &sink,
+        1 << 20);
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();
@@ -68,10 +69,10 @@ int main(int argc, char** argv) {
     std::cerr << "usage: net_fetch gen FILE | net_fetch fetch PORT KEY...\n";
     return 2;
   }
-  testing::KeyedSink sink;
-  const auto run = testing::FetchTcp(
+  net::testing::KeyedSink sink;
+  const auto run = net::testing::FetchTcp(
       static_cast<uint16_t>(port),
-      testing::ClientOptions({args.begin() + 2, args.end()}), &sink);
+      net::testing::ClientOptions({args.begin() + 2, args.end()}), &sink);
   if (!run.status.ok()) {
     std::cout << run.status << "\n";
     return 1;

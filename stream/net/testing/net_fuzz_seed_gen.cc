@@ -36,35 +36,36 @@ int main(int argc, char** argv) {
   bool ok = true;
   // The fuzz target's file and keys: NetTestFile(3000); "dense", "quant",
   // "partition".
-  const auto bytes = testing::NetTestFile(3000);
-  const auto file = testing::OpenTestFile(bytes);
+  const auto bytes = net::testing::NetTestFile(3000);
+  const auto file = net::testing::OpenTestFile(bytes);
   const std::vector<std::string> keys = {"dense", "quant", "partition"};
   ok &= Write(dir, "valid_server_responses", 0x00,
-              testing::ServerTranscript(*file, keys));
+              net::testing::ServerTranscript(*file, keys));
   ok &= Write(dir, "valid_server_responses_split7", 0x0E,
-              testing::ServerTranscript(*file, keys));
+              net::testing::ServerTranscript(*file, keys));
   // The same answers multiplexed: interleaved message by message.
   const auto interleaved =
-      testing::AnswerPipelined(*file, keys, 256, /*interleave=*/true).bytes;
+      net::testing::AnswerPipelined(*file, keys, 256, /*interleave=*/true)
+          .bytes;
   ok &= Write(dir, "valid_server_responses_interleaved", 0x00, interleaved);
   ok &= Write(dir, "valid_server_responses_interleaved_split7", 0x0E,
               interleaved);
   // A sharded answer, its four shard streams interleaved (§ Parallel
   // Transfers).
-  const auto shards = testing::InterleavedShardAnswer();
+  const auto shards = net::testing::InterleavedShardAnswer();
   ok &= Write(dir, "valid_sharded_answer_interleaved", 0x00, shards);
   ok &= Write(dir, "valid_sharded_answer_interleaved_split7", 0x0E, shards);
   // The client's side of the same conversation, and a listing request, for
   // the server.
-  std::vector<uint8_t> client = testing::ClientHelloBytes();
+  std::vector<uint8_t> client = net::testing::ClientHelloBytes();
   uint32_t stream = 1;
   for (const char* k :
        {"dense", "quant", "partition", "hurray:list", "nope", "big"}) {
-    const auto r = testing::RequestBytes(stream++, k);
+    const auto r = net::testing::RequestBytes(stream++, k);
     client.insert(client.end(), r.begin(), r.end());
   }
   ok &= Write(dir, "valid_client_requests", 0x00, client);
-  for (const testing::NetRuleCase& c : testing::AllNetRuleCases()) {
+  for (const net::testing::NetRuleCase& c : net::testing::AllNetRuleCases()) {
     const uint8_t flags = c.mode == hurray::Mode::kPermissive ? 1 : 0;
     ok &= Write(dir, "rule_" + c.id, flags, c.broken);
     ok &= Write(dir, "valid_for_" + c.id, flags, c.valid);

@@ -13,7 +13,7 @@
 #include "stream/net/testing/net_test_util.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::net::testing {
 
 using Bytes = std::vector<uint8_t>;
 using Case = NetRuleCase;
@@ -60,11 +60,11 @@ class ServerFile {
  public:
   ServerFile()
       : bytes_(testing::NetTestFile(0)), file_(testing::OpenTestFile(bytes_)) {}
-  const HrryFile& file() const { return *file_; }
+  const container::HrryFile& file() const { return *file_; }
 
  private:
   Bytes bytes_;
-  std::unique_ptr<HrryFile> file_;
+  std::unique_ptr<container::HrryFile> file_;
 };
 
 absl::Status RunServer(const Case& c, const Bytes& in) {
@@ -245,7 +245,7 @@ std::vector<Case> AllCases() {
   }
   {
     Case c = Named("NET-TD-07");
-    const Bytes head = vectors::Bytes(*testing::GroupHead(1));
+    const Bytes head = vectors::Bytes(*container::testing::GroupHead(1));
     c.valid =
         Cat({hello, DescriptorBytes(1, head, 0), end, d_msg, data_msg, end});
     c.broken =
@@ -334,7 +334,7 @@ std::vector<Case> AllCases() {
   // --- Composites ------------------------------------------------------------
   {
     Case c = Named("NET-CMP-01");
-    const Bytes head = vectors::Bytes(*testing::GroupHead(1));
+    const Bytes head = vectors::Bytes(*container::testing::GroupHead(1));
     const Bytes hm = DescriptorBytes(1, head, 0);
     c.valid = Cat({hello, hm, end, d_msg, data_msg, end});
     c.broken = Cat({hello, hm, d_msg, data_msg, end});
@@ -448,4 +448,4 @@ Bytes HeaderBytes(uint32_t type, uint32_t stream, uint32_t length) {
   return Header(type, stream, length);
 }
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::net::testing

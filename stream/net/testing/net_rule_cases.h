@@ -13,7 +13,7 @@
 #include "parser/rules.h"
 #include "stream/net/message.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::net::testing {
 
 struct NetRuleCase {
   std::string id;
@@ -46,6 +46,6 @@ std::vector<uint8_t> MessageBytes(uint32_t type, uint32_t stream,
 std::vector<uint8_t> HeaderBytes(uint32_t type, uint32_t stream,
                                  uint32_t length);
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::net::testing
 
 #endif  // HURRAY_STREAM_NET_TESTING_NET_RULE_CASES_H_

@@ -19,7 +19,7 @@
 #include "stream/container/testing/file_test_util.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::net::testing {
 
 absl::Status KeyedSink::OnTensorKey(absl::string_view key) {
   keys.emplace_back(key);
@@ -30,14 +30,14 @@ absl::Status KeyedSink::OnTensorKey(absl::string_view key) {
 absl::Status KeyedSink::OnDescriptor(const TensorDescriptor& d) {
   key_of_tensor.push_back(std::move(pending_key_));
   pending_key_.clear();
-  return RecordingSink::OnDescriptor(d);
+  return container::testing::RecordingSink::OnDescriptor(d);
 }
 
 std::vector<uint8_t> NetTestFile(uint64_t big_bytes) {
   std::vector<vectors::Named> t;
   t.push_back({"dense", vectors::Dense(type_tag::kFloat32, {3, 4})});
   t.push_back({"quant", vectors::PerBlockAsymUInt4()});
-  for (vectors::Named& v : ContainerVectors()) {
+  for (vectors::Named& v : container::testing::ContainerVectors()) {
     if (v.name == "composite_partition") {
       t.push_back({"partition", std::move(v.descriptor)});
     } else if (v.name == "partition_top" || v.name == "partition_bottom") {
@@ -48,15 +48,16 @@ std::vector<uint8_t> NetTestFile(uint64_t big_bytes) {
   if (big_bytes > 0) {
     t.push_back({"big", vectors::Dense(type_tag::kUInt8, {big_bytes})});
   }
-  HrryWriterOptions o;
+  container::HrryWriterOptions o;
   o.parse = vectors::AgreedOptions();
-  return WriteFile(t, o);
+  return container::testing::WriteFile(t, o);
 }
 
-std::unique_ptr<HrryFile> OpenTestFile(absl::Span<const uint8_t> bytes) {
-  FileOptions o;
+std::unique_ptr<container::HrryFile> OpenTestFile(
+    absl::Span<const uint8_t> bytes) {
+  container::FileOptions o;
   o.parse = vectors::AgreedOptions();
-  auto f = HrryFile::CopyOf(bytes, o);  // aligned views (BUF-19)
+  auto f = container::HrryFile::CopyOf(bytes, o);  // aligned views (BUF-19)
   if (!f.ok()) {
     ADD_FAILURE() << f.status();
     return nullptr;
@@ -92,8 +93,9 @@ std::vector<uint8_t> Serve(NetServerSession* server,
   return Drain(server);
 }
 
-InMemoryRun RunInMemory(const HrryFile& file, const NetClientOptions& options,
-                        TensorSink* sink, size_t chunk,
+InMemoryRun RunInMemory(const container::HrryFile& file,
+                        const NetClientOptions& options,
+                        container::TensorSink* sink, size_t chunk,
                         const NetServerOptions* server_options) {
   const NetServerOptions so =
       server_options != nullptr ? *server_options : NetServerOptions();
@@ -123,10 +125,10 @@ InMemoryRun RunInMemory(const HrryFile& file, const NetClientOptions& options,
   return run;
 }
 
-std::vector<uint8_t> ServerTranscript(const HrryFile& file,
+std::vector<uint8_t> ServerTranscript(const container::HrryFile& file,
                                       const std::vector<std::string>& keys) {
   NetClientOptions o = ClientOptions(keys);
-  RecordingSink sink;
+  container::testing::RecordingSink sink;
   return RunInMemory(file, o, &sink).server_bytes;
 }
 
@@ -212,7 +214,8 @@ std::vector<uint8_t> ReadUntilClose(int fd, size_t limit) {
 }
 
 TcpRun FetchTcp(uint16_t port, const NetClientOptions& options,
-                TensorSink* sink, size_t read_chunk, int timeout_ms) {
+                container::TensorSink* sink, size_t read_chunk,
+                int timeout_ms) {
   TcpRun run;
   NetClientSession client(options, sink);
   const int fd = ConnectLoopback(port, timeout_ms);
@@ -274,7 +277,9 @@ std::vector<uint8_t> ShardDescriptor(uint32_t i, uint64_t parent_rows = 8) {
 
 }  // namespace
 
-std::vector<uint8_t> ShardData(uint32_t i) { return Pattern(16, 100 + i); }
+std::vector<uint8_t> ShardData(uint32_t i) {
+  return container::testing::Pattern(16, 100 + i);
+}
 
 std::vector<uint8_t> InterleavedShardAnswer(uint32_t (*index_of)(uint32_t),
                                             uint64_t shard1_rows) {
@@ -301,4 +306,4 @@ std::vector<uint8_t> InterleavedShardAnswer(uint32_t (*index_of)(uint32_t),
   return out;
 }
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::net::testing

@@ -21,10 +21,10 @@
 #include "stream/net/message.h"
 #include "stream/net/server_session.h"
 
-namespace hurray::stream::testing {
+namespace hurray::stream::net::testing {
 
 // Records keys too, and the order of key / descriptor events.
-class KeyedSink : public RecordingSink {
+class KeyedSink : public container::testing::RecordingSink {
  public:
   [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override;
   [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
@@ -42,7 +42,8 @@ class KeyedSink : public RecordingSink {
 // big_bytes > 0, written with vectors::AgreedOptions().
 std::vector<uint8_t> NetTestFile(uint64_t big_bytes = 0);
 // The file opened over `bytes` (kept alive by the caller).
-std::unique_ptr<HrryFile> OpenTestFile(absl::Span<const uint8_t> bytes);
+std::unique_ptr<container::HrryFile> OpenTestFile(
+    absl::Span<const uint8_t> bytes);
 
 // Client options valid for NetTestFile: agreed private values, `keys`.
 NetClientOptions ClientOptions(std::vector<std::string> keys);
@@ -61,13 +62,14 @@ struct InMemoryRun {
   bool satisfied = false;
   std::vector<uint8_t> server_bytes;  // everything the server sent
 };
-InMemoryRun RunInMemory(const HrryFile& file, const NetClientOptions& options,
-                        TensorSink* sink, size_t chunk = 1 << 20,
+InMemoryRun RunInMemory(const container::HrryFile& file,
+                        const NetClientOptions& options,
+                        container::TensorSink* sink, size_t chunk = 1 << 20,
                         const NetServerOptions* server_options = nullptr);
 
 // The bytes a server would send in answer to `keys` (the whole
 // conversation's server side), for feeding a client at chosen split points.
-std::vector<uint8_t> ServerTranscript(const HrryFile& file,
+std::vector<uint8_t> ServerTranscript(const container::HrryFile& file,
                                       const std::vector<std::string>& keys);
 
 // Server messages, built by hand.
@@ -101,7 +103,7 @@ struct TcpRun {
   uint64_t received = 0;
 };
 TcpRun FetchTcp(uint16_t port, const NetClientOptions& options,
-                TensorSink* sink, size_t read_chunk = 64 << 10,
+                container::TensorSink* sink, size_t read_chunk = 64 << 10,
                 int timeout_ms = 20000);
 
 // Raw TCP helpers: connect (-1 on failure), send all, read until the peer
@@ -110,6 +112,6 @@ int ConnectLoopback(uint16_t port, int timeout_ms = 20000);
 bool SendAll(int fd, absl::Span<const uint8_t> bytes);
 std::vector<uint8_t> ReadUntilClose(int fd, size_t limit = 1 << 20);
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::net::testing
 
 #endif  // HURRAY_STREAM_NET_TESTING_NET_TEST_UTIL_H_

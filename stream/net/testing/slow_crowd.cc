@@ -9,7 +9,7 @@
 
 #include <chrono>
 
-namespace hurray::stream::testing {
+namespace hurray::stream::net::testing {
 namespace {
 
 int Connect(uint16_t port) {
@@ -129,4 +129,4 @@ void SlowCrowd::Tick() {
   }
 }
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::net::testing

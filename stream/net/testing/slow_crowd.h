@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-namespace hurray::stream::testing {
+namespace hurray::stream::net::testing {
 
 struct CrowdOptions {
   uint16_t port = 0;
@@ -65,6 +65,6 @@ class SlowCrowd {
   std::thread thread_;
 };
 
-}  // namespace hurray::stream::testing
+}  // namespace hurray::stream::net::testing
 
 #endif  // HURRAY_STREAM_NET_TESTING_SLOW_CROWD_H_
