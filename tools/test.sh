@@ -32,6 +32,8 @@ run bazel test //...
 # with the fuzz build's own compiler and flags (fuzz/oss-fuzz/bazel_args.sh
 # in the environment of fuzz/oss-fuzz/local_env.sh), so the fuzz build below
 # links objects compiled here instead of compiling everything a third time.
+# Our own files are compiled strictly in it (.bazelrc config strict_warnings:
+# a dropped [[nodiscard]] result or an unused private field fails the build).
 sanitized_tests() {
   (source fuzz/oss-fuzz/local_env.sh && source fuzz/oss-fuzz/bazel_args.sh &&
     bazel test --config=oss_fuzz_tests "${compile_args[@]}" "${link_args[@]}" \

@@ -14,6 +14,12 @@ compile_args=(
   "--copt=-DHURRAY_FUZZING"
   "--strip=never"
 )
+# Our code compiled strictly (.bazelrc config strict_warnings: a dropped
+# [[nodiscard]] result or an unused private field is an error), where the
+# caller asks; CI's emulation does, OSS-Fuzz's own builds need not.
+if [[ "${HURRAY_STRICT_WARNINGS:-0}" == 1 ]]; then
+  compile_args+=("--config=strict_warnings")
+fi
 for f in ${CFLAGS}; do compile_args+=("--conlyopt=${f}"); done
 for f in ${CXXFLAGS}; do compile_args+=("--cxxopt=${f}"); done
 link_args=()

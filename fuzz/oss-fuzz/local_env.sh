@@ -11,6 +11,8 @@ flags+=" -fsanitize=fuzzer-no-link"
 export CFLAGS="${flags}"
 export CXXFLAGS="${flags}"
 export LIB_FUZZING_ENGINE="-fsanitize=fuzzer"
+# CI checks our code strictly in this build too (bazel_args.sh).
+export HURRAY_STRICT_WARNINGS=1
 export SRC="${SRC:-$(pwd)}"
 export WORK="${WORK:-${TMPDIR:-/tmp}}"
 unset flags
