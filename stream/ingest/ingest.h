@@ -4,8 +4,8 @@
 // (tools/ingest_command.cc), the C ABI (capi/ingest.cc) and the Python
 // module call it.
 //
-//   absl::StatusOr<stream::IngestRequest> r = ...;  // ParseSource(text)
-//   absl::StatusOr<stream::IngestReport> report = stream::Ingest(*r, &obs);
+//   ingest::IngestRequest r;  // r.source = *ingest::ParseSource(text)
+//   absl::StatusOr<ingest::IngestReport> report = ingest::Ingest(r, &obs);
 //
 // Two kinds of failure. Ingest() returns an error (no report) when the run
 // could not start: a request that contradicts itself (InvalidArgument), a
@@ -52,8 +52,7 @@
 
 namespace hurray::stream::ingest {
 
-class Loader;      // loader.h
-class PullReader;  // loader.h
+class Loader;  // loader.h
 
 // Stops a run from any thread at once, even while it waits for a byte or
 // for a connection to be accepted (the loader's Cancel, loader.h): the run
