@@ -27,7 +27,7 @@ run() {
   [[ ${rc} -eq 0 ]] || status=1
 }
 
-run bazel test //...
+run bazel test --keep_going //...
 # The sanitized run: every test again under clang 14's ASan + UBSan, built
 # with the fuzz build's own compiler and flags (fuzz/oss-fuzz/bazel_args.sh
 # in the environment of fuzz/oss-fuzz/local_env.sh), so the fuzz build below
@@ -36,8 +36,8 @@ run bazel test //...
 # a dropped [[nodiscard]] result or an unused private field fails the build).
 sanitized_tests() {
   (source fuzz/oss-fuzz/local_env.sh && source fuzz/oss-fuzz/bazel_args.sh &&
-    bazel test --config=oss_fuzz_tests "${compile_args[@]}" "${link_args[@]}" \
-      //...)
+    bazel test --keep_going --config=oss_fuzz_tests "${compile_args[@]}" \
+      "${link_args[@]}" //...)
 }
 run sanitized_tests
 

@@ -281,7 +281,6 @@ class IngestRun {
 
   LoadSource source_;
   std::unique_ptr<container::ByteConsumer> consumer_;
-  const NetClientSession* net_ = nullptr;
   std::unique_ptr<resume::ResumeCheckSink> check_;
   std::vector<std::string> net_names_;
   size_t keys_before_ = 0;
