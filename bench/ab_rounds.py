@@ -26,7 +26,8 @@ def run(binary, flt, extra):
   try:
     subprocess.run([binary, "--benchmark_filter=" + flt,
                     "--benchmark_out=" + out, "--benchmark_out_format=json"] +
-                   extra, check=True, stdout=subprocess.DEVNULL)
+                   extra, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
     with open(out) as f:
       data = json.load(f)
   finally:
