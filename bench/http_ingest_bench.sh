@@ -13,7 +13,13 @@
 # (getrusage of the process, target <= 64 MiB). Each case runs REPEAT
 # times (default 3); the best time counts.
 #
+# Before/after a change: BEFORE_BIN=path/to/an/older/ingest_bench runs both
+# binaries against the same server in ROUNDS alternating rounds (A B, B A,
+# ...) and prints, for https_validate and https_dequant, the median and
+# range of after/before within a round.
+#
 #   bench/http_ingest_bench.sh      (from the workspace root)
+#   BEFORE_BIN=/tmp/old/ingest_bench ROUNDS=8 bench/http_ingest_bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeat="${REPEAT:-3}"
@@ -29,6 +35,28 @@ url="https://127.0.0.1:${NGINX_HTTPS_PORT}/bench.hrry"
 cat "${work}/www/bench.hrry" >/dev/null  # in the page cache for everyone
 
 best() { sort -g | head -1; }
+
+if [[ -n "${BEFORE_BIN:-}" ]]; then
+  rounds="${ROUNDS:-8}"
+  one() { "$1" --http "$2" "${url}" "${NGINX_CERT}" | awk '{print $1}'; }
+  for mode in validate dequant; do
+    ratios=()
+    for r in $(seq "${rounds}"); do
+      if ((r % 2)); then
+        a="$(one "${BEFORE_BIN}" "${mode}")"; b="$(one "${bench}" "${mode}")"
+      else
+        b="$(one "${bench}" "${mode}")"; a="$(one "${BEFORE_BIN}" "${mode}")"
+      fi
+      ratios+=("$(echo "${b} / ${a}" | bc -l)")
+    done
+    printf '%s\n' "${ratios[@]}" | sort -g | awk -v m="https_${mode}" \
+      '{v[NR] = $1} END {
+         med = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+         printf "%-16s after/before %.3f [%.3f-%.3f], %d rounds\n",
+                m, med, v[1], v[NR], NR }'
+  done
+  exit 0
+fi
 time_curl() {
   local t0 t1
   t0="$(date +%s.%N)"
