@@ -142,7 +142,9 @@ absl::Status Fail(absl::string_view what, uint64_t at, absl::string_view why) {
       absl::StrCat("GGUF: ", what, " at byte ", at, ": ", why));
 }
 
-uint64_t ScalarBytes(uint32_t type) {
+}  // namespace
+
+uint64_t GgufScalarBytes(uint32_t type) {
   switch (type) {
     case gguf_type::kUInt8:
     case gguf_type::kInt8:
@@ -164,6 +166,8 @@ uint64_t ScalarBytes(uint32_t type) {
       return 0;
   }
 }
+
+namespace {
 
 // Reads one value of `type` (not an array) into kv.
 absl::Status ReadValue(Cursor* c, uint32_t type, const std::string& key,
@@ -273,7 +277,7 @@ absl::Status ReadKv(Cursor* c, Budget* budget, GgufKv* kv) {
   s = c->ReadLe(&kv->type, what);
   if (!s.ok()) return s;
   if (kv->type != gguf_type::kArray) {
-    if (ScalarBytes(kv->type) == 0)
+    if (GgufScalarBytes(kv->type) == 0)
       return Fail(what, c->offset() - 4,
                   absl::StrCat("unknown value type ", kv->type));
     return ReadValue(c, kv->type, kv->key, budget, kv);
@@ -283,7 +287,7 @@ absl::Status ReadKv(Cursor* c, Budget* budget, GgufKv* kv) {
   if (!s.ok()) return s;
   if (kv->type == gguf_type::kArray)
     return Fail(what, c->offset() - 4, "nested arrays are not supported");
-  const uint64_t min = ScalarBytes(kv->type);
+  const uint64_t min = GgufScalarBytes(kv->type);
   if (min == 0)
     return Fail(what, c->offset() - 4,
                 absl::StrCat("unknown array element type ", kv->type));

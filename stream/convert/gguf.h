@@ -47,6 +47,10 @@ inline constexpr uint32_t kUInt8 = 0, kInt8 = 1, kUInt16 = 2, kInt16 = 3,
                           kFloat64 = 12;
 }
 
+// The bytes of one scalar of metadata `type` in the file (a string: its
+// 8-byte length, the least it takes); 0 for a type that is not a scalar.
+uint64_t GgufScalarBytes(uint32_t type);
+
 // One KV pair. A scalar is an array of one value with is_array false. Only
 // the vector of the value's kind is filled: unsigned types in `uints`,
 // signed in `ints`, floats (float32 widened exactly) in `floats`, bools in

@@ -23,24 +23,6 @@ void PutString(absl::string_view s, std::string* out) {
   out->append(s.data(), s.size());
 }
 
-int Width(uint32_t type) {
-  switch (type) {
-    case gguf_type::kUInt8:
-    case gguf_type::kInt8:
-    case gguf_type::kBool:
-      return 1;
-    case gguf_type::kUInt16:
-    case gguf_type::kInt16:
-      return 2;
-    case gguf_type::kUInt32:
-    case gguf_type::kInt32:
-    case gguf_type::kFloat32:
-      return 4;
-    default:
-      return 8;
-  }
-}
-
 // The pair's value as GGUF writes it (type, then the value or the array).
 std::string Serialize(const GgufKv& kv) {
   std::string out;
@@ -56,7 +38,7 @@ std::string Serialize(const GgufKv& kv) {
   } else {
     Put(kv.type, 4, &out);
   }
-  const int w = Width(kv.type);
+  const int w = static_cast<int>(GgufScalarBytes(kv.type));
   for (size_t i = 0; i < n; ++i) {
     switch (kv.type) {
       case gguf_type::kString:
