@@ -20,6 +20,7 @@
 #include "parser/descriptor.h"
 #include "parser/element_type.h"
 #include "stream/container/hrry_mmap.h"
+#include "stream/convert/testing/ggml_reference.h"
 #include "stream/convert/testing/source_builders.h"
 
 namespace hurray::stream::convert {
@@ -183,20 +184,7 @@ TEST(ConvertSafetensors, RefusesBadDataNamingTheTensor) {
 
 // --- GGUF. ---------------------------------------------------------------
 
-// IEEE half → float, written out for the test (ggml_compute_fp16_to_fp32
-// is exact).
-float HalfToFloat(uint16_t h) {
-  const int sign = h >> 15, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  float v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<float>(mant), -24);
-  } else if (exp == 31) {
-    v = mant ? NAN : INFINITY;
-  } else {
-    v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
-  }
-  return sign ? -v : v;
-}
+using testing::HalfAt;
 // ggml_e8m0_to_fp32_half: 2^(e-128), e = 0 and 1 as subnormals.
 float E8M0Half(uint8_t e) {
   uint32_t bits = e < 2 ? 0x00200000u << e : static_cast<uint32_t>(e - 1) << 23;
@@ -217,10 +205,10 @@ std::vector<float> GgmlDequant(uint32_t type, const std::vector<uint8_t>& raw) {
     const uint8_t* x = &raw[at];
     float out[32];
     if (type == ggml_type::kQ8_0) {
-      const float d = HalfToFloat(static_cast<uint16_t>(x[0] | x[1] << 8));
+      const float d = HalfAt(x);
       for (int j = 0; j < 32; ++j) out[j] = static_cast<int8_t>(x[2 + j]) * d;
     } else if (type == ggml_type::kQ4_0) {
-      const float d = HalfToFloat(static_cast<uint16_t>(x[0] | x[1] << 8));
+      const float d = HalfAt(x);
       for (int j = 0; j < 16; ++j) {
         const int x0 = (x[2 + j] & 0x0F) - 8;
         const int x1 = (x[2 + j] >> 4) - 8;
@@ -624,8 +612,8 @@ std::vector<float> GgmlDequantOther(uint32_t type,
   std::vector<float> y;
   for (size_t at = 0; at < raw.size(); at += bs) {
     const uint8_t* x = &raw[at];
-    const float d = HalfToFloat(static_cast<uint16_t>(x[0] | x[1] << 8));
-    const float m = HalfToFloat(static_cast<uint16_t>(x[2] | x[3] << 8));
+    const float d = HalfAt(x);
+    const float m = HalfAt(x + 2);
     float out[32];
     if (type == ggml_type::kQ4_1) {
       for (int j = 0; j < 16; ++j) {

@@ -115,17 +115,41 @@ absl::StatusOr<ConvertReport> ToFd(const ByteSource& src, int fd,
   return r;
 }
 
-TEST(KernelCopy, OutputIsByteIdenticalToTheSinkPath) {
-  const std::string dir = TempDir();
-  WriteFile(dir + "/m.safetensors", Model());
-  absl::StatusOr<std::unique_ptr<FileSource>> src =
-      FileSource::Open(dir + "/m.safetensors");
-  ASSERT_TRUE(src.ok()) << src.status();
-  const std::vector<uint8_t> want = ThroughSink(**src);
-  const int fd = ::open((dir + "/out").c_str(), O_RDWR | O_CREAT, 0644);
-  ASSERT_GE(fd, 0);
-  absl::StatusOr<ConvertReport> r = ToFd(**src, fd);
+// Converts `src` into the file `path` (created or truncated) with kernel
+// copies.
+absl::StatusOr<ConvertReport> ToFile(const ByteSource& src,
+                                     const std::string& path,
+                                     CopyFileRangeFn copy = nullptr) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("cannot create ", path));
+  absl::StatusOr<ConvertReport> r = ToFd(src, fd, copy);
   ::close(fd);
+  return r;
+}
+
+// `bytes` written as DIR/NAME in a fresh directory and opened as a source.
+struct InputFile {
+  std::string dir;
+  std::unique_ptr<FileSource> src;
+};
+InputFile WriteAndOpen(const std::vector<uint8_t>& bytes,
+                       const std::string& name = "m.safetensors") {
+  InputFile f{TempDir(), nullptr};
+  WriteFile(f.dir + "/" + name, bytes);
+  absl::StatusOr<std::unique_ptr<FileSource>> src =
+      FileSource::Open(f.dir + "/" + name);
+  EXPECT_TRUE(src.ok()) << src.status();
+  if (src.ok()) f.src = *std::move(src);
+  return f;
+}
+
+TEST(KernelCopy, OutputIsByteIdenticalToTheSinkPath) {
+  const InputFile in = WriteAndOpen(Model());
+  ASSERT_NE(in.src, nullptr);
+  const std::string& dir = in.dir;
+  const ByteSource* src = in.src.get();
+  const std::vector<uint8_t> want = ThroughSink(*src);
+  absl::StatusOr<ConvertReport> r = ToFile(*src, dir + "/out");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->kernel_copied_bytes, 1200004u + 777777u);
   EXPECT_EQ(r->bytes_written, want.size());
@@ -152,12 +176,11 @@ ssize_t FailingCopy(int in, off64_t* off_in, int out, off64_t* off_out,
 }
 
 TEST(KernelCopy, FallsBackMidwayWhenTheKernelCannotCopy) {
-  const std::string dir = TempDir();
-  WriteFile(dir + "/m.safetensors", Model());
-  absl::StatusOr<std::unique_ptr<FileSource>> src =
-      FileSource::Open(dir + "/m.safetensors");
-  ASSERT_TRUE(src.ok()) << src.status();
-  const std::vector<uint8_t> want = ThroughSink(**src);
+  const InputFile in = WriteAndOpen(Model());
+  ASSERT_NE(in.src, nullptr);
+  const std::string& dir = in.dir;
+  const ByteSource* src = in.src.get();
+  const std::vector<uint8_t> want = ThroughSink(*src);
   for (int err : {EXDEV, EINVAL, ENOSYS, EOPNOTSUPP}) {
     for (int64_t budget : {0, 300000}) {
       SCOPED_TRACE(absl::StrCat("errno ", err, ", budget ", budget));
@@ -165,10 +188,7 @@ TEST(KernelCopy, FallsBackMidwayWhenTheKernelCannotCopy) {
       g_err = err;
       g_calls_after_failure = 0;
       const std::string out = absl::StrCat(dir, "/out", err, "_", budget);
-      const int fd = ::open(out.c_str(), O_RDWR | O_CREAT, 0644);
-      ASSERT_GE(fd, 0);
-      absl::StatusOr<ConvertReport> r = ToFd(**src, fd, FailingCopy);
-      ::close(fd);
+      absl::StatusOr<ConvertReport> r = ToFile(*src, out, FailingCopy);
       ASSERT_TRUE(r.ok()) << r.status();
       EXPECT_EQ(r->kernel_copied_bytes, static_cast<uint64_t>(budget));
       // Given up for good: tensor c is not tried again.
@@ -179,28 +199,24 @@ TEST(KernelCopy, FallsBackMidwayWhenTheKernelCannotCopy) {
 }
 
 TEST(KernelCopy, AnotherErrorIsAnErrorNamingTheTensor) {
-  const std::string dir = TempDir();
-  WriteFile(dir + "/m.safetensors", Model());
-  absl::StatusOr<std::unique_ptr<FileSource>> src =
-      FileSource::Open(dir + "/m.safetensors");
-  ASSERT_TRUE(src.ok()) << src.status();
+  const InputFile in = WriteAndOpen(Model());
+  ASSERT_NE(in.src, nullptr);
+  const std::string& dir = in.dir;
+  const ByteSource* src = in.src.get();
   g_budget = 0;
   g_err = EIO;
-  const int fd = ::open((dir + "/out").c_str(), O_RDWR | O_CREAT, 0644);
-  absl::StatusOr<ConvertReport> r = ToFd(**src, fd, FailingCopy);
-  ::close(fd);
+  absl::StatusOr<ConvertReport> r = ToFile(*src, dir + "/out", FailingCopy);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(absl::IsDataLoss(r.status())) << r.status();
   EXPECT_THAT(r.status().message(), HasSubstr("tensor 'a'"));
 }
 
 TEST(KernelCopy, APipeOutputTakesTheSinkPath) {
-  const std::string dir = TempDir();
-  WriteFile(dir + "/m.safetensors", Model());
-  absl::StatusOr<std::unique_ptr<FileSource>> src =
-      FileSource::Open(dir + "/m.safetensors");
-  ASSERT_TRUE(src.ok()) << src.status();
-  const std::vector<uint8_t> want = ThroughSink(**src);
+  const InputFile in = WriteAndOpen(Model());
+  ASSERT_NE(in.src, nullptr);
+  const std::string& dir = in.dir;
+  const ByteSource* src = in.src.get();
+  const std::vector<uint8_t> want = ThroughSink(*src);
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
   EXPECT_FALSE(IsRegularFile(p[1]));
@@ -210,7 +226,7 @@ TEST(KernelCopy, APipeOutputTakesTheSinkPath) {
     for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;)
       got.insert(got.end(), buf, buf + n);
   });
-  absl::StatusOr<ConvertReport> r = ToFd(**src, p[1]);
+  absl::StatusOr<ConvertReport> r = ToFd(*src, p[1]);
   ::close(p[1]);
   reader.join();
   ::close(p[0]);
@@ -234,10 +250,7 @@ TEST(KernelCopy, ASourceThatShrinksIsAnErrorNamingTheTensor) {
               0);
     absl::StatusOr<ConvertReport> r;
     if (kernel) {
-      const int fd =
-          ::open((dir + "/out").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-      r = ToFd(**src, fd);
-      ::close(fd);
+      r = ToFile(**src, dir + "/out");
     } else {
       r = Convert(**src, ConvertOptions(),
                   [](absl::Span<const uint8_t>) { return absl::OkStatus(); });
@@ -268,9 +281,7 @@ TEST(KernelCopy, ShardsAreCopiedFromTheirFiles) {
       OpenShardedSafetensors(dir + "/model.safetensors.index.json");
   ASSERT_TRUE(m.ok()) << m.status();
   const std::vector<uint8_t> want = ThroughSink(*m->source);
-  const int fd = ::open((dir + "/out").c_str(), O_RDWR | O_CREAT, 0644);
-  absl::StatusOr<ConvertReport> r = ToFd(*m->source, fd);
-  ::close(fd);
+  absl::StatusOr<ConvertReport> r = ToFile(*m->source, dir + "/out");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->kernel_copied_bytes, 70001u + 36u + 500000u);
   EXPECT_TRUE(ReadFile(dir + "/out") == want);
@@ -287,27 +298,20 @@ TEST(KernelCopy, GgufPlainTensorsAreCopiedAndQ8_0IsRewritten) {
   }
   g.Tensor("q", {64, 32}, 8 /* Q8_0 */, q8);
   g.Tensor("i", {4097}, 24 /* I8 */, Pattern(4097, 7));
-  const std::string dir = TempDir();
-  WriteFile(dir + "/m.gguf", g.Build());
-  absl::StatusOr<std::unique_ptr<FileSource>> src =
-      FileSource::Open(dir + "/m.gguf");
-  ASSERT_TRUE(src.ok()) << src.status();
-  const std::vector<uint8_t> want = ThroughSink(**src);
-  const int fd = ::open((dir + "/out").c_str(), O_RDWR | O_CREAT, 0644);
-  absl::StatusOr<ConvertReport> r = ToFd(**src, fd);
-  ::close(fd);
+  const InputFile in = WriteAndOpen(g.Build(), "m.gguf");
+  ASSERT_NE(in.src, nullptr);
+  const std::vector<uint8_t> want = ThroughSink(*in.src);
+  absl::StatusOr<ConvertReport> r = ToFile(*in.src, in.dir + "/out");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->kernel_copied_bytes, 12000u + 4097u);
-  EXPECT_TRUE(ReadFile(dir + "/out") == want);
+  EXPECT_TRUE(ReadFile(in.dir + "/out") == want);
 }
 
 TEST(KernelCopy, MemorySourcesTakeTheSinkPath) {
   const std::vector<uint8_t> model = Model();
   MemorySource src(model);
   const std::string dir = TempDir();
-  const int fd = ::open((dir + "/out").c_str(), O_RDWR | O_CREAT, 0644);
-  absl::StatusOr<ConvertReport> r = ToFd(src, fd);
-  ::close(fd);
+  absl::StatusOr<ConvertReport> r = ToFile(src, dir + "/out");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->kernel_copied_bytes, 0u);
   EXPECT_TRUE(ReadFile(dir + "/out") == ThroughSink(src));

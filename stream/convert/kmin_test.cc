@@ -25,6 +25,7 @@
 #include "parser/quantization.h"
 #include "stream/container/hrry_mmap.h"
 #include "stream/convert/convert.h"
+#include "stream/convert/testing/ggml_reference.h"
 #include "stream/convert/testing/source_builders.h"
 
 namespace hurray::stream::convert {
@@ -33,18 +34,7 @@ namespace {
 using testing::GgufBuilder;
 using ::testing::HasSubstr;
 
-float HalfToFloat(uint16_t h) {
-  const int sign = h >> 15, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  float v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<float>(mant), -24);
-  } else if (exp == 31) {
-    v = mant ? NAN : INFINITY;
-  } else {
-    v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
-  }
-  return sign ? -v : v;
-}
+using testing::HalfAt;
 
 size_t BlockBytes(uint32_t type) {
   return type == ggml_type::kQ4_K ? 144 : type == ggml_type::kQ5_K ? 176 : 84;
@@ -73,8 +63,8 @@ void Ggml(uint32_t type, const std::vector<uint8_t>& raw, std::vector<float>* y,
   for (size_t i = 0; i < raw.size() / bs; ++i) {
     const uint8_t* x = &raw[i * bs];
     if (type == ggml_type::kQ2_K) {
-      const float d = HalfToFloat(static_cast<uint16_t>(x[80] | x[81] << 8));
-      const float min = HalfToFloat(static_cast<uint16_t>(x[82] | x[83] << 8));
+      const float d = HalfAt(x + 80);
+      const float min = HalfAt(x + 82);
       const uint8_t* q = x + 16;
       int is = 0;
       float dl, ml;
@@ -103,8 +93,8 @@ void Ggml(uint32_t type, const std::vector<uint8_t>& raw, std::vector<float>* y,
       continue;
     }
     const bool five = type == ggml_type::kQ5_K;
-    const float d = HalfToFloat(static_cast<uint16_t>(x[0] | x[1] << 8));
-    const float min = HalfToFloat(static_cast<uint16_t>(x[2] | x[3] << 8));
+    const float d = HalfAt(x);
+    const float min = HalfAt(x + 2);
     const uint8_t* scales = x + 4;
     const uint8_t* qh = x + 16;
     const uint8_t* ql = x + (five ? 48 : 16);
@@ -294,6 +284,52 @@ uint32_t Bits(float f) {
   return b;
 }
 
+// ours against ggml's values, element by element: |ours − ggml| ≤
+// |d1| / 2^(k+1) (k = 8 − b for the default form, 0 for the compact one: the
+// zero point's rounding) + the roundings of ggml's two operations and of
+// ours. Fails the test on each element past it (the first five named).
+struct ErrorStats {
+  double max_abs = 0, sum_sq = 0;
+  double max_step_share = 0;  // the largest error over |d1|
+  size_t inexact = 0;
+};
+ErrorStats CheckWithinBound(uint32_t type, int k, const std::vector<float>& got,
+                            const std::vector<float>& want,
+                            const std::vector<float>& d1) {
+  ErrorStats st;
+  size_t over = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double e = std::fabs(static_cast<double>(got[i]) - want[i]);
+    const double bound =
+        std::ldexp(std::fabs(d1[i]), -(k + 1)) +
+        std::ldexp(std::fabs(want[i]) + std::fabs(got[i]) +
+                       std::fabs(d1[i]) * ((1 << SourceBits(type)) - 1),
+                   -23);
+    if (e > bound && over++ < 5)
+      ADD_FAILURE() << "element " << i << ": got " << got[i] << " want "
+                    << want[i] << " (d1 " << d1[i] << ")";
+    st.max_abs = std::max(st.max_abs, e);
+    st.sum_sq += e * e;
+    st.inexact += e != 0;
+    if (d1[i] != 0)
+      st.max_step_share = std::max(st.max_step_share, e / std::fabs(d1[i]));
+  }
+  EXPECT_EQ(over, 0u);
+  return st;
+}
+
+// The one tensor's report states the error measured, and that it is not
+// exact.
+void ExpectReported(const ConvertReport& report, const ErrorStats& st,
+                    size_t n) {
+  ASSERT_EQ(report.tensors.size(), 1u);
+  const ConvertedTensor& t = report.tensors[0];
+  EXPECT_FALSE(t.exact);
+  EXPECT_EQ(t.max_abs_error, st.max_abs);
+  EXPECT_NEAR(t.rms_error, std::sqrt(st.sum_sq / n), 1e-12 * (1 + t.rms_error));
+  EXPECT_EQ(t.note, "");
+}
+
 class KMin : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(KMin, WithinTheBoundOfGgmlsValuesAndReportsTheError) {
@@ -304,34 +340,10 @@ TEST_P(KMin, WithinTheBoundOfGgmlsValuesAndReportsTheError) {
   std::vector<float> want, d1;
   Ggml(type, raw, &want, &d1);
   ASSERT_EQ(r.values.size(), want.size());
-  // |ours − ggml| ≤ |d1| / 2^(k+1) (k = 8 − b: the zero point's rounding)
-  // + the roundings of ggml's two operations and of ours.
-  const int k = 8 - SourceBits(type);
-  double max_abs = 0, sum_sq = 0;
-  size_t over = 0, inexact = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double e = std::fabs(static_cast<double>(r.values[i]) - want[i]);
-    const double bound =
-        std::ldexp(std::fabs(d1[i]), -(k + 1)) +
-        std::ldexp(std::fabs(want[i]) + std::fabs(r.values[i]) +
-                       std::fabs(d1[i]) * ((1 << SourceBits(type)) - 1),
-                   -23);
-    if (e > bound && over++ < 5)
-      ADD_FAILURE() << "element " << i << ": got " << r.values[i] << " want "
-                    << want[i] << " (d1 " << d1[i] << ")";
-    max_abs = std::max(max_abs, e);
-    sum_sq += e * e;
-    inexact += e != 0;
-  }
-  EXPECT_EQ(over, 0u);
-  EXPECT_GT(inexact, 0u);  // near-lossless, not exact
-  ASSERT_EQ(r.report.tensors.size(), 1u);
-  const ConvertedTensor& t = r.report.tensors[0];
-  EXPECT_FALSE(t.exact);
-  EXPECT_EQ(t.max_abs_error, max_abs);
-  EXPECT_NEAR(t.rms_error, std::sqrt(sum_sq / want.size()),
-              1e-12 * (1 + t.rms_error));
-  EXPECT_EQ(t.note, "");
+  const ErrorStats st =
+      CheckWithinBound(type, 8 - SourceBits(type), r.values, want, d1);
+  EXPECT_GT(st.inexact, 0u);  // near-lossless, not exact
+  ExpectReported(r.report, st, want.size());
 
   // Scales and zero points kept in memory or read again: the same file.
   std::vector<uint8_t> a, b;
@@ -359,33 +371,10 @@ TEST_P(KMin, CompactFormWithinHalfAStep) {
   Ggml(type, raw, &want, &d1);
   ASSERT_EQ(r.values.size(), want.size());
   const int k = type == ggml_type::kQ5_K ? 8 - SourceBits(type) : 0;
-  double max_abs = 0, sum_sq = 0, max_step_share = 0;
-  size_t over = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double e = std::fabs(static_cast<double>(r.values[i]) - want[i]);
-    const double bound =
-        std::ldexp(std::fabs(d1[i]), -(k + 1)) +
-        std::ldexp(std::fabs(want[i]) + std::fabs(r.values[i]) +
-                       std::fabs(d1[i]) * ((1 << SourceBits(type)) - 1),
-                   -23);
-    if (e > bound && over++ < 5)
-      ADD_FAILURE() << "element " << i << ": got " << r.values[i] << " want "
-                    << want[i] << " (d1 " << d1[i] << ")";
-    max_abs = std::max(max_abs, e);
-    sum_sq += e * e;
-    if (d1[i] != 0)
-      max_step_share = std::max(max_step_share, e / std::fabs(d1[i]));
-  }
-  EXPECT_EQ(over, 0u);
+  const ErrorStats st = CheckWithinBound(type, k, r.values, want, d1);
   // The compact form uses its half step (Q5_K: its 1/16).
-  EXPECT_GT(max_step_share, type == ggml_type::kQ5_K ? 0.03 : 0.3);
-  ASSERT_EQ(r.report.tensors.size(), 1u);
-  const ConvertedTensor& t = r.report.tensors[0];
-  EXPECT_FALSE(t.exact);
-  EXPECT_EQ(t.max_abs_error, max_abs);
-  EXPECT_NEAR(t.rms_error, std::sqrt(sum_sq / want.size()),
-              1e-12 * (1 + t.rms_error));
-  EXPECT_EQ(t.note, "");
+  EXPECT_GT(st.max_step_share, type == ggml_type::kQ5_K ? 0.03 : 0.3);
+  ExpectReported(r.report, st, want.size());
   std::vector<uint8_t> a, b;
   ASSERT_TRUE(
       ConvertK(type, raw, 4096, uint64_t{32} << 20, &a, compact).status.ok());

@@ -20,6 +20,7 @@
 #include "parser/quantization.h"
 #include "stream/container/hrry_mmap.h"
 #include "stream/convert/convert.h"
+#include "stream/convert/testing/ggml_reference.h"
 #include "stream/convert/testing/source_builders.h"
 
 namespace hurray::stream::convert {
@@ -43,19 +44,7 @@ absl::StatusOr<std::vector<uint8_t>> ConvertBytes(
   return out;
 }
 
-// IEEE half → float (ggml_compute_fp16_to_fp32 is exact).
-float HalfToFloat(uint16_t h) {
-  const int sign = h >> 15, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  float v;
-  if (exp == 0) {
-    v = std::ldexp(static_cast<float>(mant), -24);
-  } else if (exp == 31) {
-    v = mant ? NAN : INFINITY;
-  } else {
-    v = std::ldexp(static_cast<float>(mant | 0x400), exp - 25);
-  }
-  return sign ? -v : v;
-}
+using testing::HalfAt;
 
 // ggml's dequantize_row_q6_K, block_q6_K {ql[128], qh[64], scales[16], d}.
 std::vector<float> GgmlQ6K(const std::vector<uint8_t>& raw) {
@@ -63,7 +52,7 @@ std::vector<float> GgmlQ6K(const std::vector<uint8_t>& raw) {
   float* y = out.data();
   for (size_t i = 0; i < raw.size() / kQ6Bytes; ++i) {
     const uint8_t* x = &raw[i * kQ6Bytes];
-    const float d = HalfToFloat(static_cast<uint16_t>(x[208] | x[209] << 8));
+    const float d = HalfAt(x + 208);
     const uint8_t* ql = x;
     const uint8_t* qh = x + 128;
     const int8_t* sc = reinterpret_cast<const int8_t*>(x + 192);
@@ -102,8 +91,7 @@ std::vector<float> GgmlQ3K(const std::vector<uint8_t>& raw) {
   const int8_t* scales = reinterpret_cast<const int8_t*>(aux);
   for (size_t i = 0; i < raw.size() / kQ3Bytes; ++i) {
     const uint8_t* x = &raw[i * kQ3Bytes];
-    const float d_all =
-        HalfToFloat(static_cast<uint16_t>(x[108] | x[109] << 8));
+    const float d_all = HalfAt(x + 108);
     const uint8_t* q = x + 32;
     const uint8_t* hm = x;
     uint8_t m = 1;
