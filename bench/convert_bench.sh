@@ -8,7 +8,8 @@
 # ratio (cp time / convert time: 1.0 = as fast as cp; issue 16 asks >= 0.5)
 # and the peak RSS of the conversion from /usr/bin/time -v. The best of RUNS
 # is kept for each command (runs interleaved with cp). Needs 4 × GIB of free space in $TMPDIR.
-# QUANTIZE=SCHEME (e.g. per_block:int4) also times `convert --quantize
+# ONLY=kquant skips the safetensors and Q8_0 files (the K-quant rounds
+# below alone). QUANTIZE=SCHEME (e.g. per_block:int4) also times `convert --quantize
 # SCHEME` of the safetensors file against the same cp.
 #
 # bench/convert_bench.sh --paired [GIB] [ROUNDS] [DIR...]   (issue 47 item 3,
@@ -195,7 +196,9 @@ faster() {
     if (a == "" || y[1] < x[1]) print b; else print a}'
 }
 
-for src in model.safetensors model.gguf; do
+sources=(model.safetensors model.gguf)
+[[ "${ONLY:-}" == kquant ]] && sources=()
+for src in "${sources[@]}"; do
   f="${dir}/${src}"
   cat "${f}" >/dev/null  # warm the page cache
   cp_best="" cv_best="" q_best=""
@@ -232,7 +235,11 @@ done
 # alternating cp and convert; medians and ranges of the wall time and of
 # the CPU time (user + system: on a machine shared with other work the wall
 # time of the longer command grows more), and the largest peak RSS of the
-# conversions.
+# conversions. The same rounds time `dd` writing as many bytes as the
+# conversion's output (from /dev/zero, 1 MiB writes) to the same file
+# system: the cost of the output's size alone, which `cp` (copying in the
+# kernel, and writing fewer bytes) does not pay; convert / dd is printed
+# beside convert / cp. The order of the three commands rotates by round.
 # Runs "$@" once: "<wall s> <peak RSS KiB> <user + system s>".
 once_cpu() {
   rm -f "${dir}/out"
@@ -248,16 +255,28 @@ for ktype in Q4_K Q6_K; do
   /usr/bin/python3 bench/make_kquant_gguf.py "${f}" "${ktype}" \
     "$(awk -v g="${gib}" 'BEGIN {print g * 1024}')"
   cat "${f}" >/dev/null
-  cp_t="" cv_t="" cp_c="" cv_c="" cv_rss=0
-  for _ in $(seq "${runs}"); do
-    read -r t _ c <<<"$(once_cpu cp "${f}" "${dir}/out")"
-    cp_t="${cp_t} ${t}" cp_c="${cp_c} ${c}"
-    read -r t r c <<<"$(once_cpu "${hurray}" convert "${f}" -o "${dir}/out")"
-    cv_t="${cv_t} ${t}" cv_c="${cv_c} ${c}"
-    ((r > cv_rss)) && cv_rss="${r}"
+  "${hurray}" convert "${f}" -o "${dir}/out" >/dev/null
+  out_mib="$(( ($(stat -c %s "${dir}/out") + 1048575) / 1048576 ))"
+  rm -f "${dir}/out"
+  cp_t="" cv_t="" dd_t="" cp_c="" cv_c="" dd_c="" cv_rss=0
+  for round in $(seq "${runs}"); do
+    for k in 0 1 2; do
+      case $(( (round + k) % 3 )) in
+        0) read -r t _ c <<<"$(once_cpu cp "${f}" "${dir}/out")"
+           cp_t="${cp_t} ${t}" cp_c="${cp_c} ${c}" ;;
+        1) read -r t r c <<<"$(once_cpu "${hurray}" convert "${f}" \
+             -o "${dir}/out")"
+           cv_t="${cv_t} ${t}" cv_c="${cv_c} ${c}"
+           ((r > cv_rss)) && cv_rss="${r}" ;;
+        2) read -r t _ c <<<"$(once_cpu dd if=/dev/zero of="${dir}/out" \
+             bs=1M count="${out_mib}" status=none)"
+           dd_t="${dd_t} ${t}" dd_c="${dd_c} ${c}" ;;
+      esac
+    done
   done
   awk -v n="${ktype}" -v sz="$(stat -c %s "${f}")" -v c="${cp_t}" \
-    -v v="${cv_t}" -v cc="${cp_c}" -v vc="${cv_c}" -v rss="${cv_rss}" '
+    -v v="${cv_t}" -v cc="${cp_c}" -v vc="${cv_c}" -v rss="${cv_rss}" \
+    -v d="${dd_t}" -v dc="${dd_c}" -v om="${out_mib}" '
     function med(s, a,   k, i, j, t) {
       k = split(s, a, " ")
       for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
@@ -271,6 +290,12 @@ for ktype in Q4_K Q6_K; do
         n, sz / 1048576, mc, cl, ch, mv, vl, vh, mv / mc
       mc = med(cc); cl = lo; ch = hi; mv = med(vc); vl = lo; vh = hi
       printf "%-6s %5s      CPU:  cp median %.2f s [%.2f, %.2f]  convert median %.2f s [%.2f, %.2f]  convert / cp %.2f  (%d KiB peak RSS)\n",
-        n, "", mc, cl, ch, mv, vl, vh, mv / mc, rss }'
+        n, "", mc, cl, ch, mv, vl, vh, mv / mc, rss
+      cvw = med(v); cvc = med(vc); md = med(d); dl = lo; dh = hi
+      printf "%-6s %5s      dd of the output (%d MiB): wall median %.2f s [%.2f, %.2f], convert / dd %.2f;",
+        n, "", om, md, dl, dh, cvw / md
+      md = med(dc); dl = lo; dh = hi
+      printf " CPU median %.2f s [%.2f, %.2f], convert / dd %.2f\n",
+        md, dl, dh, cvc / md }'
   rm -f "${f}"
 done
