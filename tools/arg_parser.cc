@@ -1,5 +1,8 @@
 #include "tools/arg_parser.h"
 
+#include <optional>
+
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -11,7 +14,7 @@ absl::Status ParseArgTable(absl::Span<const std::string> args,
   bool options_done = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    if (options_done || arg == "-" || arg.empty() || arg[0] != '-') {
+    if (options_done || arg.size() < 2 || arg[0] != '-') {
       positionals->push_back(arg);
       continue;
     }
@@ -19,28 +22,55 @@ absl::Status ParseArgTable(absl::Span<const std::string> args,
       options_done = true;
       continue;
     }
-    const OptionSpec* spec = nullptr;
-    for (const OptionSpec& o : options) {
-      if (o.name == arg) {
-        spec = &o;
-        break;
-      }
+    // "--name=value": the name is what precedes the first '='.
+    absl::string_view name = arg;
+    std::optional<absl::string_view> inline_value;
+    const size_t eq = arg.find('=');
+    if (absl::StartsWith(arg, "--") && eq != std::string::npos) {
+      name = name.substr(0, eq);
+      inline_value = absl::string_view(arg).substr(eq + 1);
     }
-    if (spec == nullptr) {
+    size_t row = 0;
+    while (row < options.size() && options[row].name != name &&
+           (options[row].alias.empty() || options[row].alias != name)) {
+      ++row;
+    }
+    if (row == options.size()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown option '", arg, "'"));
+          absl::StrCat("unknown option '", name, "'"));
     }
+    const OptionSpec& spec = options[row];
     absl::string_view value;
-    if (spec->takes_value) {
-      if (i + 1 == args.size()) {
-        return absl::InvalidArgumentError(absl::StrCat(arg, " needs a value"));
+    if (spec.takes_value) {
+      if (inline_value.has_value()) {
+        value = *inline_value;
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
       }
-      value = args[++i];
+      if (value.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(name, " needs a value"));
+      }
+    } else if (inline_value.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " takes no value"));
     }
-    absl::Status s = spec->set(value);
+    absl::Status s = spec.set(value);
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+OptionSpec FlagOption(absl::string_view name, bool* to) {
+  return {.name = name, .set = [to](absl::string_view) {
+            *to = true;
+            return absl::OkStatus();
+          }};
+}
+
+OptionSpec TextOption(absl::string_view name, std::string* to) {
+  return {.name = name, .takes_value = true, .set = [to](absl::string_view v) {
+            *to = std::string(v);
+            return absl::OkStatus();
+          }};
 }
 
 absl::Status ParseUint(absl::string_view value, uint64_t min, uint64_t max,

@@ -38,6 +38,58 @@ TEST(ArgParserTest, RowsSetWhatTheyName) {
   EXPECT_EQ(s.message(), "--out needs a value");
 }
 
+TEST(ArgParserTest, EqualsFormAliasesAndEmptyValues) {
+  std::string out;
+  bool flag = false;
+  OptionSpec out_row = TextOption("-o", &out);
+  out_row.alias = "--output";
+  const OptionSpec options[] = {out_row, FlagOption("--flag", &flag)};
+  std::vector<std::string> pos;
+  // --name=VALUE: the value is everything after the first '='.
+  ASSERT_TRUE(ParseArgTable({"--output=a=b"}, options, &pos).ok());
+  EXPECT_EQ(out, "a=b");
+  ASSERT_TRUE(ParseArgTable({"-o", "c"}, options, &pos).ok());
+  EXPECT_EQ(out, "c");
+  // Given again: the later value wins.
+  ASSERT_TRUE(ParseArgTable({"-o", "d", "--output", "e"}, options, &pos).ok());
+  EXPECT_EQ(out, "e");
+  ASSERT_TRUE(ParseArgTable({"--flag", "--flag"}, options, &pos).ok());
+  EXPECT_TRUE(flag);
+  EXPECT_TRUE(pos.empty());
+
+  // Only long options take "=VALUE"; the name before '=' is the one named.
+  EXPECT_EQ(ParseArgTable({"-o=x"}, options, &pos).message(),
+            "unknown option '-o=x'");
+  EXPECT_EQ(ParseArgTable({"--bogus=1"}, options, &pos).message(),
+            "unknown option '--bogus'");
+  EXPECT_EQ(ParseArgTable({"--flag=1"}, options, &pos).message(),
+            "--flag takes no value");
+  // An empty value is no value, in either form.
+  EXPECT_EQ(ParseArgTable({"--output="}, options, &pos).message(),
+            "--output needs a value");
+  EXPECT_EQ(ParseArgTable({"-o", ""}, options, &pos).message(),
+            "-o needs a value");
+  // "" and "-" are positional; after "--" so is everything.
+  ASSERT_TRUE(
+      ParseArgTable({"", "-", "--", "--flag=1", "-o"}, options, &pos).ok());
+  EXPECT_EQ(pos, (std::vector<std::string>{"", "-", "--flag=1", "-o"}));
+}
+
+TEST(ArgParserTest, TheFirstErrorStops) {
+  int calls = 0;
+  const OptionSpec options[] = {
+      {"--n", true, [&calls](absl::string_view v) {
+         ++calls;
+         return v == "bad" ? absl::InvalidArgumentError("--n: bad")
+                           : absl::OkStatus();
+       }}};
+  std::vector<std::string> pos;
+  EXPECT_EQ(ParseArgTable({"--n", "1", "--n", "bad", "--n", "2"}, options, &pos)
+                .message(),
+            "--n: bad");
+  EXPECT_EQ(calls, 2);
+}
+
 TEST(ArgParserTest, ValueParsers) {
   uint64_t n = 0;
   EXPECT_TRUE(ParseUint("5", 1, 9, "bad", &n).ok());

@@ -115,6 +115,44 @@ fi
 run validate --json valid/dense_f32_3x4.bin
 expect_rc 2 "validate --json"
 
+# Every command parses its options with the one table parser
+# (tools/arg_parser.h): an unknown option, an option missing its value and a
+# value given to an option without one are usage errors (exit 2, nothing on
+# stdout) that name the option, show the command's synopsis and point at its
+# page; an option in the message is escaped.
+expect_usage_error() {  # expect_usage_error CMD MESSAGE CONTEXT
+  expect_rc 2 "$3"
+  expect_contains "${err}" "hurray $1: $2" "$3"
+  expect_contains "${err}" "Usage: hurray $1 " "$3"
+  expect_contains "${err}" "'hurray $1 --help' shows its options" "$3"
+  expect_eq "${out}" "" "$3 stdout"
+}
+declare -A value_option=([inspect]=--agree [validate]=--agree
+  [dequant]=--output [pack]=--output [convert]=--output [serve]=--port
+  [ingest]=--resume)
+for cmd in inspect validate dequant pack convert serve ingest; do
+  for bogus in --bogus --bogus=1; do
+    run "${cmd}" "${bogus}" valid/dense_f32_3x4.bin
+    expect_usage_error "${cmd}" "unknown option '--bogus'" "${cmd} ${bogus}"
+  done
+  opt="${value_option[${cmd}]}"
+  run "${cmd}" valid/dense_f32_3x4.bin "${opt}"
+  expect_usage_error "${cmd}" "${opt} needs a value" "${cmd} ... ${opt}"
+  run "${cmd}" "${opt}=" valid/dense_f32_3x4.bin
+  expect_usage_error "${cmd}" "${opt} needs a value" "${cmd} ${opt}="
+  run "${cmd}" --help=yes
+  expect_usage_error "${cmd}" "--help takes no value" "${cmd} --help=yes"
+  run "${cmd}" $'--\e]0;x\a' valid/dense_f32_3x4.bin
+  expect_usage_error "${cmd}" "unknown option '--\\x1b]0;x\\x07'" \
+    "${cmd} escaped option"
+  if printf '%s' "${err}" | grep -q $'\e'; then
+    fail "${cmd}: a raw ESC in an option reached the terminal"
+  fi
+done
+# --name=VALUE is --name VALUE.
+run validate --agree=type=0xF3 valid/extension_type_f3.bin
+expect_rc 0 "validate --agree=type=0xF3"
+
 # --- inspect --json. -----------------------------------------------------------
 
 # The full line for a valid dense float32 [3, 4]: keys, order, values.
@@ -401,6 +439,13 @@ run convert sample.hrry -o x.hrry
 expect_rc 1 "convert sample.hrry"
 run convert model.bin
 expect_rc 2 "convert without -o"
+# A later value replaces an earlier one; a short option takes no "=VALUE".
+run convert model.bin -o first.hrry --output=second.hrry
+expect_rc 0 "convert -o twice"
+[[ -e first.hrry ]] && fail "convert -o twice: wrote the first -o"
+[[ -e second.hrry ]] || fail "convert -o twice: did not write the last -o"
+run convert model.bin -o=x.hrry
+expect_usage_error convert "unknown option '-o=x.hrry'" "convert -o=x.hrry"
 
 if ((failures > 0)); then
   echo "${failures} check(s) failed" >&2

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "tools/display_text.h"
 
 namespace hurray::tools {
 namespace {
@@ -20,8 +21,6 @@ absl::Status TooLarge(size_t max_bytes, absl::string_view size_text) {
   return absl::ResourceExhaustedError(absl::StrCat(
       "file is larger than ", limit, size_text, "; refusing to read it"));
 }
-
-}  // namespace
 
 // Applies one --agree KIND=VALUE to the private-value agreements.
 absl::Status ParseAgreement(absl::string_view spec, PrivateAgreements* agreed) {
@@ -61,41 +60,64 @@ absl::Status ParseAgreement(absl::string_view spec, PrivateAgreements* agreed) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<CommandArgs> ParseCommandArgs(absl::Span<const std::string> args,
-                                             bool allow_json) {
+}  // namespace
+
+OptionSpec HelpOption(bool* help) {
+  OptionSpec row = FlagOption("--help", help);
+  row.alias = "-h";
+  return row;
+}
+
+OptionSpec JsonOption(bool* json) { return FlagOption("--json", json); }
+
+OptionSpec PermissiveOption(Mode* mode) {
+  return {.name = "--permissive", .set = [mode](absl::string_view) {
+            *mode = Mode::kPermissive;
+            return absl::OkStatus();
+          }};
+}
+
+OptionSpec AgreeOption(PrivateAgreements* agreed) {
+  return {.name = "--agree",
+          .takes_value = true,
+          .set = [agreed](absl::string_view v) {
+            return ParseAgreement(v, agreed);
+          }};
+}
+
+OptionSpec KvOption(std::vector<std::pair<std::string, std::string>>* kv) {
+  return {
+      .name = "--kv", .takes_value = true, .set = [kv](absl::string_view v) {
+        const size_t eq = v.find('=');
+        if (eq == absl::string_view::npos || eq == 0) {
+          return absl::InvalidArgumentError("--kv wants KEY=VALUE");
+        }
+        kv->emplace_back(v.substr(0, eq), v.substr(eq + 1));
+        return absl::OkStatus();
+      }};
+}
+
+std::vector<OptionSpec> CommonOptions(CommandArgs* args, bool allow_json) {
+  std::vector<OptionSpec> rows = {HelpOption(&args->help),
+                                  PermissiveOption(&args->options.mode),
+                                  AgreeOption(&args->options.agreed)};
+  if (allow_json) rows.push_back(JsonOption(&args->json));
+  return rows;
+}
+
+absl::StatusOr<CommandArgs> ParseCommandArgs(
+    absl::Span<const std::string> args, bool allow_json,
+    absl::Span<const OptionSpec> extra) {
   CommandArgs parsed;
-  bool options_done = false;
-  bool expect_agreement = false;
-  for (const std::string& arg : args) {
-    if (expect_agreement) {
-      absl::Status s = ParseAgreement(arg, &parsed.options.agreed);
-      if (!s.ok()) return s;
-      expect_agreement = false;
-      continue;
-    }
-    if (options_done || arg.size() < 2 || arg[0] != '-') {
-      if (!options_done && arg == "-") {
-        return absl::InvalidArgumentError(
-            "reading standard input ('-') is not supported; pass /dev/stdin");
-      }
-      parsed.files.push_back(arg);
-    } else if (arg == "--") {
-      options_done = true;
-    } else if (arg == "--permissive") {
-      parsed.options.mode = Mode::kPermissive;
-    } else if (arg == "--agree") {
-      expect_agreement = true;
-    } else if (arg == "--json" && allow_json) {
-      parsed.json = true;
-    } else if (arg == "--help" || arg == "-h") {
-      parsed.help = true;
-    } else {
+  std::vector<OptionSpec> rows = CommonOptions(&parsed, allow_json);
+  rows.insert(rows.end(), extra.begin(), extra.end());
+  absl::Status s = ParseArgTable(args, rows, &parsed.files);
+  if (!s.ok()) return s;
+  for (const std::string& file : parsed.files) {
+    if (file == "-") {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown option '", arg, "'"));
+          "reading standard input ('-') is not supported; pass /dev/stdin");
     }
-  }
-  if (expect_agreement) {
-    return absl::InvalidArgumentError("--agree needs KIND=VALUE");
   }
   if (parsed.files.empty() && !parsed.help) {
     return absl::InvalidArgumentError("no input files");
@@ -105,7 +127,7 @@ absl::StatusOr<CommandArgs> ParseCommandArgs(absl::Span<const std::string> args,
 
 int UsageError(absl::string_view command, absl::string_view message,
                std::ostream& err) {
-  err << "hurray " << command << ": " << message << "\n\n";
+  err << "hurray " << command << ": " << TerminalSafe(message) << "\n\n";
   PrintCommandUsage(command, err);
   err << "\n'hurray " << command
       << " --help' shows its options, 'hurray help' every command.\n";

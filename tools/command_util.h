@@ -7,12 +7,14 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "parser/options.h"
+#include "tools/arg_parser.h"
 #include "tools/usage.h"
 
 namespace hurray::tools {
@@ -33,17 +35,35 @@ struct CommandArgs {
   std::vector<std::string> files;
 };
 
-// Parses the arguments after the subcommand name: --permissive, --json (only
-// when `allow_json`), --agree KIND=VALUE (KIND: type, device, memory-class,
-// scheme for a private tag 0xF0–0xFE, or layout-id for an extension layout
-// id; repeatable), -h/--help, and files. "--" ends the options. Fails
-// (InvalidArgument, with a one-line message) on an unknown option, a bad
-// --agree value, or when there is no file (unless --help).
-[[nodiscard]] absl::StatusOr<CommandArgs> ParseCommandArgs(
-    absl::Span<const std::string> args, bool allow_json);
+// The rows the commands share (tools/arg_parser.h).
+// -h, --help: print the command's page, exit 0.
+[[nodiscard]] OptionSpec HelpOption(bool* help);
+// --json.
+[[nodiscard]] OptionSpec JsonOption(bool* json);
+// --permissive: decode in permissive mode.
+[[nodiscard]] OptionSpec PermissiveOption(Mode* mode);
+// --agree KIND=VALUE (repeatable; KIND: type, device, memory-class, scheme
+// for a private tag 0xF0-0xFE, or layout-id for an extension layout id).
+[[nodiscard]] OptionSpec AgreeOption(PrivateAgreements* agreed);
+// --kv KEY=VALUE (repeatable), appended to *kv.
+[[nodiscard]] OptionSpec KvOption(
+    std::vector<std::pair<std::string, std::string>>* kv);
+// -h/--help, --permissive, --agree and, when `allow_json`, --json, setting
+// the fields of *args.
+[[nodiscard]] std::vector<OptionSpec> CommonOptions(CommandArgs* args,
+                                                    bool allow_json);
 
-// Prints "hurray <command>: <message>" and the usage to `err`; returns
-// kExitError.
+// Parses the arguments after the subcommand name of a command that reads
+// FILEs: CommonOptions, then the command's `extra` rows, and files (not
+// "-": stdin is not read). Fails (InvalidArgument, with a one-line
+// message) on a usage error (tools/arg_parser.h), a bad --agree value, or
+// when there is no file (unless --help).
+[[nodiscard]] absl::StatusOr<CommandArgs> ParseCommandArgs(
+    absl::Span<const std::string> args, bool allow_json,
+    absl::Span<const OptionSpec> extra = {});
+
+// Prints "hurray <command>: <message>" (escaped: it may quote an argument)
+// and the command's synopsis to `err`; returns kExitError.
 int UsageError(absl::string_view command, absl::string_view message,
                std::ostream& err);
 

@@ -1,6 +1,8 @@
 #include "tools/convert_command.h"
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -8,11 +10,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "parser/rules.h"
 #include "stream/container/safe_output_dir.h"
 #include "stream/convert/byte_source.h"
 #include "stream/convert/convert.h"
 #include "stream/convert/gguf_split.h"
 #include "stream/convert/shards.h"
+#include "tools/arg_parser.h"
 #include "tools/command_util.h"
 #include "tools/display_text.h"
 #include "tools/json_writer.h"
@@ -25,42 +29,47 @@ struct ConvertArgs {
   std::string output;
   stream::convert::ConvertOptions options;
   bool json = false;
+  bool help = false;
 };
 
 absl::StatusOr<ConvertArgs> ParseConvertArgs(
     absl::Span<const std::string> args) {
   ConvertArgs p;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const bool has_value = i + 1 < args.size();
-    if ((a == "-o" || a == "--output") && has_value) {
-      p.output = args[++i];
-    } else if (a == "--kv" && has_value) {
-      const std::string& kv = args[++i];
-      const size_t eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        return absl::InvalidArgumentError("--kv wants KEY=VALUE");
-      p.options.kv.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    } else if ((a == "--quantize" || a == "--requantize") && has_value) {
-      absl::StatusOr<stream::convert::QuantizeSpec> q =
-          stream::convert::ParseQuantizeSpec(args[++i]);
-      if (!q.ok()) return q.status();
-      (a == "--quantize" ? p.options.quantize : p.options.requantize) = *q;
-    } else if (a == "--json") {
-      p.json = true;
-    } else if (a == "--compact-kquants") {
-      p.options.kquant_compact = true;
-    } else if (a == "--skip" && has_value) {
-      p.options.skip.push_back(args[++i]);
-    } else if (!a.empty() && a[0] == '-' && a != "-") {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option ", a));
-    } else if (p.input.empty()) {
-      p.input = a;
-    } else {
-      return absl::InvalidArgumentError("takes one SRC");
-    }
-  }
-  if (p.input.empty()) return absl::InvalidArgumentError("needs SRC");
+  stream::convert::ConvertOptions& o = p.options;
+  auto scheme = [](absl::string_view name,
+                   std::optional<stream::convert::QuantizeSpec>* to) {
+    return OptionSpec{
+        .name = name, .takes_value = true, .set = [to](absl::string_view v) {
+          absl::StatusOr<stream::convert::QuantizeSpec> q =
+              stream::convert::ParseQuantizeSpec(v);
+          if (q.ok()) *to = *q;
+          return q.status();
+        }};
+  };
+  OptionSpec output = TextOption("-o", &p.output);
+  output.alias = "--output";
+  const OptionSpec options[] = {
+      output,
+      KvOption(&o.kv),
+      scheme("--quantize", &o.quantize),
+      scheme("--requantize", &o.requantize),
+      {.name = "--skip",
+       .takes_value = true,
+       .set =
+           [&o](absl::string_view v) {
+             o.skip.emplace_back(v);
+             return absl::OkStatus();
+           }},
+      FlagOption("--compact-kquants", &o.kquant_compact),
+      JsonOption(&p.json),
+      HelpOption(&p.help),
+  };
+  std::vector<std::string> sources;
+  HURRAY_RETURN_IF_ERROR(ParseArgTable(args, options, &sources));
+  if (p.help) return p;
+  if (sources.empty()) return absl::InvalidArgumentError("needs SRC");
+  if (sources.size() > 1) return absl::InvalidArgumentError("takes one SRC");
+  p.input = sources[0];
   if (p.output.empty()) return absl::InvalidArgumentError("needs -o OUT.hrry");
   return p;
 }
@@ -69,15 +78,13 @@ absl::StatusOr<ConvertArgs> ParseConvertArgs(
 
 int RunConvert(absl::Span<const std::string> args, std::ostream& out,
                std::ostream& err) {
-  for (const std::string& a : args) {
-    if (a == "-h" || a == "--help") {
-      PrintCommandHelp("convert", out);
-      return kExitOk;
-    }
-  }
   absl::StatusOr<ConvertArgs> parsed = ParseConvertArgs(args);
   if (!parsed.ok())
     return UsageError("convert", parsed.status().message(), err);
+  if (parsed->help) {
+    PrintCommandHelp("convert", out);
+    return kExitOk;
+  }
   // A shard index (or a directory holding model.safetensors.index.json) is
   // read with its shards as one safetensors file (stream/convert/shards.h).
   std::unique_ptr<stream::convert::ByteSource> input;

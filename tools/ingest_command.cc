@@ -1,5 +1,6 @@
 #include "tools/ingest_command.h"
 
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -28,41 +29,27 @@ struct IngestArgs {
   bool help = false;
 };
 
-// The options of `hurray ingest`, one row each. --permissive, --agree,
-// --json and --help are the options every command shares: they go through
-// ParseCommandArgs (command_util.h) as before.
+// The options of `hurray ingest`, one row each, and the rows every command
+// shares (--permissive, --agree, --json, --help; command_util.h).
 absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
   IngestArgs a;
   stream::ingest::IngestRequest& r = a.request;
   r.dequantize = false;  // validate only, unless --dequant
-  std::vector<std::string> common;
-  auto shared = [&common](absl::string_view name, bool value) {
-    return OptionSpec{name, value, [&common, name, value](absl::string_view v) {
-                        common.emplace_back(name);
-                        if (value) common.emplace_back(v);
-                        return absl::OkStatus();
-                      }};
-  };
-  auto text = [](std::string* to) {
-    return [to](absl::string_view v) {
-      *to = std::string(v);
-      return absl::OkStatus();
-    };
-  };
+  CommandArgs common;
   auto seconds = [](absl::string_view name, double* to) {
     return
         [name, to](absl::string_view v) { return ParseSeconds(name, v, to); };
   };
   double idle = 0;
   bool idle_given = false;
-  const OptionSpec options[] = {
+  const OptionSpec own[] = {
       {"--dequant", true,
        [&r](absl::string_view v) {
          r.out_dir = std::string(v);
          r.dequantize = true;
          return absl::OkStatus();
        }},
-      {"--resume", true, text(&r.resume_file)},
+      TextOption("--resume", &r.resume_file),
       {"--format", true,
        [&r](absl::string_view v) {
          absl::StatusOr<stream::ingest::OutputFormat> f =
@@ -126,7 +113,7 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
          r.max_spooled_bytes = n;
          return absl::OkStatus();
        }},
-      {"--ca-file", true, text(&r.ca_file)},
+      TextOption("--ca-file", &r.ca_file),
       {"--header", true,
        [&r](absl::string_view v) {
          absl::StatusOr<std::pair<std::string, std::string>> h =
@@ -138,11 +125,7 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
          r.headers.push_back(*std::move(h));
          return absl::OkStatus();
        }},
-      {"--insecure", false,
-       [&r](absl::string_view) {
-         r.insecure = true;
-         return absl::OkStatus();
-       }},
+      FlagOption("--insecure", &r.insecure),
       {"--tensors", true,
        [&r](absl::string_view v) {
          for (absl::string_view n : absl::StrSplit(v, ',')) {
@@ -163,23 +146,15 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
        seconds("--connect-timeout", &r.connect_timeout_seconds)},
       {"--total-timeout", true,
        seconds("--total-timeout", &r.total_timeout_seconds)},
-      shared("--permissive", false),
-      shared("--agree", true),
-      shared("--json", false),
-      shared("--help", false),
-      shared("-h", false),
   };
+  std::vector<OptionSpec> options = CommonOptions(&common, /*allow_json=*/true);
+  options.insert(options.end(), std::begin(own), std::end(own));
   std::vector<std::string> sources;
   HURRAY_RETURN_IF_ERROR(ParseArgTable(args, options, &sources));
   if (idle_given) r.idle_timeout_seconds = idle;
-  // The shared options; a placeholder stands for SOURCE.
-  common.push_back("--");
-  common.push_back("SOURCE");
-  absl::StatusOr<CommandArgs> c = ParseCommandArgs(common, /*allow_json=*/true);
-  if (!c.ok()) return c.status();
-  a.help = c->help;
-  a.json = c->json;
-  r.parse = c->options;
+  a.help = common.help;
+  a.json = common.json;
+  r.parse = common.options;
   if (a.help) return a;
   if (sources.size() != 1) {
     return absl::InvalidArgumentError("needs exactly one SOURCE");
@@ -231,8 +206,9 @@ int RunIngest(absl::Span<const std::string> args, std::ostream& out,
               std::ostream& err) {
   absl::StatusOr<IngestArgs> parsed = ParseArgs(args);
   if (!parsed.ok()) {
-    // The message may quote an argument (an option, a URL) raw.
-    return UsageError("ingest", TerminalSafe(parsed.status().message()), err);
+    // UsageError escapes the message: it may quote an argument (an option,
+    // a URL).
+    return UsageError("ingest", parsed.status().message(), err);
   }
   if (parsed->help) {
     PrintCommandHelp("ingest", out);

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "stream/container/hrry_writer.h"
 #include "stream/container/safe_output_dir.h"
 #include "stream/container/stream_reader.h"
+#include "tools/arg_parser.h"
 #include "tools/command_util.h"
 #include "tools/sample_model.h"
 
@@ -52,6 +54,7 @@ class CollectSink : public stream::container::TensorSink {
 struct PackArgs {
   std::string output;
   bool sample = false;
+  bool help = false;
   stream::container::HrryWriterOptions writer;
   std::vector<std::pair<std::string, std::string>> kv;
   std::vector<std::pair<std::string, std::string>> inputs;  // name, path
@@ -60,34 +63,32 @@ struct PackArgs {
 absl::StatusOr<PackArgs> ParsePackArgs(absl::Span<const std::string> args) {
   PackArgs p;
   p.writer.sorted_index = true;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const bool has_value = i + 1 < args.size();
-    if ((a == "-o" || a == "--output") && has_value) {
-      p.output = args[++i];
-    } else if (a == "--sample") {
-      p.sample = true;
-    } else if (a == "--unsorted") {
-      p.writer.sorted_index = false;
-    } else if (a == "--no-crc") {
-      p.writer.index_crc = false;
-    } else if (a == "--permissive") {
-      p.writer.parse.mode = Mode::kPermissive;
-    } else if (a == "--kv" && has_value) {
-      const std::string& kv = args[++i];
-      const size_t eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        return absl::InvalidArgumentError("--kv wants KEY=VALUE");
-      p.kv.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-    } else if (!a.empty() && a[0] == '-') {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option ", a));
-    } else {
-      const size_t eq = a.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
-        return absl::InvalidArgumentError(
-            absl::StrCat("expected NAME=STREAM, got '", a, "'"));
-      p.inputs.emplace_back(a.substr(0, eq), a.substr(eq + 1));
-    }
+  auto clear = [](absl::string_view name, bool* to) {
+    return OptionSpec{.name = name, .set = [to](absl::string_view) {
+                        *to = false;
+                        return absl::OkStatus();
+                      }};
+  };
+  OptionSpec output = TextOption("-o", &p.output);
+  output.alias = "--output";
+  const OptionSpec options[] = {
+      output,
+      FlagOption("--sample", &p.sample),
+      clear("--unsorted", &p.writer.sorted_index),
+      clear("--no-crc", &p.writer.index_crc),
+      PermissiveOption(&p.writer.parse.mode),
+      KvOption(&p.kv),
+      HelpOption(&p.help),
+  };
+  std::vector<std::string> inputs;
+  HURRAY_RETURN_IF_ERROR(ParseArgTable(args, options, &inputs));
+  if (p.help) return p;
+  for (const std::string& a : inputs) {
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
+      return absl::InvalidArgumentError(
+          absl::StrCat("expected NAME=STREAM, got '", a, "'"));
+    p.inputs.emplace_back(a.substr(0, eq), a.substr(eq + 1));
   }
   if (p.output.empty()) return absl::InvalidArgumentError("needs -o OUT.hrry");
   if (p.sample == !p.inputs.empty())
@@ -149,14 +150,12 @@ absl::Status Pack(const PackArgs& p, stream::container::ByteSink sink,
 
 int RunPack(absl::Span<const std::string> args, std::ostream& out,
             std::ostream& err) {
-  for (const std::string& a : args) {
-    if (a == "-h" || a == "--help") {
-      PrintCommandHelp("pack", out);
-      return kExitOk;
-    }
-  }
   absl::StatusOr<PackArgs> parsed = ParsePackArgs(args);
   if (!parsed.ok()) return UsageError("pack", parsed.status().message(), err);
+  if (parsed->help) {
+    PrintCommandHelp("pack", out);
+    return kExitOk;
+  }
 
   // Written to a hidden temp of the output's directory, published under
   // its name only once complete (stream/container/safe_output_dir.h): a

@@ -2,105 +2,113 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "parser/rules.h"
 #include "stream/container/hrry_mmap.h"
 #include "stream/net/server.h"
+#include "tools/arg_parser.h"
 #include "tools/command_util.h"
 #include "tools/display_text.h"
 
 namespace hurray::tools {
 namespace {
 
-// Seconds (fractions allowed) 0.001..86400 as milliseconds.
-bool ParseSeconds(const std::string& text, uint32_t* ms) {
-  double seconds = 0;
-  if (!absl::SimpleAtod(text, &seconds) || !(seconds >= 0.001) ||
-      seconds > 86400) {
-    return false;
+struct ServeArgs {
+  stream::NetServerConfig config;
+  stream::container::FileOptions file_options;
+  std::string path;
+  bool help = false;
+};
+
+// A row setting *to to an integer from `min` to `max` times `scale`, else
+// `message`.
+OptionSpec CountOption(absl::string_view name, uint32_t min, uint32_t max,
+                       absl::string_view message, uint32_t* to,
+                       uint32_t scale = 1) {
+  return {.name = name, .takes_value = true, .set = [=](absl::string_view v) {
+            uint64_t n = 0;
+            absl::Status s = ParseUint(v, min, max, message, &n);
+            if (s.ok()) *to = static_cast<uint32_t>(n) * scale;
+            return s;
+          }};
+}
+
+// A row setting *ms to seconds (fractions allowed) 0.001..86400 as
+// milliseconds.
+OptionSpec MillisOption(absl::string_view name, uint32_t* ms) {
+  return {.name = name,
+          .takes_value = true,
+          .set = [name, ms](absl::string_view v) {
+            double seconds = 0;
+            if (!absl::SimpleAtod(v, &seconds) || !(seconds >= 0.001) ||
+                seconds > 86400) {
+              return absl::InvalidArgumentError(
+                  absl::StrCat(name, " needs seconds 0.001..86400"));
+            }
+            *ms = static_cast<uint32_t>(seconds * 1000);
+            return absl::OkStatus();
+          }};
+}
+
+absl::StatusOr<ServeArgs> ParseServeArgs(absl::Span<const std::string> args) {
+  ServeArgs a;
+  stream::NetServerConfig& c = a.config;
+  uint32_t port = c.port;
+  const OptionSpec options[] = {
+      HelpOption(&a.help),
+      PermissiveOption(&a.file_options.parse.mode),
+      CountOption("--port", 0, 65535, "--port needs a number 0..65535", &port),
+      TextOption("--bind", &c.bind_address),
+      CountOption("--idle-timeout", 1, 86400,
+                  "--idle-timeout needs seconds 1..86400", &c.idle_timeout_ms,
+                  /*scale=*/1000),
+      MillisOption("--hello-timeout", &c.hello_timeout_ms),
+      MillisOption("--message-timeout", &c.message_timeout_ms),
+      CountOption("--max-connections", 1, 1000000,
+                  "--max-connections needs a count 1..1000000",
+                  &c.max_connections),
+      CountOption("--max-connections-per-peer", 1, 1000000,
+                  "--max-connections-per-peer needs a count 1..1000000",
+                  &c.max_connections_per_peer),
+      CountOption("--max-message-size", 64, UINT32_MAX,
+                  "--max-message-size needs bytes >= 64",
+                  &c.session.max_message_size),
+  };
+  std::vector<std::string> paths;
+  HURRAY_RETURN_IF_ERROR(ParseArgTable(args, options, &paths));
+  if (a.help) return a;
+  if (paths.empty()) return absl::InvalidArgumentError("no file to serve");
+  if (paths.size() > 1) {
+    return absl::InvalidArgumentError("serve takes one file");
   }
-  *ms = static_cast<uint32_t>(seconds * 1000);
-  return true;
+  a.path = paths[0];
+  c.port = static_cast<uint16_t>(port);
+  c.session.mode = a.file_options.parse.mode;
+  return a;
 }
 
 }  // namespace
 
 int RunServe(absl::Span<const std::string> args, std::ostream& out,
              std::ostream& err) {
-  stream::NetServerConfig config;
-  stream::container::FileOptions file_options;
-  std::string path;
-  auto value = [&](size_t* i, const char* name) -> const std::string* {
-    if (*i + 1 >= args.size()) return nullptr;
-    (void)name;
-    return &args[++*i];
-  };
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    uint32_t n = 0;
-    if (a == "-h" || a == "--help") {
-      PrintCommandHelp("serve", out);
-      return kExitOk;
-    } else if (a == "--permissive") {
-      file_options.parse.mode = Mode::kPermissive;
-      config.session.mode = Mode::kPermissive;
-    } else if (a == "--port") {
-      const std::string* v = value(&i, "--port");
-      if (v == nullptr || !absl::SimpleAtoi(*v, &n) || n > 65535) {
-        return UsageError("serve", "--port needs a number 0..65535", err);
-      }
-      config.port = static_cast<uint16_t>(n);
-    } else if (a == "--bind") {
-      const std::string* v = value(&i, "--bind");
-      if (v == nullptr)
-        return UsageError("serve", "--bind needs an address", err);
-      config.bind_address = *v;
-    } else if (a == "--idle-timeout") {
-      const std::string* v = value(&i, "--idle-timeout");
-      if (v == nullptr || !absl::SimpleAtoi(*v, &n) || n == 0 || n > 86400) {
-        return UsageError("serve", "--idle-timeout needs seconds 1..86400",
-                          err);
-      }
-      config.idle_timeout_ms = n * 1000;
-    } else if (a == "--hello-timeout" || a == "--message-timeout") {
-      const std::string* v = value(&i, a.c_str());
-      uint32_t* ms = a == "--hello-timeout" ? &config.hello_timeout_ms
-                                            : &config.message_timeout_ms;
-      if (v == nullptr || !ParseSeconds(*v, ms)) {
-        return UsageError("serve",
-                          absl::StrCat(a, " needs seconds 0.001..86400"), err);
-      }
-    } else if (a == "--max-connections" || a == "--max-connections-per-peer") {
-      const std::string* v = value(&i, a.c_str());
-      if (v == nullptr || !absl::SimpleAtoi(*v, &n) || n == 0 || n > 1000000) {
-        return UsageError("serve", absl::StrCat(a, " needs a count 1..1000000"),
-                          err);
-      }
-      (a == "--max-connections" ? config.max_connections
-                                : config.max_connections_per_peer) = n;
-    } else if (a == "--max-message-size") {
-      const std::string* v = value(&i, "--max-message-size");
-      if (v == nullptr || !absl::SimpleAtoi(*v, &n) || n < 64) {
-        return UsageError("serve", "--max-message-size needs bytes >= 64", err);
-      }
-      config.session.max_message_size = n;
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError("serve", absl::StrCat("unknown option ", a), err);
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      return UsageError("serve", "serve takes one file", err);
-    }
+  absl::StatusOr<ServeArgs> parsed = ParseServeArgs(args);
+  if (!parsed.ok()) return UsageError("serve", parsed.status().message(), err);
+  if (parsed->help) {
+    PrintCommandHelp("serve", out);
+    return kExitOk;
   }
-  if (path.empty()) return UsageError("serve", "no file to serve", err);
+  stream::NetServerConfig& config = parsed->config;
+  const std::string& path = parsed->path;
 
   // The identity resumed clients compare (docs/network.md § Identity): the
   // file as it was before and after it was opened, else it was replaced
   // meanwhile.
   const absl::StatusOr<std::string> before = stream::StatIdentity(path);
-  auto file = stream::container::HrryFile::Open(path, file_options);
+  auto file = stream::container::HrryFile::Open(path, parsed->file_options);
   if (!file.ok()) {
     const auto rule = RuleIdOf(file.status());
     err << "hurray serve: " << TerminalSafe(path) << ": "

@@ -170,10 +170,12 @@ Options (defaults):
                                 long after its first byte)
   --max-connections N           the descriptor limit less a reserve
   --max-connections-per-peer N  256
+  --permissive                  read the file and the clients' messages in
+                                permissive mode (strict-only rules relaxed)
   When full, a new connection displaces one still waiting for input, else
   gets ERROR and is closed (docs/network.md).
 )",
-     true, false},
+     false, false},
     {"ingest",
      "ingest SOURCE [--dequant OUT_DIR [--format npy|safetensors|f32]\n"
      "       [--dtype T] [--max-dense-bytes N] [--sparse dense|keep]]\n"
