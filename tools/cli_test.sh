@@ -149,6 +149,24 @@ for cmd in inspect validate dequant pack convert serve ingest; do
     fail "${cmd}: a raw ESC in an option reached the terminal"
   fi
 done
+# A file name in any message (cannot open, a verdict, what was written) is
+# escaped too: hostile names never reach the terminal raw.
+evil=$'no\e]0;x\a.bin'
+for args in "inspect ${evil}" "validate ${evil}" "dequant ${evil} -o x.npy" \
+  "pack a=${evil} -o p.hrry"; do
+  read -r -a argv <<<"${args}"
+  run "${argv[@]}"
+  if printf '%s%s' "${out}" "${err}" | grep -q $'\e'; then
+    fail "${argv[0]}: a raw ESC in a file name reached the terminal"
+  fi
+  expect_contains "${out}${err}" 'no\x1b]0;x\x07.bin' "${argv[0]} escaped name"
+done
+cp valid/dense_f32_3x4.bin "${evil}"
+run validate "${evil}"
+expect_rc 0 "validate an escaped name"
+expect_eq "${out}" 'no\x1b]0;x\x07.bin: OK' "validate prints the name escaped"
+rm -f "${evil}"
+
 # --name=VALUE is --name VALUE.
 run validate --agree=type=0xF3 valid/extension_type_f3.bin
 expect_rc 0 "validate --agree=type=0xF3"

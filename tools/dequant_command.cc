@@ -14,6 +14,7 @@
 #include "tools/arg_parser.h"
 #include "tools/command_util.h"
 #include "tools/dequant_file.h"
+#include "tools/display_text.h"
 #include "tools/json_writer.h"
 
 namespace hurray::tools {
@@ -99,15 +100,17 @@ int RunDequant(absl::Span<const std::string> args, std::ostream& out,
     const char* type = dtype == stream::ingest::OutputDtype::kAuto
                            ? "float32"
                            : stream::ingest::OutputDtypeName(dtype).data();
-    out << file << ": " << elements->elements << " " << type << " values ("
-        << SchemeName(desc->quantization.scheme_tag) << ", "
-        << ElementTypeName(desc->type_tag) << ") written to " << output << "\n";
+    out << TerminalSafe(file) << ": " << elements->elements << " " << type
+        << " values (" << SchemeName(desc->quantization.scheme_tag) << ", "
+        << ElementTypeName(desc->type_tag) << ") written to "
+        << TerminalSafe(output) << "\n";
   } else if (rule.has_value()) {
-    out << file << ": " << elements.status().message() << "\n";
+    out << TerminalSafe(file) << ": "
+        << TerminalSafe(elements.status().message()) << "\n";
   }
   if (!elements.ok() && !rule.has_value()) {
-    err << "hurray dequant: " << file << ": " << elements.status().message()
-        << "\n";
+    err << "hurray dequant: " << TerminalSafe(file) << ": "
+        << TerminalSafe(elements.status().message()) << "\n";
   }
   out.flush();
   return exit_code;

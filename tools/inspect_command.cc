@@ -187,13 +187,13 @@ std::string TextSummary(absl::string_view file,
   std::string out;
   if (!r.ok()) {
     const RuleInfo& info = GetRuleInfo(r.rule);
-    absl::StrAppend(&out, file, ": REJECTED\n");
+    absl::StrAppend(&out, TerminalSafe(file), ": REJECTED\n");
     Field(&out, "rule", absl::StrCat(info.id, " (", info.spec_ref, ")"));
     Field(&out, "offset", absl::StrCat(r.offset));
     Field(&out, "message", TerminalSafe(r.message));
     return out;
   }
-  absl::StrAppend(&out, file, ": OK\n");
+  absl::StrAppend(&out, TerminalSafe(file), ": OK\n");
 
   std::string descriptor = absl::StrCat(
       d.descriptor_length, " bytes, version ", d.version_major, ".",
@@ -304,8 +304,8 @@ int RunInspect(absl::Span<const std::string> args, std::ostream& out,
     }
     if (!kind.ok()) {
       out.flush();  // keep stdout and stderr in order on a terminal
-      err << "hurray inspect: " << file << ": " << kind.status().message()
-          << "\n";
+      err << "hurray inspect: " << TerminalSafe(file) << ": "
+          << TerminalSafe(kind.status().message()) << "\n";
       exit_code = std::max(exit_code, kExitError);
       continue;
     }

@@ -16,6 +16,7 @@
 #include "stream/container/stream_reader.h"
 #include "tools/arg_parser.h"
 #include "tools/command_util.h"
+#include "tools/display_text.h"
 #include "tools/sample_model.h"
 
 namespace hurray::tools {
@@ -164,7 +165,7 @@ int RunPack(absl::Span<const std::string> args, std::ostream& out,
   absl::StatusOr<std::unique_ptr<stream::container::SafeOutputFile>> file =
       stream::container::SafeOutputFile::Create(parsed->output);
   if (!file.ok()) {
-    err << "hurray pack: " << file.status().message() << "\n";
+    err << "hurray pack: " << TerminalSafe(file.status().message()) << "\n";
     return kExitError;
   }
   auto sink = [&file](absl::Span<const uint8_t> bytes) {
@@ -176,11 +177,12 @@ int RunPack(absl::Span<const std::string> args, std::ostream& out,
   if (s.ok()) s = (*file)->Commit();
   if (!s.ok()) {
     const std::optional<absl::string_view> rule = RuleIdOf(s);
-    err << "hurray pack: " << (failed_input.empty() ? "" : failed_input + ": ")
-        << s.message() << "\n";
+    err << "hurray pack: "
+        << TerminalSafe(failed_input.empty() ? "" : failed_input + ": ")
+        << TerminalSafe(s.message()) << "\n";
     return rule.has_value() ? kExitRejected : kExitError;
   }
-  out << "wrote " << parsed->output << "\n";
+  out << "wrote " << TerminalSafe(parsed->output) << "\n";
   return kExitOk;
 }
 

@@ -45,17 +45,17 @@ int RunValidate(absl::Span<const std::string> args, std::ostream& out,
     }
     if (!kind.ok()) {
       out.flush();  // keep stdout and stderr in order on a terminal
-      err << "hurray validate: " << file << ": " << kind.status().message()
-          << "\n";
+      err << "hurray validate: " << TerminalSafe(file) << ": "
+          << TerminalSafe(kind.status().message()) << "\n";
       exit_code = std::max(exit_code, kExitError);
       continue;
     }
     const Rejection& r = read.rejection;
     if (r.ok()) {
-      out << file << ": OK\n";
+      out << TerminalSafe(file) << ": OK\n";
     } else {
-      out << file << ": " << RuleId(r.rule) << " at byte " << r.offset << ": "
-          << TerminalSafe(r.message) << "\n";
+      out << TerminalSafe(file) << ": " << RuleId(r.rule) << " at byte "
+          << r.offset << ": " << TerminalSafe(r.message) << "\n";
       exit_code = std::max(exit_code, kExitRejected);
     }
   }
