@@ -214,8 +214,8 @@ double RunLoader(const std::string& kind, double throttle = 0,
   std::filesystem::create_directories(out);
   std::unique_ptr<ingest::RecordingIngestSink> sink = MakeSink(kind, out);
   std::unique_ptr<container::ByteConsumer> c = ingest::MakeConsumer(
-      ingest::ContainerFormat::kUnknown, container::FileOptions(), sink.get(),
-      nullptr, nullptr);
+      container::ContainerFormat::kUnknown, container::FileOptions(),
+      sink.get(), nullptr, nullptr);
   ingest::Loader loader(BenchLoaderOptions());
   ingest::LoaderTestPeer::SetThrottle(loader, throttle);
   const auto t0 = Clock::now();
@@ -768,8 +768,8 @@ int HttpModes(int argc, char** argv) {
     std::unique_ptr<ingest::RecordingIngestSink> sink =
         MakeSink(argv[2], "/tmp");
     std::unique_ptr<container::ByteConsumer> c = ingest::MakeConsumer(
-        ingest::ContainerFormat::kUnknown, container::FileOptions(), sink.get(),
-        nullptr, nullptr);
+        container::ContainerFormat::kUnknown, container::FileOptions(),
+        sink.get(), nullptr, nullptr);
     ingest::Loader loader(BenchLoaderOptions());
     const ingest::LoadResult r =
         loader.Run(ingest::LoadSource::Reader(body->get()), c.get());

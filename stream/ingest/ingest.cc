@@ -25,21 +25,25 @@
 #include "stream/ingest/loader.h"
 #include "stream/ingest/observer_tap.h"
 #include "stream/ingest/partial_hrry.h"
+#include "stream/ingest/resume_check_sink.h"
 #include "stream/ingest/selecting_sink.h"
 #include "stream/net/client_session.h"
 #include "stream/resume/ingest_state.h"
-#include "stream/resume/resume_check_sink.h"
+#include "stream/resume/network_records.h"
 #include "stream/resume/resume_source.h"
 
 namespace hurray::stream::ingest {
 namespace {
 
+using container::Checkpoint;
+using container::ContainerFormat;
 using http::HttpBody;
 using http::HttpOptions;
 using http::HttpRange;
 using http::HttpRangeSource;
 using http::HttpResponseInfo;
 using http::Url;
+using resume::TensorRecord;
 
 // --- The network client's own fetches -----------------------------------
 
@@ -281,7 +285,7 @@ class IngestRun {
 
   LoadSource source_;
   std::unique_ptr<container::ByteConsumer> consumer_;
-  std::unique_ptr<resume::ResumeCheckSink> check_;
+  std::unique_ptr<ResumeCheckSink> check_;
   std::vector<std::string> net_names_;
   size_t keys_before_ = 0;
   // index_first met a source that is read forward after all (RunSelected
@@ -460,7 +464,7 @@ absl::Status IngestRun::SetUpNet() {
     // records before anything new is written (resume_check_sink.h).
     const size_t from = resume::LastKeyStart(resumed_->records);
     if (from < resumed_->records.size()) {
-      check_ = std::make_unique<resume::ResumeCheckSink>(
+      check_ = std::make_unique<ResumeCheckSink>(
           std::vector<TensorRecord>(resumed_->records.begin() + from,
                                     resumed_->records.end()),
           sink_.get());
