@@ -214,8 +214,8 @@ double RunLoader(const std::string& kind, double throttle = 0,
   std::filesystem::create_directories(out);
   std::unique_ptr<ingest::RecordingIngestSink> sink = MakeSink(kind, out);
   std::unique_ptr<container::ByteConsumer> c = ingest::MakeConsumer(
-      ingest::ContainerFormat::kUnknown, container::FileOptions(), sink.get(),
-      nullptr, nullptr);
+      container::ContainerFormat::kUnknown, container::FileOptions(),
+      sink.get(), nullptr, nullptr);
   ingest::Loader loader(BenchLoaderOptions());
   ingest::LoaderTestPeer::SetThrottle(loader, throttle);
   const auto t0 = Clock::now();
@@ -391,7 +391,7 @@ void BM_cprime_LoaderThrottled(benchmark::State& state) {
 // The file served on 127.0.0.1 by an in-process NetServer, started once.
 struct LoopbackServer {
   std::unique_ptr<container::HrryFile> file;
-  std::unique_ptr<NetServer> server;
+  std::unique_ptr<net::NetServer> server;
   std::thread thread;
   clockid_t cpu_clock{};  // the server thread's CPU time
   ~LoopbackServer() {
@@ -406,9 +406,9 @@ LoopbackServer& Server() {
         container::HrryFile::Open(g_file);
     if (!f.ok()) std::abort();
     l->file = *std::move(f);
-    NetServerConfig config;
+    net::NetServerConfig config;
     config.port = 0;
-    l->server = std::make_unique<NetServer>(l->file.get(), config);
+    l->server = std::make_unique<net::NetServer>(l->file.get(), config);
     if (!l->server->Listen().ok()) std::abort();
     l->thread = std::thread([l] { l->server->Run(); });
     if (::pthread_getcpuclockid(l->thread.native_handle(), &l->cpu_clock) != 0)
@@ -436,9 +436,9 @@ double RunTcp(const std::string& kind, TcpCpu* cpu, std::string port = "") {
   if (own_server) port = absl::StrCat(Server().server->port());
   std::unique_ptr<ingest::RecordingIngestSink> sink =
       MakeSink(kind, g_dir + "/out");
-  NetClientOptions o;
+  net::NetClientOptions o;
   o.keys = g_names;
-  NetClientSession session(o, sink.get());
+  net::NetClientSession session(o, sink.get());
   ingest::Loader loader(BenchLoaderOptions());
   const double cpu0 = ProcessCpuSeconds();
   const double server0 = own_server ? CpuClockSeconds(Server().cpu_clock) : 0.0;
@@ -768,8 +768,8 @@ int HttpModes(int argc, char** argv) {
     std::unique_ptr<ingest::RecordingIngestSink> sink =
         MakeSink(argv[2], "/tmp");
     std::unique_ptr<container::ByteConsumer> c = ingest::MakeConsumer(
-        ingest::ContainerFormat::kUnknown, container::FileOptions(), sink.get(),
-        nullptr, nullptr);
+        container::ContainerFormat::kUnknown, container::FileOptions(),
+        sink.get(), nullptr, nullptr);
     ingest::Loader loader(BenchLoaderOptions());
     const ingest::LoadResult r =
         loader.Run(ingest::LoadSource::Reader(body->get()), c.get());

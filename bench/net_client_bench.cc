@@ -22,8 +22,8 @@
 
 namespace {
 
-using hurray::stream::NetClientSession;
 using hurray::stream::container::TensorSink;
+using hurray::stream::net::NetClientSession;
 
 class CountingSink : public TensorSink {
  public:

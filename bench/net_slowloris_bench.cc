@@ -72,10 +72,10 @@ int Main(int argc, char** argv) {
   const std::vector<uint8_t> bytes = net::testing::NetTestFile(16 << 20);
   const std::unique_ptr<container::HrryFile> file =
       net::testing::OpenTestFile(bytes);
-  NetServerConfig c;  // hurray serve's defaults
+  net::NetServerConfig c;  // hurray serve's defaults
   c.port = 0;
   if (argc > 3) c.max_connections = static_cast<uint32_t>(std::atoi(argv[3]));
-  NetServer server(file.get(), c);
+  net::NetServer server(file.get(), c);
   if (!server.Listen().ok()) return 2;
   std::thread run([&] { server.Run(); });
   const long rss_idle = RssKib();

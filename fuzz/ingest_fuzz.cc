@@ -56,17 +56,19 @@
 #include "fuzz/fuzz_util.h"
 #include "parser/options.h"
 #include "parser/rules.h"
+#include "stream/container/checkpoint.h"
 #include "stream/container/crc32c.h"
 #include "stream/container/safe_output_dir.h"
 #include "stream/ingest/consumers.h"
 #include "stream/ingest/sinks.h"
+#include "stream/resume/tensor_record.h"
 
 namespace hurray::fuzz {
 namespace {
 
-using stream::ingest::Checkpoint;
-using stream::ingest::ContainerFormat;
-using stream::ingest::TensorRecord;
+using stream::container::Checkpoint;
+using stream::container::ContainerFormat;
+using stream::resume::TensorRecord;
 
 constexpr size_t kHeaderSize = 4;
 

@@ -26,10 +26,13 @@
 #include "absl/strings/string_view.h"
 #include "fuzz/fuzz_util.h"
 #include "parser/rules.h"
+#include "stream/container/checkpoint.h"
+#include "stream/container/safe_file_name.h"
 #include "stream/container/safe_output_dir.h"
 #include "stream/ingest/consumers.h"
 #include "stream/ingest/sinks.h"
 #include "stream/resume/ingest_state.h"
+#include "stream/resume/tensor_record.h"
 
 namespace hurray::fuzz {
 namespace {
@@ -41,7 +44,7 @@ void CheckAccepted(const stream::resume::IngestState& st) {
     HURRAY_FUZZ_CHECK(absl::StartsWith(st.source, "tcp://"));
   }
   for (size_t i = 0; i < st.records.size(); ++i) {
-    const stream::ingest::TensorRecord& r = st.records[i];
+    const stream::resume::TensorRecord& r = st.records[i];
     HURRAY_FUZZ_CHECK(r.complete);
     if (!r.output.empty()) {
       HURRAY_FUZZ_CHECK(
@@ -51,7 +54,7 @@ void CheckAccepted(const stream::resume::IngestState& st) {
       // <base><part>.f32 or .npy, base tensor_<i> or the sanitized name.
       const std::string unnamed = absl::StrCat("tensor_", i, r.part);
       const std::string named =
-          stream::ingest::SafeFileName(r.name, i) + r.part;
+          stream::container::SafeFileName(r.name, i) + r.part;
       bool own = false;
       for (const char* ext : {".f32", ".npy"}) {
         own = own || r.output == unnamed + ext ||
@@ -70,7 +73,7 @@ void CheckAccepted(const stream::resume::IngestState& st) {
     // each index array a plain name published or pending as they are.
     HURRAY_FUZZ_CHECK(r.part.empty() || r.part == ".values");
     HURRAY_FUZZ_CHECK(r.more.empty() == r.part.empty());
-    for (const stream::ingest::TensorRecord::MoreOutput& m : r.more) {
+    for (const stream::resume::TensorRecord::MoreOutput& m : r.more) {
       HURRAY_FUZZ_CHECK(m.output.empty() == r.output.empty());
       HURRAY_FUZZ_CHECK(m.pending.empty() == r.pending_output.empty());
       if (!m.output.empty()) {
@@ -83,7 +86,8 @@ void CheckAccepted(const stream::resume::IngestState& st) {
             absl::StartsWith(m.output, absl::StrCat("tensor_", i, m.part)) ||
             (!r.name.empty() &&
              absl::StartsWith(
-                 m.output, stream::ingest::SafeFileName(r.name, i) + m.part)));
+                 m.output,
+                 stream::container::SafeFileName(r.name, i) + m.part)));
       } else {
         HURRAY_FUZZ_CHECK(
             stream::container::SafeOutputDir::IsTempName(m.pending));
@@ -103,7 +107,7 @@ void CheckAccepted(const stream::resume::IngestState& st) {
   }
   HURRAY_FUZZ_CHECK(st.records.size() == st.checkpoint.tensors);
   HURRAY_FUZZ_CHECK(st.checkpoint.format !=
-                    stream::ingest::ContainerFormat::kUnknown);
+                    stream::container::ContainerFormat::kUnknown);
 }
 
 }  // namespace
@@ -131,10 +135,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   stream::ingest::ValidateSink sink;
   HURRAY_FUZZ_CHECK(sink.Preload(st->records).ok());
   std::unique_ptr<stream::container::ByteConsumer> consumer =
-      stream::ingest::MakeConsumer(stream::ingest::ContainerFormat::kUnknown,
+      stream::ingest::MakeConsumer(stream::container::ContainerFormat::kUnknown,
                                    stream::container::FileOptions(), &sink,
                                    &st->checkpoint,
-                                   [](const stream::ingest::Checkpoint&) {});
+                                   [](const stream::container::Checkpoint&) {});
   const absl::Status s = consumer->Finish();
   HURRAY_FUZZ_CHECK(s.ok() || RuleIdOf(s).has_value());
   return 0;

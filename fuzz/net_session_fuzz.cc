@@ -55,10 +55,10 @@
 namespace {
 
 using hurray::Mode;
-using hurray::stream::NetClientOptions;
-using hurray::stream::NetClientSession;
-using hurray::stream::NetServerOptions;
-using hurray::stream::NetServerSession;
+using hurray::stream::net::NetClientOptions;
+using hurray::stream::net::NetClientSession;
+using hurray::stream::net::NetServerOptions;
+using hurray::stream::net::NetServerSession;
 namespace container = hurray::stream::container;
 namespace net = hurray::stream::net;
 
@@ -129,7 +129,7 @@ void CheckLayouts(const net::LayoutList& list) {
 // The "hurray:list" payload: a parsed list re-encodes to the same bytes.
 void CheckTensorList(absl::Span<const uint8_t> in) {
   const absl::StatusOr<std::vector<std::string>> names =
-      hurray::stream::ParseTensorList(in);
+      hurray::stream::net::ParseTensorList(in);
   if (!names.ok()) return;
   std::vector<uint8_t> again;
   for (const std::string& n : *names) {

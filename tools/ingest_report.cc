@@ -14,7 +14,7 @@
 
 namespace hurray::tools {
 
-using stream::ingest::TensorRecord;
+using stream::resume::TensorRecord;
 
 ProgressLine::ProgressLine(std::ostream& err)
     : err_(err), enabled_(::isatty(STDERR_FILENO) == 1) {}

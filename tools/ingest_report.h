@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "stream/ingest/ingest.h"
-#include "stream/ingest/sinks.h"
+#include "stream/resume/tensor_record.h"
 
 namespace hurray::tools {
 
@@ -35,7 +35,7 @@ class ProgressLine {
 
 // The table: name, shape, type, scheme, bytes, verdict; the name column is
 // capped.
-void PrintTable(const std::vector<stream::ingest::TensorRecord>& records,
+void PrintTable(const std::vector<stream::resume::TensorRecord>& records,
                 std::ostream& out);
 
 // The report as one JSON object on a line.

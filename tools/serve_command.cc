@@ -18,7 +18,7 @@ namespace hurray::tools {
 namespace {
 
 struct ServeArgs {
-  stream::NetServerConfig config;
+  stream::net::NetServerConfig config;
   stream::container::FileOptions file_options;
   std::string path;
   bool help = false;
@@ -56,7 +56,7 @@ OptionSpec MillisOption(absl::string_view name, uint32_t* ms) {
 
 absl::StatusOr<ServeArgs> ParseServeArgs(absl::Span<const std::string> args) {
   ServeArgs a;
-  stream::NetServerConfig& c = a.config;
+  stream::net::NetServerConfig& c = a.config;
   uint32_t port = c.port;
   const OptionSpec options[] = {
       HelpOption(&a.help),
@@ -101,7 +101,7 @@ int RunServe(absl::Span<const std::string> args, std::ostream& out,
     PrintCommandHelp("serve", out);
     return kExitOk;
   }
-  stream::NetServerConfig& config = parsed->config;
+  stream::net::NetServerConfig& config = parsed->config;
   const std::string& path = parsed->path;
 
   // The identity resumed clients compare (docs/network.md § Identity): the
@@ -128,7 +128,7 @@ int RunServe(absl::Span<const std::string> args, std::ostream& out,
         << " is above what the descriptor limit allows ("
         << stream::DefaultMaxConnections() << "; see ulimit -n)\n";
   }
-  stream::NetServer server(file->get(), config);
+  stream::net::NetServer server(file->get(), config);
   const absl::Status listening = server.Listen();
   if (!listening.ok()) {
     err << "hurray serve: " << listening.message() << "\n";

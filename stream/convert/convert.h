@@ -117,8 +117,8 @@ struct ConvertReport {
 };
 
 // The foreign format `hurray convert` imports, from the source's first
-// bytes (stream/ingest's ContainerFormat is which of our containers an
-// ingest reads).
+// bytes (stream/container/checkpoint.h's ContainerFormat is which of our
+// containers an ingest reads).
 enum class ImportFormat { kUnknown, kSafetensors, kGguf };
 ImportFormat DetectFormat(const ByteSource& source);
 

@@ -24,7 +24,9 @@
 namespace hurray::stream::ingest {
 namespace {
 
+using container::ContainerFormat;
 using ingest::testing::IngestTensor;
+using resume::TensorRecord;
 
 struct Paged {
   uint8_t type = type_tag::kFloat32;

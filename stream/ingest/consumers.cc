@@ -13,6 +13,10 @@
 #include "stream/container/crc32c.h"
 
 namespace hurray::stream::ingest {
+
+using container::Checkpoint;
+using container::ContainerFormat;
+
 namespace {
 
 constexpr uint8_t kFileMagicBytes[8] = {'H', 'R', 'R', 'Y', 'F', 'I', 'L', 'E'};

@@ -17,7 +17,7 @@
 // outside any composite (and, in a file, has buffers, so no head padding is
 // pending), the adapter calls the checkpoint callback with what a resumed
 // reader needs. Construct the adapter from a checkpoint to continue there:
-// the next byte fed is the one at Checkpoint::offset.
+// the next byte fed is the one at its offset (stream/container/checkpoint.h).
 #ifndef HURRAY_STREAM_INGEST_CONSUMERS_H_
 #define HURRAY_STREAM_INGEST_CONSUMERS_H_
 
@@ -33,6 +33,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "stream/container/byte_consumer.h"
+#include "stream/container/checkpoint.h"
 #include "stream/container/file_format.h"
 #include "stream/container/file_kv.h"
 #include "stream/container/hrry_file.h"
@@ -42,32 +43,12 @@
 
 namespace hurray::stream::ingest {
 
-// Which of our containers the input bytes are: a bare stream or a .hrry
-// file (not known yet: kUnknown). stream/convert's ImportFormat is the
-// foreign format an import reads.
-enum class ContainerFormat : uint8_t { kUnknown, kStream, kHrry };
-
 // kHrry when `first` starts with "HRRYFILE", kStream when it cannot (or is
 // empty at the end of the input), kUnknown while it is a proper prefix of
 // the magic.
-ContainerFormat SniffFormat(absl::Span<const uint8_t> first);
+container::ContainerFormat SniffFormat(absl::Span<const uint8_t> first);
 
-// What a reader needs to continue after a tensor boundary.
-struct Checkpoint {
-  ContainerFormat format = ContainerFormat::kStream;
-  uint64_t offset = 0;   // the next byte to read
-  uint64_t tensors = 0;  // tensors completed before it
-  // CRC-32C of the bytes before `offset`, computed as they passed (the
-  // resume state binds itself to its source with it).
-  uint32_t crc32c = 0;
-  // .hrry only: the header, the 40 bytes before `offset` (the trailer
-  // candidate, hrry_file.h) and the extents of the tensors walked.
-  std::vector<uint8_t> header;
-  std::vector<uint8_t> last;
-  std::vector<container::TensorExtent> extents;
-};
-
-using CheckpointFn = std::function<void(const Checkpoint&)>;
+using CheckpointFn = std::function<void(const container::Checkpoint&)>;
 
 // `status` with `why` appended to its message, rule payloads kept.
 [[nodiscard]] absl::Status WithDetail(const absl::Status& status,
@@ -95,7 +76,7 @@ class ReaderConsumer : public container::ByteConsumer,
 
  protected:
   // `resume`: the checkpoint the reader continues from, or nullptr.
-  ReaderConsumer(IngestSink* sink, const Checkpoint* resume)
+  ReaderConsumer(IngestSink* sink, const container::Checkpoint* resume)
       : sink_(sink),
         tensors_(resume == nullptr ? 0 : resume->tensors),
         crc_before_chunk_(resume == nullptr ? 0 : resume->crc32c) {}
@@ -105,7 +86,7 @@ class ReaderConsumer : public container::ByteConsumer,
   [[nodiscard]] virtual absl::Status DoFinish() = 0;
   [[nodiscard]] virtual absl::Status DoFail() = 0;
   // Fills `c` when the reader is at a resumable boundary.
-  virtual bool AtBoundary(Checkpoint* c) = 0;
+  virtual bool AtBoundary(container::Checkpoint* c) = 0;
 
   // TensorSink, forwarded to sink_; its failure stops the reader.
   [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override;
@@ -140,14 +121,14 @@ class StreamConsumer : public ReaderConsumer {
   // `sink` must outlive the consumer. `resume`: continue from a checkpoint
   // (nullptr: from the first byte).
   StreamConsumer(const container::StreamOptions& options, IngestSink* sink,
-                 const Checkpoint* resume = nullptr);
+                 const container::Checkpoint* resume = nullptr);
   uint64_t position() const override { return reader_.position(); }
 
  private:
   [[nodiscard]] absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
   [[nodiscard]] absl::Status DoFinish() override;
   [[nodiscard]] absl::Status DoFail() override;
-  bool AtBoundary(Checkpoint* c) override;
+  bool AtBoundary(container::Checkpoint* c) override;
 
   container::StreamReader reader_;
 };
@@ -155,7 +136,7 @@ class StreamConsumer : public ReaderConsumer {
 class HrryConsumer : public ReaderConsumer {
  public:
   HrryConsumer(const container::FileOptions& options, IngestSink* sink,
-               const Checkpoint* resume = nullptr);
+               const container::Checkpoint* resume = nullptr);
   uint64_t position() const override { return reader_.position(); }
   const container::HrryForwardReader& reader() const { return reader_; }
 
@@ -163,7 +144,7 @@ class HrryConsumer : public ReaderConsumer {
   [[nodiscard]] absl::Status DoFeed(absl::Span<const uint8_t> chunk) override;
   [[nodiscard]] absl::Status DoFinish() override;
   [[nodiscard]] absl::Status DoFail() override;
-  bool AtBoundary(Checkpoint* c) override;
+  bool AtBoundary(container::Checkpoint* c) override;
   [[nodiscard]] absl::Status OnEndOfStream() override;
 
   container::HrryForwardReader reader_;
@@ -180,19 +161,19 @@ class SniffingConsumer : public container::ByteConsumer {
   [[nodiscard]] absl::Status FailSource(absl::string_view why) override;
   uint64_t position() const override;
 
-  ContainerFormat format() const { return format_; }
+  container::ContainerFormat format() const { return format_; }
   uint64_t tensors_completed() const override {
     return inner_ == nullptr ? 0 : inner_->tensors_completed();
   }
   void set_checkpoint(CheckpointFn fn) { checkpoint_ = std::move(fn); }
 
  private:
-  [[nodiscard]] absl::Status Start(ContainerFormat f);
+  [[nodiscard]] absl::Status Start(container::ContainerFormat f);
 
   container::FileOptions options_;
   IngestSink* sink_;
   CheckpointFn checkpoint_;
-  ContainerFormat format_ = ContainerFormat::kUnknown;
+  container::ContainerFormat format_ = container::ContainerFormat::kUnknown;
   uint8_t head_[8] = {};
   size_t head_n_ = 0;
   std::unique_ptr<ReaderConsumer> inner_;
@@ -201,8 +182,9 @@ class SniffingConsumer : public container::ByteConsumer {
 // The consumer for `format` (kUnknown: a SniffingConsumer), continuing from
 // `resume` when given (its format wins).
 std::unique_ptr<container::ByteConsumer> MakeConsumer(
-    ContainerFormat format, const container::FileOptions& options,
-    IngestSink* sink, const Checkpoint* resume, CheckpointFn checkpoint);
+    container::ContainerFormat format, const container::FileOptions& options,
+    IngestSink* sink, const container::Checkpoint* resume,
+    CheckpointFn checkpoint);
 
 }  // namespace hurray::stream::ingest
 

@@ -26,10 +26,12 @@
 namespace hurray::stream::ingest {
 namespace {
 
+using container::ContainerFormat;
 using dequant::Scheme;
 using dequant::testing::TensorSpec;
 using dequant::testing::TestTensor;
 using ingest::testing::IngestTensor;
+using resume::TensorRecord;
 
 // A plain tensor of `type` in a random layout `layout`, and its values as
 // float32 in logical row-major order.

@@ -25,21 +25,25 @@
 #include "stream/ingest/loader.h"
 #include "stream/ingest/observer_tap.h"
 #include "stream/ingest/partial_hrry.h"
+#include "stream/ingest/resume_check_sink.h"
 #include "stream/ingest/selecting_sink.h"
 #include "stream/net/client_session.h"
 #include "stream/resume/ingest_state.h"
-#include "stream/resume/resume_check_sink.h"
+#include "stream/resume/network_records.h"
 #include "stream/resume/resume_source.h"
 
 namespace hurray::stream::ingest {
 namespace {
 
+using container::Checkpoint;
+using container::ContainerFormat;
 using http::HttpBody;
 using http::HttpOptions;
 using http::HttpRange;
 using http::HttpRangeSource;
 using http::HttpResponseInfo;
 using http::Url;
+using resume::TensorRecord;
 
 // --- The network client's own fetches -----------------------------------
 
@@ -71,11 +75,11 @@ class ListingSink : public IngestSink {
   bool overflowed_ = false;
 };
 
-std::unique_ptr<NetClientSession> MakeNetConsumer(
+std::unique_ptr<net::NetClientSession> MakeNetConsumer(
     const std::vector<std::string>& names, const IngestRequest& r,
     container::TensorSink* sink,
     std::function<void(size_t)> on_keys = nullptr) {
-  NetClientOptions o;
+  net::NetClientOptions o;
   o.parse = r.parse;
   o.keys = names;
   if (r.max_open_streams.has_value()) o.max_open_streams = *r.max_open_streams;
@@ -83,7 +87,7 @@ std::unique_ptr<NetClientSession> MakeNetConsumer(
     o.max_spooled_bytes = *r.max_spooled_bytes;
   }
   o.on_keys_completed = std::move(on_keys);
-  return std::make_unique<NetClientSession>(o, sink);
+  return std::make_unique<net::NetClientSession>(o, sink);
 }
 
 // The loader options of a run: the chunk size and the deadlines every
@@ -100,7 +104,7 @@ LoaderOptions LoaderOptionsOf(const IngestRequest& r) {
 // server's conventions (the listing, the identity). The session's status.
 absl::Status FetchKey(absl::string_view key, ListingSink* sink,
                       const LoadSource& source, const IngestRequest& r) {
-  std::unique_ptr<NetClientSession> c =
+  std::unique_ptr<net::NetClientSession> c =
       MakeNetConsumer({std::string(key)}, r, sink);
   Loader loader(LoaderOptionsOf(r));
   if (r.canceller != nullptr) r.canceller->Attach(&loader);
@@ -113,8 +117,8 @@ absl::Status FetchKey(absl::string_view key, ListingSink* sink,
 absl::StatusOr<std::vector<std::string>> FetchNames(const LoadSource& source,
                                                     const IngestRequest& r) {
   ListingSink sink("tensor list", ListingSink::kMaxListingBytes);
-  HURRAY_RETURN_IF_ERROR(FetchKey(kListKey, &sink, source, r));
-  return ParseTensorList(sink.bytes);
+  HURRAY_RETURN_IF_ERROR(FetchKey(net::kListKey, &sink, source, r));
+  return net::ParseTensorList(sink.bytes);
 }
 
 // What the server says identifies the file it serves (the `hurray:identity`
@@ -125,7 +129,7 @@ absl::StatusOr<std::vector<std::string>> FetchNames(const LoadSource& source,
 absl::StatusOr<std::optional<std::string>> FetchIdentity(
     const LoadSource& source, const IngestRequest& r) {
   ListingSink sink("identity", resume::kMaxServerIdentityBytes);
-  const absl::Status s = FetchKey(kIdentityKey, &sink, source, r);
+  const absl::Status s = FetchKey(net::kIdentityKey, &sink, source, r);
   if (s.code() == absl::StatusCode::kNotFound || sink.overflowed()) {
     return std::optional<std::string>();
   }
@@ -281,7 +285,7 @@ class IngestRun {
 
   LoadSource source_;
   std::unique_ptr<container::ByteConsumer> consumer_;
-  std::unique_ptr<resume::ResumeCheckSink> check_;
+  std::unique_ptr<ResumeCheckSink> check_;
   std::vector<std::string> net_names_;
   size_t keys_before_ = 0;
   // index_first met a source that is read forward after all (RunSelected
@@ -460,7 +464,7 @@ absl::Status IngestRun::SetUpNet() {
     // records before anything new is written (resume_check_sink.h).
     const size_t from = resume::LastKeyStart(resumed_->records);
     if (from < resumed_->records.size()) {
-      check_ = std::make_unique<resume::ResumeCheckSink>(
+      check_ = std::make_unique<ResumeCheckSink>(
           std::vector<TensorRecord>(resumed_->records.begin() + from,
                                     resumed_->records.end()),
           sink_.get());
@@ -479,7 +483,7 @@ absl::Status IngestRun::SetUpNet() {
   if (resumable) sink_->set_record_data_crc(true);
   std::function<void(size_t)> on_keys;
   if (resumable) on_keys = [this](size_t done) { SaveNetCheckpoint(done); };
-  std::unique_ptr<NetClientSession> net =
+  std::unique_ptr<net::NetClientSession> net =
       MakeNetConsumer(net_names_, r_, Tap(to, [this] { loader_->Cancel(); }),
                       std::move(on_keys));
   consumer_ = std::move(net);

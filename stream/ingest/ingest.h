@@ -195,7 +195,8 @@ struct IngestProgress {
 
 // One tensor whose verdict is final. Views are valid during the call only.
 struct IngestedTensor {
-  const TensorRecord* record = nullptr;  // index, name, shape text, verdict
+  // Index, name, shape text, verdict (stream/resume/tensor_record.h).
+  const resume::TensorRecord* record = nullptr;
   // The logical shape (the descriptor's dimensions; a block-paged tensor's
   // values are [tokens, heads, head_dim], sinks.h).
   absl::Span<const uint64_t> shape;
@@ -255,7 +256,7 @@ struct IngestReport {
   // The verdict (see the top of this file).
   absl::Status status;
   uint64_t bytes = 0;  // of the input, a resumed run's skipped ones included
-  std::vector<TensorRecord> tensors;
+  std::vector<resume::TensorRecord> tensors;
   // The resume state could not be written (the run itself may be fine).
   absl::Status state_status;
   bool resume_state_removed = false;

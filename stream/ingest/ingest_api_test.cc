@@ -401,10 +401,10 @@ class Served {
   Served()
       : bytes_(net::testing::NetTestFile()),
         file_(net::testing::OpenTestFile(bytes_)) {
-    NetServerConfig c;
+    net::NetServerConfig c;
     c.port = 0;
     c.read_buffer_bytes = 4096;
-    server_ = std::make_unique<NetServer>(file_.get(), c);
+    server_ = std::make_unique<net::NetServer>(file_.get(), c);
     EXPECT_TRUE(server_->Listen().ok());
     thread_ = std::thread([this] { server_->Run(); });
   }
@@ -417,7 +417,7 @@ class Served {
  private:
   std::vector<uint8_t> bytes_;
   std::unique_ptr<container::HrryFile> file_;
-  std::unique_ptr<NetServer> server_;
+  std::unique_ptr<net::NetServer> server_;
   std::thread thread_;
 };
 

@@ -37,10 +37,12 @@
 namespace hurray::stream::ingest {
 namespace {
 
+using container::ContainerFormat;
 using ingest::testing::HrryBytes;
 using ingest::testing::IngestTensor;
 using ingest::testing::MixedTensors;
 using ingest::testing::StreamBytes;
+using resume::TensorRecord;
 
 struct Loaded {
   LoadResult result;

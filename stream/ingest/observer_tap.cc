@@ -13,6 +13,9 @@
 #include "parser/rules.h"
 
 namespace hurray::stream::ingest {
+
+using resume::TensorRecord;
+
 namespace {
 
 // A float32 file of ours, mapped read-only for the length of one callback.

@@ -1,7 +1,8 @@
 // The names DequantSink gives its outputs (stream/ingest/sinks.h, "file
-// names"): a tensor name as a safe file name, the file suffix of a kept
-// sparse tensor's index arrays, the arrays of each sparse layout, and the
-// shape text of the summary table.
+// names"; a tensor name as a safe file name is
+// stream/container/safe_file_name.h): the file suffix of a kept sparse
+// tensor's index arrays, the arrays of each sparse layout, and the shape
+// text of the summary table.
 #ifndef HURRAY_STREAM_INGEST_OUTPUT_NAMING_H_
 #define HURRAY_STREAM_INGEST_OUTPUT_NAMING_H_
 
@@ -9,16 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "parser/descriptor.h"
 #include "stream/ingest/output/element_convert.h"
 
 namespace hurray::stream::ingest {
-
-// The file name (without its suffix) for a tensor name: valid UTF-8 kept,
-// control characters, bytes that are not UTF-8, '/', '%', '~' and a leading
-// '.' as %XX; names past 200 bytes cut to 180 plus "~<index>".
-std::string SafeFileName(absl::string_view name, uint64_t index);
 
 // The file suffix of an index array: ".npy", or ".u64" (raw little-endian
 // uint64) for --format f32.

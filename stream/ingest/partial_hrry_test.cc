@@ -19,7 +19,9 @@
 namespace hurray::stream::ingest {
 namespace {
 
+using container::ContainerFormat;
 using container::testing::EditableFile;
+using resume::TensorRecord;
 
 container::FileOptions Agreed() {
   container::FileOptions o;

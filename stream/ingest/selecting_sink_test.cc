@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "parser/rules.h"
+#include "stream/container/safe_file_name.h"
 #include "stream/container/testing/file_test_util.h"
 #include "stream/container/testing/test_util.h"
 #include "stream/ingest/consumers.h"
@@ -19,6 +20,10 @@
 
 namespace hurray::stream::ingest {
 namespace {
+
+using container::ContainerFormat;
+using container::SafeFileName;
+using resume::TensorRecord;
 
 container::FileOptions Agreed() {
   container::FileOptions o;

@@ -11,10 +11,15 @@
 #include "parser/quantization.h"
 #include "parser/rules.h"
 #include "stream/container/crc32c.h"
+#include "stream/container/safe_file_name.h"
 #include "stream/ingest/output_file.h"
 #include "stream/ingest/output_naming.h"
 
 namespace hurray::stream::ingest {
+
+using container::SafeFileName;
+using resume::TensorRecord;
+
 namespace {
 
 // An index-data rejection (its offset is a byte of buffer `buffer`) as a

@@ -3,7 +3,8 @@
 // IngestSink is the C++ callback interface: a TensorSink plus the names a
 // .hrry file gives its tensors in the index at its end, and a status that
 // stops the input when the sink fails. Every sink here keeps one
-// TensorRecord per tensor (the summary table of `hurray ingest`).
+// TensorRecord per tensor (the summary table of `hurray ingest`, and what a
+// resume state keeps: stream/resume/tensor_record.h).
 //
 //   ValidateSink  records each tensor (the readers validate); nothing else.
 //   DequantSink   writes each tensor in logical row-major order, whatever
@@ -18,13 +19,13 @@
 // first (a network TENSOR_REQUEST key). .hrry read forward: the index at the
 // end names the tensors, so their outputs wait under temporary names until
 // the file passed, then get <sanitized name>.f32 (OnTensorNames); a file
-// rejected before that publishes nothing. Sanitizing (SafeFileName): valid
-// UTF-8 is kept as it is ("层.0", "stats+shard"); control characters (C0,
-// DEL, C1), bytes that are not UTF-8, '/', '%', '~' and a leading '.' become
-// %XX (upper-case hex), so a name never holds '/' or NUL, is never '.', '..'
-// or hidden, and distinct names give distinct files; names whose file name
-// would pass 200 bytes are cut to at most 180 bytes (at a character
-// boundary) plus "~<tensor index>".
+// rejected before that publishes nothing. Sanitizing (SafeFileName,
+// stream/container/safe_file_name.h): valid UTF-8 is kept as it is ("层.0",
+// "stats+shard"); control characters (C0, DEL, C1), bytes that are not UTF-8,
+// '/', '%', '~' and a leading '.' become %XX (upper-case hex), so a name never
+// holds '/' or NUL, is never '.', '..' or hidden, and distinct names give
+// distinct files; names whose file name would pass 200 bytes are cut to at most
+// 180 bytes (at a character boundary) plus "~<tensor index>".
 //
 // DequantSink, files (issue 13). Every file goes through SafeOutputDir
 // (stream/container/safe_output_dir.h): outputs and spools are hidden temps
@@ -133,47 +134,9 @@
 #include "stream/ingest/output/safetensors.h"
 #include "stream/ingest/output_naming.h"
 #include "stream/ingest/tensor_writer.h"
+#include "stream/resume/tensor_record.h"
 
 namespace hurray::stream::ingest {
-
-// One row of the ingest summary.
-struct TensorRecord {
-  uint64_t index = 0;     // in input order, from 0
-  std::string name;       // key or index name; empty when none is known
-  std::string shape;      // "[3, 4]"
-  std::string type;       // element type name
-  std::string scheme;     // quantization scheme name, "none" when plain
-  uint64_t bytes = 0;     // sum of the buffers' byte_size
-  bool complete = false;  // every byte arrived and passed
-  std::string verdict;    // "valid", "dequantized", "skipped: ...", ...
-  std::string output;     // file written (DequantSink), relative to OUT_DIR
-  // DequantSink, .hrry: the finished output's temp in OUT_DIR while it
-  // waits for the index to name it (SafeOutputDir::IsTempName).
-  std::string pending_output;
-  // The descriptor's dimensions and type tag (not kept in a resume state).
-  absl::InlinedVector<uint64_t, 4> dims;
-  uint8_t type_tag = 0;
-  // A sparse tensor kept as its arrays (DequantSinkOptions::sparse):
-  // `output` (or `pending_output`) is "<name>.values<suffix>", `part`
-  // ".values", and each index array is one MoreOutput, published with the
-  // main output or pending with it. The resume state records each
-  // (stream/resume/ingest_state.h).
-  struct MoreOutput {
-    std::string part;     // ".indices", ".indptr", ".pos_<L>", ".crd_<L>"
-    std::string output;   // published: "<name><part>.npy" (.u64 for f32)
-    std::string pending;  // or its temp while the index has not named it
-    uint32_t crc32c = 0;  // of the file's bytes, checked on resume
-  };
-  std::string part;
-  std::vector<MoreOutput> more;
-  // CRC-32C of the bytes of `output` (or `pending_output`), checked when a
-  // resumed run takes the record over.
-  uint32_t output_crc32c = 0;
-  // With set_record_data_crc: CRC-32C of the tensor's buffer bytes in the
-  // order they arrived (a resumed network ingest compares it with the
-  // server's tensor again, stream/resume/resume_check_sink.h).
-  uint32_t data_crc32c = 0;
-};
 
 class IngestSink : public container::TensorSink {
  public:
@@ -217,16 +180,19 @@ class RecordingIngestSink : public IngestSink {
   // consumer's verdict; nothing in the library polls it.
   const absl::Status& status() const { return status_; }
 
-  const std::vector<TensorRecord>& records() const { return records_; }
+  const std::vector<resume::TensorRecord>& records() const { return records_; }
   // Moves the records out (at the end of a run; the sink keeps none).
-  std::vector<TensorRecord> TakeRecords() { return std::move(records_); }
+  std::vector<resume::TensorRecord> TakeRecords() {
+    return std::move(records_);
+  }
   // Compute TensorRecord::data_crc32c (off by default: it costs a pass
   // over every data byte).
   void set_record_data_crc(bool on) { record_data_crc_ = on; }
   // Resume: the records of the tensors an earlier run completed. An error
   // (an output of the earlier run missing or changed) means the run must not
   // go on.
-  [[nodiscard]] virtual absl::Status Preload(std::vector<TensorRecord> done);
+  [[nodiscard]] virtual absl::Status Preload(
+      std::vector<resume::TensorRecord> done);
   // `hurray ingest --tensors` over a forward pass (the names come only at
   // the end): before OnTensorNames, forgets tensor i unless keep[i] (its
   // record and its finished output, never published); the records left are
@@ -234,7 +200,9 @@ class RecordingIngestSink : public IngestSink {
   [[nodiscard]] virtual absl::Status DropTensors(const std::vector<bool>& keep);
 
  protected:
-  TensorRecord* current() { return in_tensor_ ? &records_.back() : nullptr; }
+  resume::TensorRecord* current() {
+    return in_tensor_ ? &records_.back() : nullptr;
+  }
   // Marks the record of the tensor being read rejected (the first failure
   // only) and returns `s`, for the callback to return.
   [[nodiscard]] absl::Status Fail(absl::Status s);
@@ -254,7 +222,7 @@ class RecordingIngestSink : public IngestSink {
   // The mode of the element rules (strict-only ones are off in permissive).
   void set_element_mode(Mode mode) { element_mode_ = mode; }
 
-  std::vector<TensorRecord> records_;
+  std::vector<resume::TensorRecord> records_;
   bool in_tensor_ = false;
   std::string pending_key_;
   absl::Status status_;
@@ -291,7 +259,8 @@ class DequantSink : public RecordingIngestSink {
   [[nodiscard]] absl::Status OnEndOfStream() override;
   // Checks each output of `done` against its CRC-32C (read, never through a
   // symlink) and takes over the pending ones; changes nothing in OUT_DIR.
-  [[nodiscard]] absl::Status Preload(std::vector<TensorRecord> done) override;
+  [[nodiscard]] absl::Status Preload(
+      std::vector<resume::TensorRecord> done) override;
   // Not with --format safetensors (its data is already in one file).
   [[nodiscard]] absl::Status DropTensors(
       const std::vector<bool>& keep) override;

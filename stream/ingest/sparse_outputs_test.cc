@@ -24,7 +24,9 @@
 namespace hurray::stream::ingest {
 namespace {
 
+using container::ContainerFormat;
 using ingest::testing::IngestTensor;
+using resume::TensorRecord;
 
 std::vector<uint8_t> U64s(const std::vector<uint64_t>& v) {
   std::vector<uint8_t> b(v.size() * 8);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 
 NetAdmission::NetAdmission(uint32_t max_connections, uint32_t max_per_peer)
     : max_connections_(std::max<uint32_t>(max_connections, 1)),
@@ -75,4 +75,4 @@ void NetAdmission::Remove(Id id) {
   entries_.erase(it);
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net

@@ -24,7 +24,7 @@
 
 #include "absl/container/flat_hash_map.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 
 class NetAdmission {
  public:
@@ -73,6 +73,6 @@ class NetAdmission {
   absl::flat_hash_map<std::string, uint32_t> per_peer_;  // counted ones
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net
 
 #endif  // HURRAY_STREAM_NET_ADMISSION_H_

@@ -2,7 +2,7 @@
 
 #include "gtest/gtest.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 namespace {
 
 using Waiting = NetAdmission::Waiting;
@@ -73,4 +73,4 @@ TEST(NetAdmission, GlobalCapDisplacesTheOldestOfTheMostDisplaceableKind) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net

@@ -12,7 +12,7 @@
 #include "tests/alloc_counter.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 namespace {
 
 // Allocations while `transcript` is fed in `chunk`-byte pieces to a client
@@ -66,4 +66,4 @@ TEST(NetAlloc, DeclaredHugeBufferAllocatesNothingForIt) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net

@@ -14,7 +14,7 @@
 #include "stream/net/framer.h"
 #include "stream/net/response_stream.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 namespace {
 
 using net::MessageHeader;
@@ -598,4 +598,4 @@ absl::StatusOr<std::vector<std::string>> ParseTensorList(
   return names;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net

@@ -93,7 +93,7 @@
 #include "stream/container/tensor_sink.h"
 #include "stream/net/message.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 
 // The tensor key our server answers with the list of its tensor names
 // (docs/network.md § Listing), unless the file has a tensor of that name.
@@ -173,6 +173,6 @@ class NetClientSession : public container::ByteConsumer {
 [[nodiscard]] absl::StatusOr<std::vector<std::string>> ParseTensorList(
     absl::Span<const uint8_t> bytes);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net
 
 #endif  // HURRAY_STREAM_NET_CLIENT_SESSION_H_

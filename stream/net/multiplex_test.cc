@@ -17,7 +17,7 @@
 #include "stream/net/testing/interleaving_server.h"
 #include "stream/net/testing/net_test_util.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 namespace {
 
 using net::testing::KeyedSink;
@@ -165,4 +165,4 @@ TEST_F(MultiplexTest, SinkStoppingAHeldAnswerStopsTheSession) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net

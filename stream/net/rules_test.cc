@@ -26,7 +26,7 @@
 #include "stream/net/testing/net_test_util.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 namespace {
 
 using net::testing::Cat;
@@ -178,4 +178,4 @@ TEST(NetServerRules, FirstMessageWrongDirectionAndErrorReply) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net

@@ -22,7 +22,7 @@
 #include "stream/net/admission.h"
 #include "stream/net/message.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 namespace {
 
 namespace asio = boost::asio;
@@ -659,4 +659,4 @@ uint64_t NetServer::connections_over_budget() const {
   return impl_->over_budget_;
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net

@@ -48,7 +48,7 @@
 #include "stream/container/hrry_mmap.h"
 #include "stream/net/server_session.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 
 struct NetServerConfig {
   std::string bind_address = "127.0.0.1";
@@ -113,6 +113,6 @@ class NetServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net
 
 #endif  // HURRAY_STREAM_NET_SERVER_H_

@@ -13,7 +13,7 @@
 #include "stream/net/client_session.h"
 #include "stream/net/framer.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 namespace {
 
 using net::MessageHeader;
@@ -573,4 +573,4 @@ size_t NetServerSession::buffered_bytes() const {
   return impl_->buffered_bytes();
 }
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net

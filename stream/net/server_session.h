@@ -52,7 +52,7 @@
 #include "stream/container/hrry_mmap.h"
 #include "stream/net/message.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 
 struct NetServerOptions {
   Mode mode = Mode::kStrict;  // NET-02 and NET-07 are strict-only
@@ -120,6 +120,6 @@ class NetServerSession {
 // index order, as a u32 LE byte length and the UTF-8 name.
 std::vector<uint8_t> TensorListBytes(const container::HrryFile& file);
 
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net
 
 #endif  // HURRAY_STREAM_NET_SERVER_SESSION_H_

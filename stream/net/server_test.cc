@@ -27,7 +27,7 @@
 #include "stream/net/testing/net_test_util.h"
 #include "stream/net/testing/slow_crowd.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 namespace {
 
 using container::testing::RecordingSink;
@@ -627,4 +627,4 @@ TEST(NetServer, StopEndsRunWithConnectionsOpen) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net

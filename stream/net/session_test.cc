@@ -20,7 +20,7 @@
 #include "stream/net/testing/net_test_util.h"
 #include "tests/vectors.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 namespace {
 
 using container::testing::RecordingSink;
@@ -424,4 +424,4 @@ TEST(NetClient, FailSourceIsStreamIo) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net

@@ -16,7 +16,7 @@
 #include "stream/net/client_session.h"
 #include "stream/net/testing/net_test_util.h"
 
-namespace hurray::stream {
+namespace hurray::stream::net {
 namespace {
 
 using Bytes = std::vector<uint8_t>;
@@ -82,4 +82,4 @@ TEST(Shards, ShardStreamsCountAsOpenStreams) {
 }
 
 }  // namespace
-}  // namespace hurray::stream
+}  // namespace hurray::stream::net

@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "parser/descriptor.h"
 #include "stream/container/file_format.h"
+#include "stream/container/safe_file_name.h"
 #include "stream/container/safe_output_dir.h"
 
 namespace hurray::stream::resume {
@@ -105,16 +106,16 @@ bool IsIndexPart(absl::string_view part) {
 // base "tensor_<i>" or SafeFileName(name, i), then the record's part (""
 // or ".values"), then ".f32" or ".npy"; a kept sparse tensor's index
 // arrays the same base, their part, and ".u64" (with .f32) or ".npy".
-bool IsOwnOutputName(const ingest::TensorRecord& r, uint64_t i) {
+bool IsOwnOutputName(const TensorRecord& r, uint64_t i) {
   std::vector<std::string> bases = {absl::StrCat("tensor_", i)};
-  if (!r.name.empty()) bases.push_back(ingest::SafeFileName(r.name, i));
+  if (!r.name.empty()) bases.push_back(container::SafeFileName(r.name, i));
   const std::pair<const char*, const char*> suffixes[] = {{".f32", ".u64"},
                                                           {".npy", ".npy"}};
   for (const std::string& base : bases) {
     for (const auto& [main, index] : suffixes) {
       if (r.output != absl::StrCat(base, r.part, main)) continue;
       bool all = true;
-      for (const ingest::TensorRecord::MoreOutput& m : r.more) {
+      for (const TensorRecord::MoreOutput& m : r.more) {
         if (!m.output.empty() &&
             m.output != absl::StrCat(base, m.part, index)) {
           all = false;
@@ -128,7 +129,7 @@ bool IsOwnOutputName(const ingest::TensorRecord& r, uint64_t i) {
 
 // Extents of a .hrry checkpoint lie in order after the header and end at
 // the offset.
-absl::Status CheckExtents(const ingest::Checkpoint& c) {
+absl::Status CheckExtents(const container::Checkpoint& c) {
   uint64_t end = container::kFileHeaderSize;
   for (const container::TensorExtent& e : c.extents) {
     uint64_t descriptor_end = 0, data_end = 0;
@@ -151,9 +152,9 @@ absl::Status CheckExtents(const ingest::Checkpoint& c) {
 
 // The index arrays of a kept sparse record: each is published or pending
 // as its record's main output is, under a part name of its own.
-absl::Status CheckMore(const ingest::TensorRecord& r, uint64_t i) {
+absl::Status CheckMore(const TensorRecord& r, uint64_t i) {
   std::set<absl::string_view> parts;
-  for (const ingest::TensorRecord::MoreOutput& m : r.more) {
+  for (const TensorRecord::MoreOutput& m : r.more) {
     if (!IsIndexPart(m.part) || !parts.insert(m.part).second) {
       return Bad(absl::StrCat("record ", i, ": '", m.part.substr(0, 80),
                               "' is not an index array part"));
@@ -176,9 +177,9 @@ absl::Status CheckMore(const ingest::TensorRecord& r, uint64_t i) {
 absl::Status CheckRecords(const IngestState& st) {
   std::set<absl::string_view> outputs;  // each file is one record's
   for (uint64_t i = 0; i < st.records.size(); ++i) {
-    const ingest::TensorRecord& r = st.records[i];
+    const TensorRecord& r = st.records[i];
     std::vector<const std::string*> names = {&r.output, &r.pending_output};
-    for (const ingest::TensorRecord::MoreOutput& m : r.more) {
+    for (const TensorRecord::MoreOutput& m : r.more) {
       names.push_back(&m.output);
       names.push_back(&m.pending);
     }
@@ -234,7 +235,7 @@ bool IsServerIdentity(absl::string_view id) {
 
 std::string SerializeState(const IngestState& st) {
   std::string text = absl::StrCat(kMagic, "\n");
-  const ingest::Checkpoint& c = st.checkpoint;
+  const container::Checkpoint& c = st.checkpoint;
   absl::StrAppend(&text, "source ", Hex(st.source), "\n");
   absl::StrAppend(&text, "out_dir ", Hex(st.out_dir), "\n");
   if (!st.outputs.empty()) {
@@ -267,7 +268,7 @@ std::string SerializeState(const IngestState& st) {
   for (const std::string& n : st.remaining_names) {
     absl::StrAppend(&text, "remaining ", Hex(n), "\n");
   }
-  for (const ingest::TensorRecord& r : st.records) {
+  for (const TensorRecord& r : st.records) {
     absl::StrAppend(&text, "record ", Hex(r.name), " ", Hex(r.shape), " ",
                     Hex(r.type), " ", Hex(r.scheme), " ", r.bytes, " ",
                     r.complete ? 1 : 0, " ", Hex(r.verdict), " ", Hex(r.output),
@@ -275,7 +276,7 @@ std::string SerializeState(const IngestState& st) {
                     r.data_crc32c, "\n");
     // A kept sparse tensor: its part, then one line per index array.
     if (!r.part.empty()) absl::StrAppend(&text, "part ", Hex(r.part), "\n");
-    for (const ingest::TensorRecord::MoreOutput& m : r.more) {
+    for (const TensorRecord::MoreOutput& m : r.more) {
       absl::StrAppend(&text, "more ", Hex(m.part), " ", Hex(m.output), " ",
                       Hex(m.pending), " ", m.crc32c, "\n");
     }
@@ -287,7 +288,7 @@ std::string SerializeState(const IngestState& st) {
 absl::StatusOr<IngestState> ParseState(absl::string_view text) {
   if (text.size() > kMaxStateBytes) return Bad("too large");
   IngestState st;
-  ingest::Checkpoint& c = st.checkpoint;
+  container::Checkpoint& c = st.checkpoint;
   std::set<std::string> seen;  // keys that may appear once
   bool first = true, ended = false, v2 = false, before_v4 = false;
   uint64_t more_lines = 0;
@@ -352,11 +353,11 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
       if (!IsServerIdentity(s)) return Bad("bad server identity");
       st.server = std::move(s);
     } else if (key == "format" && f.size() == 2 && num(1, &v[0]) &&
-               (v[0] ==
-                    static_cast<uint64_t>(ingest::ContainerFormat::kStream) ||
+               (v[0] == static_cast<uint64_t>(
+                            container::ContainerFormat::kStream) ||
                 v[0] ==
-                    static_cast<uint64_t>(ingest::ContainerFormat::kHrry))) {
-      c.format = static_cast<ingest::ContainerFormat>(v[0]);
+                    static_cast<uint64_t>(container::ContainerFormat::kHrry))) {
+      c.format = static_cast<container::ContainerFormat>(v[0]);
     } else if (key == "offset" && f.size() == 2 && num(1, &c.offset)) {
     } else if (key == "tensors" && f.size() == 2 && num(1, &c.tensors) &&
                c.tensors <= kMaxStateEntries) {
@@ -388,7 +389,7 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
       st.remaining_names.push_back(std::move(s));
     } else if (key == "record" && f.size() == 12) {
       if (st.records.size() >= kMaxStateEntries) return Bad("too many records");
-      ingest::TensorRecord r;
+      TensorRecord r;
       r.index = st.records.size();
       uint64_t complete = 0, crc = 0, data_crc = 0;
       if (!Unhex(f[1], &r.name) || !Unhex(f[2], &r.shape) ||
@@ -419,7 +420,7 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
           ++more_lines > kMaxStateEntries) {
         return Bad("too many index arrays");
       }
-      ingest::TensorRecord::MoreOutput m;
+      TensorRecord::MoreOutput m;
       uint64_t crc = 0;
       if (!Unhex(f[1], &m.part) || !Unhex(f[2], &m.output) ||
           !Unhex(f[3], &m.pending) || !num(4, &crc) || crc > UINT32_MAX) {
@@ -440,7 +441,7 @@ absl::StatusOr<IngestState> ParseState(absl::string_view text) {
       return Bad(absl::StrCat("no '", k, "' line"));
     }
   }
-  if (c.format == ingest::ContainerFormat::kHrry) {
+  if (c.format == container::ContainerFormat::kHrry) {
     if (c.header.size() != container::kFileHeaderSize ||
         c.last.size() != container::kTrailerSize ||
         c.extents.size() != c.tensors ||

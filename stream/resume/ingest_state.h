@@ -3,12 +3,12 @@
 // written, with --dequant), so that its outputs and verdict equal those of
 // an uninterrupted run.
 //
-//   files and pipes: the checkpoint of stream/ingest/consumers.h (the
-//     offset after the last completed tensor, outside any composite, and the
-//     CRC-32C of the bytes before it; for .hrry the header, the 40 bytes
-//     before the offset and the extents of the tensors walked, for the index
-//     checks at the end), and the file's identity
-//     (stream/resume/resume_source.h);
+//   files and pipes: the checkpoint (stream/container/checkpoint.h) the
+//     consumers of stream/ingest/consumers.h hand out (the offset after the
+//     last completed tensor, outside any composite, and the CRC-32C of the
+//     bytes before it; for .hrry the header, the 40 bytes before the offset
+//     and the extents of the tensors walked, for the index checks at the
+//     end), and the file's identity (stream/resume/resume_source.h);
 //   HTTP(S) sources: the same checkpoint, and the object's validator (a
 //     strong ETag, else its Last-Modified date) and size: a resumed run
 //     asks for the rest with Range and If-Range, so a changed object is
@@ -18,9 +18,10 @@
 //     § Identity; a resumed run asks again and refuses another answer), and
 //     for each completed tensor the CRC-32C of its data (a resumed run
 //     fetches the last completed key again and compares,
-//     stream/resume/resume_check_sink.h);
-//   both: the summary records of the completed tensors, each output with
-//     its CRC-32C (checked by DequantSink::Preload before a resumed run);
+//     stream/ingest/resume_check_sink.h);
+//   both: the summary records of the completed tensors
+//     (stream/resume/tensor_record.h), each output with its CRC-32C
+//     (checked by DequantSink::Preload before a resumed run);
 //     a sparse tensor kept as its arrays (issue 16) has a "part" line
 //     (".values", the part of its main output's name) and one "more" line
 //     per index array (its part, its published name or its temp, its
@@ -45,10 +46,10 @@
 // extents that do not lie in order before the offset, records that are not
 // complete, and output names other than those our mapping gives the record
 // (tensor_<i>.f32 or SafeFileName(name, i).f32, or the same with .npy,
-// stream/ingest/sinks.h; for a kept sparse tensor <base>.values.npy and
-// <base><part>.npy with the same base, part .indices, .indptr, .pos_L or
-// .crd_L, .f32/.u64 for f32; published or pending together) or our temp
-// names: never a '/', never '..', nothing outside OUT.
+// stream/container/safe_file_name.h, stream/ingest/sinks.h; for a kept sparse
+// tensor <base>.values.npy and <base><part>.npy with the same base, part
+// .indices, .indptr, .pos_L or .crd_L, .f32/.u64 for f32; published or pending
+// together) or our temp names: never a '/', never '..', nothing outside OUT.
 #ifndef HURRAY_STREAM_RESUME_INGEST_STATE_H_
 #define HURRAY_STREAM_RESUME_INGEST_STATE_H_
 
@@ -60,9 +61,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "stream/ingest/consumers.h"
-#include "stream/ingest/sinks.h"
+#include "stream/container/checkpoint.h"
 #include "stream/resume/resume_source.h"
+#include "stream/resume/tensor_record.h"
 
 namespace hurray::stream::resume {
 
@@ -103,9 +104,9 @@ struct IngestState {
   std::optional<HttpValidator> http;
   // tcp:// sources: what the server said identifies its file, when it did.
   std::optional<std::string> server;
-  ingest::Checkpoint checkpoint;
+  container::Checkpoint checkpoint;
   std::vector<std::string> remaining_names;  // network sources
-  std::vector<ingest::TensorRecord> records;
+  std::vector<TensorRecord> records;
 };
 
 std::string SerializeState(const IngestState& state);

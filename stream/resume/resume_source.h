@@ -1,10 +1,10 @@
 // What binds a resume state to its source file (issue 13 item 2): the
 // file's identity when the state was written (device, inode, size, mtime in
 // ns) and the CRC-32C of the bytes consumed before the checkpoint (computed
-// as they passed, stream/ingest/consumers.h Checkpoint::crc32c). A resumed run
-// continues only when the file is still the same file with the same bytes:
-// replacing it (another inode), rewriting it (size, mtime) or changing the
-// consumed bytes behind an unchanged mtime is refused.
+// as they passed, Checkpoint::crc32c of stream/container/checkpoint.h). A
+// resumed run continues only when the file is still the same file with the
+// same bytes: replacing it (another inode), rewriting it (size, mtime) or
+// changing the consumed bytes behind an unchanged mtime is refused.
 #ifndef HURRAY_STREAM_RESUME_RESUME_SOURCE_H_
 #define HURRAY_STREAM_RESUME_RESUME_SOURCE_H_
 

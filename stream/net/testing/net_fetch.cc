@@ -82,8 +82,8 @@ int main(int argc, char** argv) {
     for (const auto& b : sink.tensors[i].buffers) bytes += b.size();
     const std::string& key = sink.key_of_tensor[i];
     std::cout << (key.empty() ? "-" : key) << " " << bytes << "\n";
-    if (key == kListKey) {
-      const auto names = ParseTensorList(sink.tensors[i].buffers[0]);
+    if (key == net::kListKey) {
+      const auto names = net::ParseTensorList(sink.tensors[i].buffers[0]);
       if (names.ok()) {
         for (const auto& n : *names) std::cout << "  " << n << "\n";
       }

@@ -7,8 +7,8 @@
 // (FailedPrecondition, the loader stops) when the server's tensor is not
 // the one fetched before. Tensors of the keys after it go to `inner`
 // unchanged.
-#ifndef HURRAY_STREAM_RESUME_RESUME_CHECK_SINK_H_
-#define HURRAY_STREAM_RESUME_RESUME_CHECK_SINK_H_
+#ifndef HURRAY_STREAM_INGEST_RESUME_CHECK_SINK_H_
+#define HURRAY_STREAM_INGEST_RESUME_CHECK_SINK_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -19,24 +19,16 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "stream/ingest/sinks.h"
+#include "stream/resume/tensor_record.h"
 
-namespace hurray::stream::resume {
+namespace hurray::stream::ingest {
 
-// Network records are keyed: the first tensor of each key carries the key
-// as its name, members and shards follow unnamed. The index of the first
-// record of the last key (records.size() when none is named).
-size_t LastKeyStart(const std::vector<ingest::TensorRecord>& records);
-// The number of keys (named records).
-size_t CountKeys(const std::vector<ingest::TensorRecord>& records);
-// How many leading records belong to the first `keys` keys.
-size_t RecordsOfKeys(const std::vector<ingest::TensorRecord>& records,
-                     size_t keys);
-
-class ResumeCheckSink : public ingest::IngestSink {
+class ResumeCheckSink : public IngestSink {
  public:
-  // `expected`: the records of the key fetched again (LastKeyStart on).
-  ResumeCheckSink(std::vector<ingest::TensorRecord> expected,
-                  ingest::IngestSink* inner);
+  // `expected`: the records of the key fetched again (from
+  // resume::LastKeyStart on, stream/resume/network_records.h).
+  ResumeCheckSink(std::vector<resume::TensorRecord> expected,
+                  IngestSink* inner);
 
   [[nodiscard]] absl::Status OnTensorKey(absl::string_view key) override;
   [[nodiscard]] absl::Status OnDescriptor(const TensorDescriptor& d) override;
@@ -62,15 +54,14 @@ class ResumeCheckSink : public ingest::IngestSink {
   // the interrupted run fetched.
   [[nodiscard]] absl::Status Mismatch(absl::string_view why) const;
 
-  std::vector<ingest::TensorRecord> expected_;
-  ingest::IngestSink* inner_;
-  ingest::ValidateSink
-      probe_;  // records what arrives for the key fetched again
+  std::vector<resume::TensorRecord> expected_;
+  IngestSink* inner_;
+  ValidateSink probe_;  // records what arrives for the key fetched again
   size_t checked_ = 0;
   bool key_seen_ = false;
   bool forwarding_ = false;
 };
 
-}  // namespace hurray::stream::resume
+}  // namespace hurray::stream::ingest
 
-#endif  // HURRAY_STREAM_RESUME_RESUME_CHECK_SINK_H_
+#endif  // HURRAY_STREAM_INGEST_RESUME_CHECK_SINK_H_

@@ -1,37 +1,13 @@
-#include "stream/resume/resume_check_sink.h"
+#include "stream/ingest/resume_check_sink.h"
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
-namespace hurray::stream::resume {
+namespace hurray::stream::ingest {
 
-size_t LastKeyStart(const std::vector<ingest::TensorRecord>& records) {
-  for (size_t i = records.size(); i > 0; --i) {
-    if (!records[i - 1].name.empty()) return i - 1;
-  }
-  return records.size();
-}
-
-size_t CountKeys(const std::vector<ingest::TensorRecord>& records) {
-  size_t n = 0;
-  for (const ingest::TensorRecord& r : records) n += r.name.empty() ? 0 : 1;
-  return n;
-}
-
-size_t RecordsOfKeys(const std::vector<ingest::TensorRecord>& records,
-                     size_t keys) {
-  size_t named = 0;
-  for (size_t i = 0; i < records.size(); ++i) {
-    if (records[i].name.empty()) continue;
-    if (named == keys) return i;
-    ++named;
-  }
-  return records.size();
-}
-
-ResumeCheckSink::ResumeCheckSink(std::vector<ingest::TensorRecord> expected,
-                                 ingest::IngestSink* inner)
+ResumeCheckSink::ResumeCheckSink(std::vector<resume::TensorRecord> expected,
+                                 IngestSink* inner)
     : expected_(std::move(expected)), inner_(inner) {
   probe_.set_record_data_crc(true);
   forwarding_ = expected_.empty();
@@ -79,8 +55,8 @@ absl::Status ResumeCheckSink::OnBufferPiece(uint32_t buffer_index,
 absl::Status ResumeCheckSink::OnTensorEnd() {
   if (forwarding_) return inner_->OnTensorEnd();
   probe_.OnTensorEnd().IgnoreError();  // only records, as above
-  const ingest::TensorRecord& got = probe_.records().back();
-  const ingest::TensorRecord& want = expected_[checked_];
+  const resume::TensorRecord& got = probe_.records().back();
+  const resume::TensorRecord& want = expected_[checked_];
   if (got.name != want.name || got.shape != want.shape ||
       got.type != want.type || got.scheme != want.scheme ||
       got.bytes != want.bytes) {
@@ -109,4 +85,4 @@ absl::Status ResumeCheckSink::OnTensorNames(
   return inner_->OnTensorNames(names);
 }
 
-}  // namespace hurray::stream::resume
+}  // namespace hurray::stream::ingest

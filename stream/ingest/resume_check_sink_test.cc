@@ -1,7 +1,7 @@
 // ResumeCheckSink: a resumed network ingest fetches the last completed key
 // again and goes on only when the server still has the same tensors
 // (issue 13 item 2).
-#include "stream/resume/resume_check_sink.h"
+#include "stream/ingest/resume_check_sink.h"
 
 #include <memory>
 #include <string>
@@ -12,17 +12,18 @@
 #include "stream/container/hrry_mmap.h"
 #include "stream/ingest/sinks.h"
 #include "stream/net/testing/net_test_util.h"
+#include "stream/resume/network_records.h"
 
-namespace hurray::stream::resume {
+namespace hurray::stream::ingest {
 namespace {
 
 const std::vector<std::string> kKeys = {"dense", "partition", "quant"};
 
 // The records of a first run over `file` that completed the first `keys`
 // keys of kKeys.
-std::vector<ingest::TensorRecord> FirstRun(const container::HrryFile& file,
+std::vector<resume::TensorRecord> FirstRun(const container::HrryFile& file,
                                            size_t keys) {
-  ingest::ValidateSink sink;
+  ValidateSink sink;
   sink.set_record_data_crc(true);
   const net::testing::InMemoryRun r = net::testing::RunInMemory(
       file,
@@ -36,17 +37,17 @@ std::vector<ingest::TensorRecord> FirstRun(const container::HrryFile& file,
 struct Resumed {
   absl::Status status;
   bool checked = false;
-  std::vector<ingest::TensorRecord> inner;  // what reached the real sink
+  std::vector<resume::TensorRecord> inner;  // what reached the real sink
 };
 
 // Resumes after `keys` keys: the last of them again, then the rest.
 Resumed Resume(const container::HrryFile& server,
-               const std::vector<ingest::TensorRecord>& done, size_t keys) {
-  const size_t from = LastKeyStart(done);
+               const std::vector<resume::TensorRecord>& done, size_t keys) {
+  const size_t from = resume::LastKeyStart(done);
   EXPECT_LT(from, done.size());
-  ingest::ValidateSink inner;
+  ValidateSink inner;
   ResumeCheckSink check(
-      std::vector<ingest::TensorRecord>(done.begin() + from, done.end()),
+      std::vector<resume::TensorRecord>(done.begin() + from, done.end()),
       &inner);
   std::vector<std::string> names = {kKeys[keys - 1]};
   names.insert(names.end(), kKeys.begin() + keys, kKeys.end());
@@ -56,29 +57,15 @@ Resumed Resume(const container::HrryFile& server,
   return {r.status, check.checked(), inner.records()};
 }
 
-TEST(ResumeCheckSink, KeysAndRecords) {
-  std::vector<ingest::TensorRecord> records(5);
-  records[0].name = "a";
-  records[1].name = "b";  // a composite head, two members
-  records[4].name = "c";
-  EXPECT_EQ(LastKeyStart(records), 4u);
-  EXPECT_EQ(CountKeys(records), 3u);
-  EXPECT_EQ(RecordsOfKeys(records, 0), 0u);
-  EXPECT_EQ(RecordsOfKeys(records, 1), 1u);
-  EXPECT_EQ(RecordsOfKeys(records, 2), 4u);
-  EXPECT_EQ(RecordsOfKeys(records, 3), 5u);
-  EXPECT_EQ(LastKeyStart({}), 0u);
-}
-
 TEST(ResumeCheckSink, TheSameServerGoesOn) {
   const std::vector<uint8_t> bytes = net::testing::NetTestFile();
   const std::unique_ptr<container::HrryFile> file =
       net::testing::OpenTestFile(bytes);
   ASSERT_NE(file, nullptr);
-  const std::vector<ingest::TensorRecord> all = FirstRun(*file, 3);
+  const std::vector<resume::TensorRecord> all = FirstRun(*file, 3);
   for (size_t keys : {size_t{1}, size_t{2}}) {
     SCOPED_TRACE(keys);
-    const std::vector<ingest::TensorRecord> done = FirstRun(*file, keys);
+    const std::vector<resume::TensorRecord> done = FirstRun(*file, keys);
     const Resumed r = Resume(*file, done, keys);
     ASSERT_TRUE(r.status.ok()) << r.status;
     EXPECT_TRUE(r.checked);
@@ -118,7 +105,7 @@ TEST(ResumeCheckSink, AChangedServerIsRefused) {
         net::testing::OpenTestFile(other);
     ASSERT_NE(changed, nullptr);
 
-    const std::vector<ingest::TensorRecord> done = FirstRun(*file, keys);
+    const std::vector<resume::TensorRecord> done = FirstRun(*file, keys);
     const Resumed r = Resume(*changed, done, keys);
     EXPECT_EQ(r.status.code(), absl::StatusCode::kFailedPrecondition)
         << r.status;
@@ -135,7 +122,7 @@ TEST(ResumeCheckSink, AnotherTensorUnderTheKeyIsRefused) {
   const std::unique_ptr<container::HrryFile> file =
       net::testing::OpenTestFile(bytes);
   ASSERT_NE(file, nullptr);
-  std::vector<ingest::TensorRecord> done = FirstRun(*file, 1);
+  std::vector<resume::TensorRecord> done = FirstRun(*file, 1);
   done.back().shape = "[4, 3]";
   const Resumed r = Resume(*file, done, 1);
   EXPECT_EQ(r.status.code(), absl::StatusCode::kFailedPrecondition);
@@ -143,4 +130,4 @@ TEST(ResumeCheckSink, AnotherTensorUnderTheKeyIsRefused) {
 }
 
 }  // namespace
-}  // namespace hurray::stream::resume
+}  // namespace hurray::stream::ingest
