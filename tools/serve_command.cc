@@ -107,7 +107,7 @@ int RunServe(absl::Span<const std::string> args, std::ostream& out,
   // The identity resumed clients compare (docs/network.md § Identity): the
   // file as it was before and after it was opened, else it was replaced
   // meanwhile.
-  const absl::StatusOr<std::string> before = stream::StatIdentity(path);
+  const absl::StatusOr<std::string> before = stream::net::StatIdentity(path);
   auto file = stream::container::HrryFile::Open(path, parsed->file_options);
   if (!file.ok()) {
     const auto rule = RuleIdOf(file.status());
@@ -115,18 +115,18 @@ int RunServe(absl::Span<const std::string> args, std::ostream& out,
         << TerminalSafe(file.status().message()) << "\n";
     return rule.has_value() ? kExitRejected : kExitError;
   }
-  const absl::StatusOr<std::string> after = stream::StatIdentity(path);
+  const absl::StatusOr<std::string> after = stream::net::StatIdentity(path);
   if (!before.ok() || !after.ok() || *before != *after) {
     err << "hurray serve: " << TerminalSafe(path)
         << ": the file changed while it was opened\n";
     return kExitError;
   }
-  config.session.identity = stream::ServedFileIdentity(*after, **file);
-  if (config.max_connections > stream::DefaultMaxConnections()) {
+  config.session.identity = stream::net::ServedFileIdentity(*after, **file);
+  if (config.max_connections > stream::net::DefaultMaxConnections()) {
     // Accepting fails (and is retried) when no descriptor is left.
     err << "hurray serve: warning: --max-connections " << config.max_connections
         << " is above what the descriptor limit allows ("
-        << stream::DefaultMaxConnections() << "; see ulimit -n)\n";
+        << stream::net::DefaultMaxConnections() << "; see ulimit -n)\n";
   }
   stream::net::NetServer server(file->get(), config);
   const absl::Status listening = server.Listen();
