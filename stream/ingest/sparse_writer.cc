@@ -20,38 +20,16 @@
 
 namespace hurray::stream::ingest {
 
-SparseWriter::SparseWriter(const WriterContext& ctx, const TensorDescriptor& d,
-                           const std::string& base, const std::string& name,
-                           const OutputType& out_type)
-    : TensorWriter(absl::StrCat(base, OutputSuffix(ctx.options->format)), base),
-      ctx_(ctx),
-      desc_(d),
-      name_(name),
-      out_type_(out_type),
-      out_(ctx),
-      spools_(ctx.dir) {}
-
 absl::Status SparseWriter::Begin(std::string* none) {
   const TensorDescriptor& d = desc_;
   const DequantSinkOptions& o = *ctx_.options;
-  quantized_ = d.has(flag::kHasQuantization);
-  if (quantized_) {
-    // Parameter buffers after the layout's: values + index buffers.
-    const uint32_t layout_buffers = d.layout_tag == layout_tag::kCoo ? 2
-                                    : d.layout_tag == layout_tag::kCsf
-                                        ? 2 * d.rank + 1
-                                        : 3;
-    uint64_t parameter_bytes = 0;
-    for (uint32_t i = layout_buffers; i < d.buffer_count && i < kMaxBuffers;
-         ++i) {
-      parameter_bytes += d.buffers[i].byte_size;
-    }
-    if (parameter_bytes > o.max_parameter_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the parameter buffers of a tensor take ", parameter_bytes,
-          " bytes, more than the limit of ", o.max_parameter_bytes));
-    }
-  }
+  // The parameter buffers of a quantized tensor follow the layout's: the
+  // values and the index buffers.
+  const uint32_t layout_buffers = d.layout_tag == layout_tag::kCoo ? 2
+                                  : d.layout_tag == layout_tag::kCsf
+                                      ? 2 * d.rank + 1
+                                      : 3;
+  HURRAY_RETURN_IF_ERROR(CheckParameters(layout_buffers));
   uint64_t count = 0, dense = 0;
   const uint64_t width = out_type_.bytes() * (out_type_.pairs ? 2 : 1);
   const bool fits = d.ElementCount(&count) &&
@@ -71,17 +49,10 @@ absl::Status SparseWriter::Begin(std::string* none) {
   dense_bytes_ = dense;
   conv_.emplace(quantized_ ? type_tag::kFloat32 : d.type_tag, out_type_,
                 d.layout.nnz);
-  absl::Status s = spools_.Open(d, o.spool_memory_bytes);
+  absl::Status s = OpenSpools();
   if (!s.ok()) return s;
   if (keep_) return absl::OkStatus();  // the outputs open at the end
   return out_.Open(name_, out_type_, OutputShape(d, out_type_));
-}
-
-absl::Status SparseWriter::End(WriterResult* result) {
-  absl::Status s = Finish(result);
-  result->late_entries = std::move(late_entries_);
-  late_entries_.clear();
-  return s;
 }
 
 absl::Status SparseWriter::Finish(WriterResult* result) {
@@ -89,13 +60,6 @@ absl::Status SparseWriter::Finish(WriterResult* result) {
   absl::Status s = Densify(&result->verdict, /*by_value=*/false);
   if (!s.ok() || no_output_) return s;
   return out_.Close(result);
-}
-
-void SparseWriter::NoOutputAtEnd(std::string* verdict, absl::string_view why) {
-  *verdict = absl::StrCat("no output: ", why);
-  late_entries_.clear();
-  out_.Abandon();
-  no_output_ = true;
 }
 
 // The values converted (dequantized) in stored order as the main output
