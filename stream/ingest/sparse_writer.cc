@@ -17,6 +17,7 @@
 #include "stream/ingest/output/sparse_dequant.h"
 #include "stream/ingest/output/sparse_walk.h"
 #include "stream/ingest/output_naming.h"
+#include "stream/ingest/values_buffer.h"
 
 namespace hurray::stream::ingest {
 
@@ -37,6 +38,13 @@ absl::Status SparseWriter::Begin(std::string* none) {
                     dense <= o.max_dense_bytes;
   // Kept as its arrays: asked for, or too large to write dense.
   keep_ = o.sparse == SparseOutput::kKeep || !fits;
+  if (keep_ && ctx_.values != nullptr) {
+    // Values for the observer (WriterContext::values) are the dense ones.
+    *none = absl::StrCat("no output: the dense form is over ",
+                         o.max_dense_bytes, " bytes (max_dense_bytes)");
+    keep_ = false;
+    return absl::OkStatus();
+  }
   if (keep_) {
     // Values first: "<name>.values", then the index arrays (KeepArrays).
     final_name_ = absl::StrCat(base_, ".values", OutputSuffix(o.format));
@@ -249,6 +257,9 @@ absl::Status SparseWriter::Densify(std::string* verdict, bool by_value) {
     }
   }
   Mapping out_map;
+  // In memory (WriterContext::values): the buffer, zero-filled.
+  uint8_t* in_memory = nullptr;
+  if (s.ok() && out_.in_memory()) in_memory = ctx_.values->ZeroFilled().data();
   if (s.ok() && dense.fd >= 0) {
     if (::ftruncate(dense.fd, static_cast<off_t>(header + dense_bytes_)) != 0) {
       s = ErrnoStatus("cannot size", dir->Describe(out_.temp()));
@@ -259,7 +270,7 @@ absl::Status SparseWriter::Densify(std::string* verdict, bool by_value) {
   uint64_t placed = 0;
   if (s.ok()) {
     uint8_t* out =
-        out_map.data() == nullptr ? nullptr : out_map.data() + header;
+        out_map.data() == nullptr ? in_memory : out_map.data() + header;
     s = ForEachSparseElement(
         desc_, views, [&](uint64_t value, uint64_t position) {
           const uint64_t at = by_value ? value : position;
