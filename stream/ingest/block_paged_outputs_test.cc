@@ -20,6 +20,7 @@
 #include "stream/ingest/loader.h"
 #include "stream/ingest/sinks.h"
 #include "stream/ingest/testing/loader_test_util.h"
+#include "stream/ingest/values_test_util.h"
 
 namespace hurray::stream::ingest {
 namespace {
@@ -139,6 +140,22 @@ PagedRun Ingest(const IngestTensor& t, OutputFormat format,
   const std::vector<uint8_t> bytes = ingest::testing::StreamBytes(v);
   r.status = loader.Run(LoadSource::Memory(bytes), c.get()).status;
   r.records = sink.records();
+  // A float32 file holds the values the sink writes into a values buffer
+  // instead (DequantSinkOptions::values).
+  const TensorDescriptor& d = *t.tensor.descriptor;
+  if (r.status.ok() && format == OutputFormat::kF32 &&
+      (d.has(flag::kHasQuantization) || d.type_tag == type_tag::kFloat32) &&
+      r.records.size() == 1 && r.records[0].output == "tensor_0.f32") {
+    const absl::StatusOr<std::vector<float>> mem =
+        ingest::testing::ValuesInMemory(
+            bytes, o, ingest::testing::FreshDir(name + "_mem"), 7);
+    EXPECT_TRUE(mem.ok()) << mem.status();
+    if (mem.ok()) {
+      const auto* p = reinterpret_cast<const uint8_t*>(mem->data());
+      EXPECT_EQ(std::vector<uint8_t>(p, p + mem->size() * 4),
+                ingest::testing::ReadAll(r.dir + "/tensor_0.f32"));
+    }
+  }
   return r;
 }
 

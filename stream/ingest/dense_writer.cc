@@ -6,6 +6,7 @@
 #include "absl/base/config.h"
 #include "absl/strings/str_cat.h"
 #include "parser/element_type.h"
+#include "parser/rules.h"
 #include "parser/wire.h"
 
 namespace hurray::stream::ingest {
@@ -20,10 +21,17 @@ DenseWriter::DenseWriter(const WriterContext& ctx, const TensorDescriptor& d,
       out_type_(out_type),
       quantized_(quantized),
       conv_(quantized ? type_tag::kFloat32 : d.type_tag, out_type, count),
+      values_(ctx.values),
       floats_out_(this, ctx.float_window) {}
 
 absl::Status DenseWriter::OpenOutput(const TensorDescriptor& d) {
-  return out_.Open(name_, out_type_, OutputShape(d, out_type_));
+  HURRAY_RETURN_IF_ERROR(
+      out_.Open(name_, out_type_, OutputShape(d, out_type_)));
+#if defined(ABSL_IS_LITTLE_ENDIAN)
+  direct_ = out_.in_memory() && quantized_ &&
+            out_type_.tag == type_tag::kFloat32 && !out_type_.pairs;
+#endif
+  return absl::OkStatus();
 }
 
 absl::Status DenseWriter::Piece(uint32_t buffer,

@@ -6,6 +6,7 @@
 #ifndef HURRAY_STREAM_INGEST_DENSE_WRITER_H_
 #define HURRAY_STREAM_INGEST_DENSE_WRITER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/output_file.h"
 #include "stream/ingest/tensor_writer.h"
+#include "stream/ingest/values_buffer.h"
 
 namespace hurray::stream::ingest {
 
@@ -60,25 +62,40 @@ class DenseWriter : public TensorWriter {
   ElementConverter conv_;
   std::optional<dequant::Dequantizer> dq_;
   uint64_t skip_ = 0;
+  ValuesBuffer* values_;
+  // The dequantizer writes straight into values_ (OpenOutput).
+  bool direct_ = false;
   // Feed's output: the sink's window of at most one sub-piece's floats
   // (WriterContext::float_window, kept from one tensor to the next),
-  // written out as they complete.
+  // written out as they complete; or, when the output is the values buffer
+  // as float32 (direct_), the buffer itself: the dequantizer writes each
+  // float once, where the observer reads it.
   class Floats final : public dequant::DequantOutput {
    public:
     Floats(DenseWriter* w, std::vector<float>* window)
         : w_(w), window_(window) {}
     absl::Span<float> Window(uint64_t, size_t count) override {
+      direct_ = {};
+      if (w_->direct_) direct_ = w_->values_->Next(count * sizeof(float));
+      if (!direct_.empty()) {
+        return absl::MakeSpan(reinterpret_cast<float*>(direct_.data()), count);
+      }
       if (window_->size() < count) window_->resize(count);
       return absl::MakeSpan(window_->data(), count);
     }
     [[nodiscard]] absl::Status Commit(uint64_t, size_t count) override {
-      return w_->WriteFloats(window_->data(), count);
+      if (direct_.empty()) return w_->WriteFloats(window_->data(), count);
+      const size_t n = std::min(direct_.size(), count * sizeof(float));
+      w_->values_->Advance(n);
+      w_->conv_.Discard(direct_.first(n));  // counted, already in place
+      return absl::OkStatus();
     }
     absl::Span<float> Tensor(uint64_t) override { return {}; }
 
    private:
     DenseWriter* w_;
     std::vector<float>* window_;
+    absl::Span<uint8_t> direct_;  // the last Window, in the values buffer
   };
   Floats floats_out_;
   std::vector<uint8_t> le_;

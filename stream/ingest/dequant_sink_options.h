@@ -12,6 +12,8 @@
 
 namespace hurray::stream::ingest {
 
+class ValuesBuffer;  // stream/ingest/values_buffer.h
+
 // --sparse dense|keep.
 enum class SparseOutput : uint8_t { kDense, kKeep };
 
@@ -39,6 +41,15 @@ struct DequantSinkOptions {
   OutputDtype dtype = OutputDtype::kAuto;
   // False: dequantize (checking the data-level rules) but write no file.
   bool write_files = true;
+  // Not owned; may be null. The float32 values of each tensor are written
+  // into it instead of a file when they fit (ValuesBuffer::max_bytes), for
+  // the observer of Ingest() (TensorData::kDequantized without an output
+  // directory: format kF32, dtype kFloat32, no safetensors), except while
+  // the names come at the end (a .hrry read forward), when each output
+  // waits for its name in a file of out_dir. Outputs that do not fit go to
+  // files of out_dir; with an empty out_dir there is no directory (not the
+  // current one), and they fail.
+  ValuesBuffer* values = nullptr;
   // .hrry: publish the outputs under the index names (else tensor_<i>.f32).
   bool rename_to_names = true;
   // .hrry: finished outputs waiting for the index survive an interruption

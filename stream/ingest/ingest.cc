@@ -27,6 +27,7 @@
 #include "stream/ingest/partial_hrry.h"
 #include "stream/ingest/resume_check_sink.h"
 #include "stream/ingest/selecting_sink.h"
+#include "stream/ingest/values_buffer.h"
 #include "stream/net/client_session.h"
 #include "stream/resume/ingest_state.h"
 #include "stream/resume/network_records.h"
@@ -271,6 +272,7 @@ class IngestRun {
   IngestReport report_;
 
   ScratchDir scratch_;
+  std::unique_ptr<ValuesBuffer> values_;
   std::unique_ptr<container::SafeOutputDir> values_dir_;
   std::unique_ptr<RecordingIngestSink> sink_;
   std::unique_ptr<ObserverTap> tap_;
@@ -318,15 +320,19 @@ absl::Status IngestRun::MakeSink() {
     // when it is interrupted.
     o.keep_unnamed_outputs = !r_.resume_file.empty();
   } else if (values) {
-    HURRAY_RETURN_IF_ERROR(scratch_.Create(r_.scratch_dir));
-    o.out_dir = scratch_.path();
+    // In memory (values_buffer.h); files only for what cannot be, in a
+    // scratch directory that matters only then (IngestRequest::
+    // max_values_bytes).
+    values_ = std::make_unique<ValuesBuffer>(r_.max_values_bytes);
+    o.values = values_.get();
+    if (scratch_.Create(r_.scratch_dir).ok()) o.out_dir = scratch_.path();
     o.format = OutputFormat::kF32;
     o.dtype = OutputDtype::kFloat32;
     o.sparse = SparseOutput::kDense;
   } else {
     o.write_files = false;
   }
-  if (values) {
+  if (values && !o.out_dir.empty()) {
     absl::StatusOr<std::unique_ptr<container::SafeOutputDir>> d =
         container::SafeOutputDir::Open(o.out_dir);
     if (!d.ok()) return d.status();
@@ -338,7 +344,7 @@ absl::Status IngestRun::MakeSink() {
 
 IngestSink* IngestRun::Tap(IngestSink* next, std::function<void()> cancel) {
   tap_ = std::make_unique<ObserverTap>(
-      next, sink_.get(), observer_, r_, values_dir_.get(),
+      next, sink_.get(), observer_, r_, values_.get(), values_dir_.get(),
       /*remove_values=*/r_.out_dir.empty(), std::move(cancel));
   return tap_.get();
 }

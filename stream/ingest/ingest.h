@@ -83,6 +83,9 @@ inline constexpr uint64_t kMaxSpoolBytesLimit = uint64_t{16} << 30;
 // The most a tensor's raw buffers may hold when the observer asks for them
 // (IngestRequest::max_raw_tensor_bytes' default).
 inline constexpr uint64_t kDefaultMaxRawTensorBytes = uint64_t{1} << 30;
+// The most a tensor's float32 values may take in memory
+// (IngestRequest::max_values_bytes' default).
+inline constexpr uint64_t kDefaultMaxValuesBytes = uint64_t{1} << 30;
 
 // Where the bytes come from.
 struct IngestSource {
@@ -157,9 +160,22 @@ struct IngestRequest {
   TensorData data = TensorData::kNone;
   // kRaw: a tensor whose buffers hold more fails the run (ResourceExhausted).
   uint64_t max_raw_tensor_bytes = kDefaultMaxRawTensorBytes;
-  // kDequantized without out_dir: where the float32 values are staged
-  // (a private directory is created in it and removed at the end); "" is
-  // $TMPDIR, else /tmp.
+  // kDequantized without out_dir: the float32 values of each tensor are
+  // written into one buffer in memory, sized from the tensor's validated
+  // shape (its logical element count; a block-paged tensor's rows, a sparse
+  // tensor's dense form) before its bytes arrive, kept from one tensor to
+  // the next, and handed to OnTensor from there: no file. Memory holds at
+  // most max_values_bytes of values (and the spools' budget, sinks.h). A
+  // tensor whose values take more, and every tensor of a .hrry read forward
+  // (its values wait for the index's names at the file's end, so the
+  // buffer cannot be reused), are staged in a file of scratch_dir instead,
+  // as is a spooled buffer over the spools' memory budget; when scratch_dir
+  // is not usable, only such a tensor fails the run (ResourceExhausted, no
+  // rule id: a limit of the run, not a verdict on the input).
+  uint64_t max_values_bytes = kDefaultMaxValuesBytes;
+  // Where values and spools are staged when they must be (above): a private
+  // directory is created in it and removed at the end; "" is $TMPDIR, else
+  // /tmp.
   std::string scratch_dir;
 
   // Strict or permissive, descriptor limits, private agreements.

@@ -182,6 +182,77 @@ TEST(IngestTest, ObserverGetsDequantizedValues) {
   }
 }
 
+// The values of every tensor of `tensors` Ingest() handed over, as expected.
+void ExpectValues(const std::vector<IngestTensor>& tensors,
+                  const Recorder& rec) {
+  ASSERT_EQ(rec.seen.size(), tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].expected.empty()) continue;
+    EXPECT_TRUE(rec.seen[i].has_values) << i;
+    EXPECT_EQ(rec.seen[i].values, tensors[i].expected) << i;
+  }
+}
+
+// The values are handed over from memory: a scratch directory that cannot
+// be created does not matter to a stream or a .hrry read by ranges, only to
+// a .hrry read forward (its values wait for the index's names in files).
+TEST(IngestTest, DequantizedValuesNeedNoScratchDirectory) {
+  const std::string dir = FreshDir("ingest_values_memory");
+  const std::vector<IngestTensor> tensors = MixedTensors(8);
+  for (const char* kind : {"stream", "ranges", "forward"}) {
+    SCOPED_TRACE(kind);
+    const bool hrry = std::string(kind) != "stream";
+    IngestRequest r = RequestFor(WriteInput(
+        dir, kind, hrry ? HrryBytes(tensors) : StreamBytes(tensors)));
+    r.data = TensorData::kDequantized;
+    r.scratch_dir = dir + "/absent/below";
+    r.index_first = std::string(kind) == "ranges";
+    r.chunk_size = 4096;
+    Recorder rec;
+    absl::StatusOr<IngestReport> report = Ingest(r, &rec);
+    ASSERT_TRUE(report.ok()) << report.status();
+    if (std::string(kind) == "forward") {
+      EXPECT_FALSE(report->status.ok());
+      EXPECT_TRUE(rec.seen.empty());
+      continue;
+    }
+    ASSERT_TRUE(report->status.ok()) << report->status;
+    ExpectValues(tensors, rec);
+  }
+}
+
+// A tensor whose values are over max_values_bytes is staged in a file of
+// the scratch directory (removed with the run); without one it fails the
+// run, naming the limit.
+TEST(IngestTest, DequantizedValuesOverTheLimit) {
+  const std::string dir = FreshDir("ingest_values_limit");
+  const std::vector<IngestTensor> tensors = MixedTensors(9);
+  for (const char* kind : {"stream", "ranges"}) {
+    SCOPED_TRACE(kind);
+    const bool hrry = std::string(kind) == "ranges";
+    IngestRequest r = RequestFor(WriteInput(
+        dir, kind, hrry ? HrryBytes(tensors) : StreamBytes(tensors)));
+    r.data = TensorData::kDequantized;
+    r.scratch_dir = dir;
+    r.index_first = hrry;
+    r.max_values_bytes = 16;
+    Recorder rec;
+    absl::StatusOr<IngestReport> report = Ingest(r, &rec);
+    ASSERT_TRUE(report.ok()) << report.status();
+    ASSERT_TRUE(report->status.ok()) << report->status;
+    ExpectValues(tensors, rec);
+    EXPECT_EQ(ingest::testing::ListDir(dir).size(), hrry ? 2u : 1u);
+
+    r.scratch_dir = dir + "/absent";
+    report = Ingest(r, &rec);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_EQ(report->status.code(), absl::StatusCode::kResourceExhausted)
+        << report->status;
+    EXPECT_THAT(std::string(report->status.message()),
+                ::testing::HasSubstr("max_values_bytes"));
+  }
+}
+
 TEST(IngestTest, ObserverGetsRawBuffers) {
   const std::string dir = FreshDir("ingest_raw");
   const std::vector<IngestTensor> tensors = MixedTensors(3);

@@ -58,11 +58,11 @@ class MappedValues {
 
 }  // namespace
 
-absl::Status ObserverTap::DeliverUpTo(size_t end) {
+absl::Status ObserverTap::DeliverUpTo(size_t end, bool named_only) {
   const std::vector<TensorRecord>& records = records_->records();
   for (; delivered_ < end && delivered_ < records.size(); ++delivered_) {
     const TensorRecord& r = records[delivered_];
-    if (!r.complete) break;
+    if (!r.complete || (named_only && r.name.empty())) break;
     IngestedTensor t;
     t.record = &r;
     t.shape = r.dims;
@@ -73,11 +73,18 @@ absl::Status ObserverTap::DeliverUpTo(size_t end) {
       for (const std::vector<uint8_t>& b : buffers_) views.emplace_back(b);
       t.buffers = views;
       t.descriptor = descriptor_.get();
-    } else if (data_ == TensorData::kDequantized && values_dir_ != nullptr &&
-               !r.output.empty() && r.more.empty()) {
-      HURRAY_RETURN_IF_ERROR(Stop(mapped.Map(*values_dir_, r.output)));
-      t.values = mapped.values();
-      t.has_values = true;
+    } else if (data_ == TensorData::kDequantized && r.more.empty()) {
+      // A range read hands a tensor over before the index names its file
+      // (pending_output).
+      const std::string& file = r.output.empty() ? r.pending_output : r.output;
+      if (values_ != nullptr && values_->tensor() == r.index) {
+        t.values = values_->floats();
+        t.has_values = true;
+      } else if (values_dir_ != nullptr && !file.empty()) {
+        HURRAY_RETURN_IF_ERROR(Stop(mapped.Map(*values_dir_, file)));
+        t.values = mapped.values();
+        t.has_values = true;
+      }
     }
     absl::Status s = observer_->OnTensor(t);
     if (remove_values_ && values_dir_ != nullptr && !r.output.empty()) {

@@ -1,8 +1,9 @@
 // Internal to Ingest() (ingest.cc): the sink that stands between the reader
 // and the run's sink and hands each tensor whose verdict is final to the
-// IngestObserver (ingest.h), with its float32 values (mapped from the
-// DequantSink's f32 output) or its raw buffers; and the private scratch
-// directory the values are staged in when the run writes no outputs.
+// IngestObserver (ingest.h), with its float32 values (from the DequantSink's
+// values buffer, values_buffer.h, or mapped from its f32 output) or its raw
+// buffers; and the private scratch directory values are staged in when the
+// run writes no outputs and they cannot stay in memory.
 #ifndef HURRAY_STREAM_INGEST_OBSERVER_TAP_H_
 #define HURRAY_STREAM_INGEST_OBSERVER_TAP_H_
 
@@ -20,13 +21,16 @@
 #include "stream/container/safe_output_dir.h"
 #include "stream/ingest/ingest.h"
 #include "stream/ingest/sinks.h"
+#include "stream/ingest/values_buffer.h"
 
 namespace hurray::stream::ingest {
 
 // Forwards every event to `next`; `records` is the run's RecordingIngestSink
 // (the records it reads). A tensor is handed over once its record is
 // complete: at its end, or, when the container names its tensors at its end
-// (.hrry), after OnTensorNames; with TensorData::kRaw always at its end.
+// (.hrry read forward), after OnTensorNames; a tensor a range read named
+// before its bytes (OnTensorKey), and every tensor with TensorData::kRaw, at
+// its end.
 // The observer's Cancelled() is polled after each tensor: `cancel` stops
 // the loader; without one (a range read) the tap fails the read with
 // Cancelled.
@@ -36,17 +40,19 @@ namespace hurray::stream::ingest {
 // and polls the cancel check.
 class ObserverTap final : public IngestSink {
  public:
-  // `values_dir`: where the float32 outputs are (TensorData::kDequantized);
+  // TensorData::kDequantized: `values` the sink's values buffer (may be
+  // null), `values_dir` where the float32 outputs are that are not in it;
   // `remove_values`: they are staged (scratch) and removed once handed over.
   ObserverTap(IngestSink* next, const RecordingIngestSink* records,
               IngestObserver* observer, const IngestRequest& request,
-              container::SafeOutputDir* values_dir, bool remove_values,
-              std::function<void()> cancel)
+              const ValuesBuffer* values, container::SafeOutputDir* values_dir,
+              bool remove_values, std::function<void()> cancel)
       : next_(next),
         records_(records),
         observer_(observer),
         data_(request.data),
         max_raw_(request.max_raw_tensor_bytes),
+        values_(values),
         values_dir_(values_dir),
         remove_values_(remove_values),
         cancel_(std::move(cancel)),
@@ -82,9 +88,9 @@ class ObserverTap final : public IngestSink {
   }
   [[nodiscard]] absl::Status OnTensorEnd() override {
     HURRAY_RETURN_IF_ERROR(next_->OnTensorEnd());
-    if (data_ == TensorData::kRaw || !names_at_end_) {
-      HURRAY_RETURN_IF_ERROR(DeliverUpTo(records_->records().size()));
-    }
+    HURRAY_RETURN_IF_ERROR(
+        DeliverUpTo(records_->records().size(),
+                    /*named_only=*/names_at_end_ && data_ != TensorData::kRaw));
     if (observer_->Cancelled()) {
       // Without a loader to stop (a range read): stop the reader here.
       if (!cancel_) return Stop(absl::CancelledError("cancelled"));
@@ -102,7 +108,7 @@ class ObserverTap final : public IngestSink {
     // A forward selection renumbered the records (SelectingSink).
     delivered_ = std::min(delivered_, records_->records().size());
     if (data_ == TensorData::kRaw) return absl::OkStatus();
-    return DeliverUpTo(records_->records().size());
+    return DeliverUpTo(records_->records().size(), /*named_only=*/false);
   }
   void OnMetadata(
       absl::Span<const std::pair<std::string, std::string>> kv) override {
@@ -117,14 +123,16 @@ class ObserverTap final : public IngestSink {
   // The status that stops the reader (it remembers it, not the tap).
   [[nodiscard]] static absl::Status Stop(absl::Status s) { return s; }
 
-  // Hands over the complete records from delivered_ up to `end`.
-  [[nodiscard]] absl::Status DeliverUpTo(size_t end);
+  // Hands over the complete records from delivered_ up to `end`; with
+  // `named_only`, up to the first that has no name yet.
+  [[nodiscard]] absl::Status DeliverUpTo(size_t end, bool named_only);
 
   IngestSink* next_;
   const RecordingIngestSink* records_;
   IngestObserver* observer_;
   TensorData data_;
   uint64_t max_raw_;
+  const ValuesBuffer* values_;
   container::SafeOutputDir* values_dir_;
   bool remove_values_;
   std::function<void()> cancel_;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "parser/wire.h"
 #include "stream/container/crc32c.h"
 #include "stream/ingest/output/npy.h"
 
@@ -50,6 +51,23 @@ std::vector<uint64_t> OutputShape(const TensorDescriptor& d,
 absl::Status OutputFile::Open(const std::string& name, const OutputType& type,
                               const std::vector<uint64_t>& shape) {
   if (!ctx_.options->write_files) return absl::OkStatus();
+  if (ctx_.values != nullptr) {
+    // The output's size from the validated shape (an overflow does not fit).
+    uint64_t bytes = type.bytes();
+    for (uint64_t d : shape) {
+      if (!wire::CheckedMul(bytes, d, &bytes)) bytes = UINT64_MAX;
+    }
+    if (ctx_.values->Fits(bytes) || ctx_.dir == nullptr) {
+      absl::Status s = ctx_.values->Start(bytes);
+      in_memory_ = s.ok();
+      if (!s.ok() && ctx_.dir == nullptr) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat(s.message(), ", and no directory to stage them in"));
+      }
+      return s;
+    }
+    // Too large for memory: a file, as without the buffer.
+  }
   if (ctx_.safetensors != nullptr) {
     absl::Status s =
         ctx_.safetensors->BeginTensor(name, type.safetensors_dtype(), shape);
@@ -70,7 +88,9 @@ absl::Status OutputFile::Open(const std::string& name, const OutputType& type,
 absl::Status OutputFile::Flush() {
   if (buf_.empty()) return absl::OkStatus();
   absl::Status s = absl::OkStatus();
-  if (fd_ >= 0) {  // write_files
+  if (in_memory_) {
+    s = ctx_.values->Append(buf_);
+  } else if (fd_ >= 0) {  // write_files
     crc_ = container::Crc32cExtend(crc_, buf_);
     s = container::WriteAllFd(fd_, buf_.data(), buf_.size(),
                               ctx_.dir->Describe(temp_));
@@ -88,7 +108,7 @@ absl::Status OutputFile::Emit(ElementConverter& conv,
     return absl::OkStatus();
   }
   conv.Feed(source, &buf_);
-  return FlushIfFull();
+  return in_memory_ ? Flush() : FlushIfFull();
 }
 
 absl::Status OutputFile::Close(WriterResult* r) {
@@ -104,12 +124,16 @@ absl::Status OutputFile::Close(WriterResult* r) {
   r->crc = crc_;
   if (in_safetensors_) ctx_.safetensors->EndTensor();
   in_safetensors_ = false;
+  if (in_memory_) ctx_.values->Close();
+  in_memory_ = false;
   return absl::OkStatus();
 }
 
 void OutputFile::Abandon() {
   if (in_safetensors_) ctx_.safetensors->AbandonTensor();
   in_safetensors_ = false;
+  if (in_memory_) ctx_.values->Abandon();
+  in_memory_ = false;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (!temp_.empty()) ctx_.dir->Remove(temp_);

@@ -1,9 +1,11 @@
 // OutputFile: the one output of a TensorWriter (stream/ingest/tensor_writer.h)
 // while it is written: a hidden temp of OUT_DIR (SafeOutputDir) with the .npy
-// header first, or the tensor's entry in model.safetensors; the bytes pass a
-// buffer of about kOutBufferBytes and their CRC-32C is kept. Destroyed
-// before Close, it removes the temp and abandons the entry. Also the small
-// file helpers the writers share.
+// header first, the tensor's entry in model.safetensors, or the in-memory
+// values buffer (WriterContext::values, stream/ingest/values_buffer.h) when
+// the output fits in it; the bytes pass a buffer of about kOutBufferBytes and
+// their CRC-32C is kept (not in memory). Destroyed before Close, it removes
+// the temp and abandons the entry. Also the small file helpers the writers
+// share.
 #ifndef HURRAY_STREAM_INGEST_OUTPUT_FILE_H_
 #define HURRAY_STREAM_INGEST_OUTPUT_FILE_H_
 
@@ -19,6 +21,7 @@
 #include "parser/descriptor.h"
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/tensor_writer.h"
+#include "stream/ingest/values_buffer.h"
 
 namespace hurray::stream::ingest {
 
@@ -49,14 +52,19 @@ class OutputFile {
   OutputFile& operator=(const OutputFile&) = delete;
   ~OutputFile() { Abandon(); }
 
-  // Without write_files, nothing. Else the entry `name` of model.safetensors
-  // or a temp; for .npy, the header (the shape and type known now) buffered.
+  // Without write_files, nothing. Else the values buffer when there is one
+  // and the output (`shape` of `type`) fits in it, else the entry `name` of
+  // model.safetensors or a temp; for .npy, the header (the shape and type
+  // known now) buffered. With a values buffer and no directory, an output
+  // that does not fit fails (ResourceExhausted).
   [[nodiscard]] absl::Status Open(const std::string& name,
                                   const OutputType& type,
                                   const std::vector<uint64_t>& shape);
   // Something is being written (else write_files is off or nothing opened).
-  bool writing() const { return fd_ >= 0 || in_safetensors_; }
+  bool writing() const { return fd_ >= 0 || in_safetensors_ || in_memory_; }
   bool in_safetensors() const { return in_safetensors_; }
+  // Written into WriterContext::values.
+  bool in_memory() const { return in_memory_; }
   int fd() const { return fd_; }
   const std::string& temp() const { return temp_; }
   std::vector<uint8_t>& buffer() { return buf_; }
@@ -69,7 +77,8 @@ class OutputFile {
     return buf_.size() >= kOutBufferBytes ? Flush() : absl::OkStatus();
   }
   // `source` converted by `conv` into the buffer, written out in writes of
-  // about kOutBufferBytes; without an output, only counted by `conv`.
+  // about kOutBufferBytes (in memory: at once); without an output, only
+  // counted by `conv`.
   [[nodiscard]] absl::Status Emit(ElementConverter& conv,
                                   absl::Span<const uint8_t> source);
   // The output is complete: flush and close it; r->temp and r->crc name it.
@@ -84,6 +93,7 @@ class OutputFile {
   std::vector<uint8_t> buf_;
   uint32_t crc_ = 0;
   bool in_safetensors_ = false;
+  bool in_memory_ = false;
 };
 
 }  // namespace hurray::stream::ingest

@@ -14,49 +14,21 @@
 
 namespace hurray::stream::ingest {
 
-PagedWriter::PagedWriter(const WriterContext& ctx, const TensorDescriptor& d,
-                         const std::string& base, const std::string& name,
-                         const OutputType& out_type)
-    : TensorWriter(absl::StrCat(base, OutputSuffix(ctx.options->format)), base),
-      ctx_(ctx),
-      desc_(d),
-      name_(name),
-      out_type_(out_type),
-      out_(ctx),
-      spools_(ctx.dir) {}
-
 absl::Status PagedWriter::Begin(std::string* none) {
-  const TensorDescriptor& d = desc_;
-  quantized_ = d.has(flag::kHasQuantization);
-  uint64_t parameter_bytes = 0;
-  for (uint32_t i = 3; i < d.buffer_count && i < kMaxBuffers; ++i) {
-    parameter_bytes += d.buffers[i].byte_size;
-  }
-  if (parameter_bytes > ctx_.options->max_parameter_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the parameter buffers of a tensor take ", parameter_bytes,
-        " bytes, more than the limit of ", ctx_.options->max_parameter_bytes));
-  }
-  if (d.rank != 3 || d.buffer_count < 3) {
+  // The parameter buffers follow the page pool, the block table and the
+  // sequence lengths.
+  HURRAY_RETURN_IF_ERROR(CheckParameters(3));
+  if (desc_.rank != 3 || desc_.buffer_count < 3) {
     *none = "no output: a block-paged tensor needs rank 3 and 3 buffers";
     return absl::OkStatus();
   }
-  return spools_.Open(d, ctx_.options->spool_memory_bytes);
+  return OpenSpools();
 }
 
-absl::Status PagedWriter::End(WriterResult* result) {
-  absl::Status s = Finish(&result->verdict);
+absl::Status PagedWriter::Finish(WriterResult* result) {
+  absl::Status s = Copy(&result->verdict);
   if (s.ok() && !no_output_) s = out_.Close(result);
-  result->late_entries = std::move(late_entries_);
-  late_entries_.clear();
   return s;
-}
-
-void PagedWriter::NoOutputAtEnd(std::string* verdict, absl::string_view why) {
-  *verdict = absl::StrCat("no output: ", why);
-  late_entries_.clear();
-  out_.Abandon();
-  no_output_ = true;
 }
 
 // The page pool converted to the output type (dequantized when
@@ -141,7 +113,7 @@ absl::Status PagedWriter::ConvertPool(
 
 // The rows in block-table order (PlanPagedRows), each page copied from
 // the converted pool.
-absl::Status PagedWriter::Finish(std::string* verdict) {
+absl::Status PagedWriter::Copy(std::string* verdict) {
   conv_.emplace(quantized_ ? type_tag::kFloat32 : desc_.type_tag, out_type_, 0);
   std::vector<std::unique_ptr<Mapping>> maps;
   std::vector<absl::Span<const uint8_t>> views;

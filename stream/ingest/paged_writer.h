@@ -2,7 +2,7 @@
 // (layouts/block-paged.md) written as its logical dense tensor
 // [tokens, num_heads, head_dim], the sequences one after the other
 // (stream/ingest/output/block_paged.h). Every buffer is spooled
-// (BufferSpools); at the tensor's end the page pool is converted —
+// (SpoolingWriter); at the tensor's end the page pool is converted —
 // dequantized, per-page-slot scales included — into a spool of output
 // elements, and its pages copied out in block-table order.
 #ifndef HURRAY_STREAM_INGEST_PAGED_WRITER_H_
@@ -10,57 +10,38 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "parser/descriptor.h"
 #include "stream/ingest/buffer_spool.h"
 #include "stream/ingest/output/element_convert.h"
-#include "stream/ingest/output_file.h"
-#include "stream/ingest/tensor_writer.h"
+#include "stream/ingest/spooling_writer.h"
 
 namespace hurray::stream::ingest {
 
-class PagedWriter : public TensorWriter {
+class PagedWriter final : public SpoolingWriter {
  public:
   PagedWriter(const WriterContext& ctx, const TensorDescriptor& d,
               const std::string& base, const std::string& name,
-              const OutputType& out_type);
+              const OutputType& out_type)
+      : SpoolingWriter(ctx, d, base, name, out_type) {}
 
   // Opens the spools (the output opens at the end: its rows are known
   // then); *none when the tensor gets no output.
   [[nodiscard]] absl::Status Begin(std::string* none);
 
-  [[nodiscard]] absl::Status Piece(uint32_t buffer,
-                                   absl::Span<const uint8_t> piece) override {
-    return spools_.Append(buffer, piece);
-  }
-  [[nodiscard]] absl::Status End(WriterResult* result) override;
-  bool in_safetensors() const override { return out_.in_safetensors(); }
-
  private:
-  [[nodiscard]] absl::Status Finish(std::string* verdict);
+  [[nodiscard]] absl::Status Finish(WriterResult* result) override;
+  [[nodiscard]] absl::Status Copy(std::string* verdict);
   [[nodiscard]] absl::Status ConvertPool(
       const std::vector<absl::Span<const uint8_t>>& views,
       const std::vector<std::unique_ptr<Mapping>>& maps, BufferSpool* pool,
       std::string* none);
-  void NoOutputAtEnd(std::string* verdict, absl::string_view why);
 
-  WriterContext ctx_;
-  TensorDescriptor desc_;
-  std::string name_;  // in model.safetensors
-  OutputType out_type_;
-  OutputFile out_;
-  BufferSpools spools_;
-  std::optional<ElementConverter> conv_;
-  bool quantized_ = false;
-  bool no_output_ = false;  // found at the end to get none
   std::vector<uint8_t> le_;
-  std::vector<std::string> late_entries_;
 };
 
 }  // namespace hurray::stream::ingest

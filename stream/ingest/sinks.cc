@@ -14,6 +14,7 @@
 #include "stream/container/safe_file_name.h"
 #include "stream/ingest/output_file.h"
 #include "stream/ingest/output_naming.h"
+#include "stream/ingest/values_buffer.h"
 
 namespace hurray::stream::ingest {
 
@@ -173,7 +174,11 @@ DequantSink::DequantSink(const DequantSinkOptions& options)
   set_element_mode(options_.mode);  // strict-only element rules as asked
   // Opened once: every output and spool is created relative to it.
   absl::StatusOr<std::unique_ptr<container::SafeOutputDir>> dir =
-      container::SafeOutputDir::Open(options_.out_dir);
+      options_.values != nullptr && options_.out_dir.empty()
+          ? absl::FailedPreconditionError(
+                "no directory to stage files in (the scratch directory "
+                "could not be created)")
+          : container::SafeOutputDir::Open(options_.out_dir);
   if (dir.ok()) {
     dir_ = *std::move(dir);
   } else {
@@ -188,6 +193,7 @@ DequantSink::DequantSink(const DequantSinkOptions& options)
   ctx_.safetensors = safetensors_.get();
   ctx_.spool_memory = &spool_memory_;
   ctx_.float_window = &float_window_;
+  ctx_.values = options_.values;
 }
 
 DequantSink::~DequantSink() {
@@ -301,8 +307,15 @@ absl::Status DequantSink::Preload(std::vector<TensorRecord> done) {
 
 absl::Status DequantSink::OnDescriptor(const TensorDescriptor& d) {
   HURRAY_RETURN_IF_ERROR(RecordingIngestSink::OnDescriptor(d));
-  if (options_.write_files && dir_ == nullptr) return Fail(dir_status_);
   TensorRecord& r = records_.back();
+  // The values buffer holds one tensor's values until the next one: not for
+  // a tensor that waits for its name (a .hrry read forward; a range read
+  // names each tensor before it, OnTensorKey).
+  if (options_.values != nullptr) options_.values->Reset();
+  ctx_.values = names_at_end_ && r.name.empty() ? nullptr : options_.values;
+  if (options_.write_files && dir_ == nullptr && ctx_.values == nullptr) {
+    return Fail(dir_status_);
+  }
   const std::string base = r.name.empty() ? absl::StrCat("tensor_", r.index)
                                           : SafeFileName(r.name, r.index);
   std::string none;
@@ -407,6 +420,11 @@ absl::Status DequantSink::OnTensorEnd() {
   }
   if (!s.ok()) return FailTensor(std::move(s));
   if (!verdict.empty()) r.verdict = verdict;
+  // Its values are in memory (not a kept sparse tensor's arrays).
+  if (ctx_.values != nullptr && ctx_.values->complete() && writer_ != nullptr &&
+      !writer_->kept()) {
+    ctx_.values->set_tensor(r.index);
+  }
   writer_.reset();
   return RecordingIngestSink::OnTensorEnd();
 }

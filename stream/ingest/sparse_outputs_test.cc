@@ -20,6 +20,7 @@
 #include "stream/ingest/loader.h"
 #include "stream/ingest/sinks.h"
 #include "stream/ingest/testing/loader_test_util.h"
+#include "stream/ingest/values_test_util.h"
 
 namespace hurray::stream::ingest {
 namespace {
@@ -79,6 +80,30 @@ struct SparseRun {
   std::string dir;
 };
 
+// A float32 file written dense holds the values the sink writes into a
+// values buffer instead (DequantSinkOptions::values).
+void ExpectSameInMemory(const IngestTensor& t, const DequantSinkOptions& o,
+                        absl::Span<const uint8_t> bytes, const SparseRun& r,
+                        const std::string& name) {
+  const TensorDescriptor& d = *t.tensor.descriptor;
+  const bool f32 =
+      o.dtype == OutputDtype::kFloat32 ||
+      (o.dtype == OutputDtype::kAuto &&
+       (d.has(flag::kHasQuantization) || d.type_tag == type_tag::kFloat32));
+  if (!r.status.ok() || !f32 || o.format != OutputFormat::kF32 ||
+      o.sparse != SparseOutput::kDense || r.records.size() != 1 ||
+      r.records[0].output != "tensor_0.f32") {
+    return;
+  }
+  const absl::StatusOr<std::vector<float>> mem =
+      ingest::testing::ValuesInMemory(
+          bytes, o, ingest::testing::FreshDir(name + "_mem"), 5);
+  ASSERT_TRUE(mem.ok()) << mem.status();
+  const auto* p = reinterpret_cast<const uint8_t*>(mem->data());
+  EXPECT_EQ(std::vector<uint8_t>(p, p + mem->size() * 4),
+            ingest::testing::ReadAll(r.dir + "/tensor_0.f32"));
+}
+
 SparseRun Ingest(const IngestTensor& t, DequantSinkOptions o,
                  const std::string& name, bool hrry = false) {
   SparseRun r;
@@ -100,6 +125,7 @@ SparseRun Ingest(const IngestTensor& t, DequantSinkOptions o,
       hrry ? ingest::testing::HrryBytes(v) : ingest::testing::StreamBytes(v);
   r.status = loader.Run(LoadSource::Memory(bytes), c.get()).status;
   r.records = sink.records();
+  ExpectSameInMemory(t, o, bytes, r, name);
   return r;
 }
 

@@ -17,41 +17,20 @@
 #include "stream/ingest/output/sparse_dequant.h"
 #include "stream/ingest/output/sparse_walk.h"
 #include "stream/ingest/output_naming.h"
+#include "stream/ingest/values_buffer.h"
 
 namespace hurray::stream::ingest {
-
-SparseWriter::SparseWriter(const WriterContext& ctx, const TensorDescriptor& d,
-                           const std::string& base, const std::string& name,
-                           const OutputType& out_type)
-    : TensorWriter(absl::StrCat(base, OutputSuffix(ctx.options->format)), base),
-      ctx_(ctx),
-      desc_(d),
-      name_(name),
-      out_type_(out_type),
-      out_(ctx),
-      spools_(ctx.dir) {}
 
 absl::Status SparseWriter::Begin(std::string* none) {
   const TensorDescriptor& d = desc_;
   const DequantSinkOptions& o = *ctx_.options;
-  quantized_ = d.has(flag::kHasQuantization);
-  if (quantized_) {
-    // Parameter buffers after the layout's: values + index buffers.
-    const uint32_t layout_buffers = d.layout_tag == layout_tag::kCoo ? 2
-                                    : d.layout_tag == layout_tag::kCsf
-                                        ? 2 * d.rank + 1
-                                        : 3;
-    uint64_t parameter_bytes = 0;
-    for (uint32_t i = layout_buffers; i < d.buffer_count && i < kMaxBuffers;
-         ++i) {
-      parameter_bytes += d.buffers[i].byte_size;
-    }
-    if (parameter_bytes > o.max_parameter_bytes) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the parameter buffers of a tensor take ", parameter_bytes,
-          " bytes, more than the limit of ", o.max_parameter_bytes));
-    }
-  }
+  // The parameter buffers of a quantized tensor follow the layout's: the
+  // values and the index buffers.
+  const uint32_t layout_buffers = d.layout_tag == layout_tag::kCoo ? 2
+                                  : d.layout_tag == layout_tag::kCsf
+                                      ? 2 * d.rank + 1
+                                      : 3;
+  HURRAY_RETURN_IF_ERROR(CheckParameters(layout_buffers));
   uint64_t count = 0, dense = 0;
   const uint64_t width = out_type_.bytes() * (out_type_.pairs ? 2 : 1);
   const bool fits = d.ElementCount(&count) &&
@@ -59,6 +38,13 @@ absl::Status SparseWriter::Begin(std::string* none) {
                     dense <= o.max_dense_bytes;
   // Kept as its arrays: asked for, or too large to write dense.
   keep_ = o.sparse == SparseOutput::kKeep || !fits;
+  if (keep_ && ctx_.values != nullptr) {
+    // Values for the observer (WriterContext::values) are the dense ones.
+    *none = absl::StrCat("no output: the dense form is over ",
+                         o.max_dense_bytes, " bytes (max_dense_bytes)");
+    keep_ = false;
+    return absl::OkStatus();
+  }
   if (keep_) {
     // Values first: "<name>.values", then the index arrays (KeepArrays).
     final_name_ = absl::StrCat(base_, ".values", OutputSuffix(o.format));
@@ -71,17 +57,10 @@ absl::Status SparseWriter::Begin(std::string* none) {
   dense_bytes_ = dense;
   conv_.emplace(quantized_ ? type_tag::kFloat32 : d.type_tag, out_type_,
                 d.layout.nnz);
-  absl::Status s = spools_.Open(d, o.spool_memory_bytes);
+  absl::Status s = OpenSpools();
   if (!s.ok()) return s;
   if (keep_) return absl::OkStatus();  // the outputs open at the end
   return out_.Open(name_, out_type_, OutputShape(d, out_type_));
-}
-
-absl::Status SparseWriter::End(WriterResult* result) {
-  absl::Status s = Finish(result);
-  result->late_entries = std::move(late_entries_);
-  late_entries_.clear();
-  return s;
 }
 
 absl::Status SparseWriter::Finish(WriterResult* result) {
@@ -89,13 +68,6 @@ absl::Status SparseWriter::Finish(WriterResult* result) {
   absl::Status s = Densify(&result->verdict, /*by_value=*/false);
   if (!s.ok() || no_output_) return s;
   return out_.Close(result);
-}
-
-void SparseWriter::NoOutputAtEnd(std::string* verdict, absl::string_view why) {
-  *verdict = absl::StrCat("no output: ", why);
-  late_entries_.clear();
-  out_.Abandon();
-  no_output_ = true;
 }
 
 // The values converted (dequantized) in stored order as the main output
@@ -285,6 +257,9 @@ absl::Status SparseWriter::Densify(std::string* verdict, bool by_value) {
     }
   }
   Mapping out_map;
+  // In memory (WriterContext::values): the buffer, zero-filled.
+  uint8_t* in_memory = nullptr;
+  if (s.ok() && out_.in_memory()) in_memory = ctx_.values->ZeroFilled().data();
   if (s.ok() && dense.fd >= 0) {
     if (::ftruncate(dense.fd, static_cast<off_t>(header + dense_bytes_)) != 0) {
       s = ErrnoStatus("cannot size", dir->Describe(out_.temp()));
@@ -295,7 +270,7 @@ absl::Status SparseWriter::Densify(std::string* verdict, bool by_value) {
   uint64_t placed = 0;
   if (s.ok()) {
     uint8_t* out =
-        out_map.data() == nullptr ? nullptr : out_map.data() + header;
+        out_map.data() == nullptr ? in_memory : out_map.data() + header;
     s = ForEachSparseElement(
         desc_, views, [&](uint64_t value, uint64_t position) {
           const uint64_t at = by_value ? value : position;

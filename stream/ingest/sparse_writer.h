@@ -1,6 +1,6 @@
 // SparseWriter (stream/ingest/tensor_writer.h): COO, CSR, CSC and CSF
 // tensors (stream/ingest/output/sparse_walk.h). Every buffer is spooled
-// (BufferSpools); at the tensor's end the tensor is written dense, zeros
+// (SpoolingWriter); at the tensor's end the tensor is written dense, zeros
 // where nothing is stored, up to max_dense_bytes of output: the values
 // converted to the output type (quantized ones dequantized at their logical
 // positions, stream/ingest/output/sparse_dequant.h) and each stored element
@@ -13,62 +13,43 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "parser/descriptor.h"
 #include "stream/ingest/buffer_spool.h"
-#include "stream/ingest/output/element_convert.h"
-#include "stream/ingest/output_file.h"
+#include "stream/ingest/spooling_writer.h"
 #include "stream/ingest/tensor_writer.h"
 
 namespace hurray::stream::ingest {
 
-class SparseWriter : public TensorWriter {
+class SparseWriter final : public SpoolingWriter {
  public:
   SparseWriter(const WriterContext& ctx, const TensorDescriptor& d,
                const std::string& base, const std::string& name,
-               const OutputType& out_type);
+               const OutputType& out_type)
+      : SpoolingWriter(ctx, d, base, name, out_type) {}
 
   // Opens the spools (and the dense output); *none when the tensor gets no
   // output.
   [[nodiscard]] absl::Status Begin(std::string* none);
 
-  [[nodiscard]] absl::Status Piece(uint32_t buffer,
-                                   absl::Span<const uint8_t> piece) override {
-    return spools_.Append(buffer, piece);
-  }
-  [[nodiscard]] absl::Status End(WriterResult* result) override;
   bool kept() const override { return keep_; }
-  bool in_safetensors() const override { return out_.in_safetensors(); }
 
  private:
-  [[nodiscard]] absl::Status Finish(WriterResult* result);
+  [[nodiscard]] absl::Status Finish(WriterResult* result) override;
   [[nodiscard]] absl::Status KeepArrays(WriterResult* result);
   [[nodiscard]] absl::Status WritePart(
       const std::string& suffix, absl::Span<const uint8_t> bytes,
       const std::vector<uint64_t>& shape,
       std::vector<std::unique_ptr<Mapping>>* maps, std::vector<KeptPart>* more);
   [[nodiscard]] absl::Status Densify(std::string* verdict, bool by_value);
-  void NoOutputAtEnd(std::string* verdict, absl::string_view why);
   void StoreFloat(float f, uint8_t* to) const;
 
-  WriterContext ctx_;
-  TensorDescriptor desc_;
-  std::string name_;  // in model.safetensors
-  OutputType out_type_;
-  OutputFile out_;
-  BufferSpools spools_;
-  std::optional<ElementConverter> conv_;
-  bool quantized_ = false;
-  bool keep_ = false;       // kept as its arrays
-  bool no_output_ = false;  // found at the end to get none
+  bool keep_ = false;  // kept as its arrays
   uint64_t dense_bytes_ = 0;
-  std::vector<std::string> late_entries_;
 };
 
 }  // namespace hurray::stream::ingest

@@ -14,6 +14,12 @@
 //                  converted and its pages copied out in block-table order
 //                  (stream/ingest/paged_writer.h).
 //
+// SparseWriter and PagedWriter share SpoolingWriter
+// (stream/ingest/spooling_writer.h). Each writer writes its output through
+// OutputFile (stream/ingest/output_file.h): a temp of OUT_DIR, an entry of
+// model.safetensors, or, for Ingest()'s observer, the values buffer in
+// memory (WriterContext::values, stream/ingest/values_buffer.h).
+//
 // A writer owns what it creates: destroyed before End succeeded, it closes
 // and removes its temps and abandons its model.safetensors entry.
 #ifndef HURRAY_STREAM_INGEST_TENSOR_WRITER_H_
@@ -35,6 +41,8 @@
 
 namespace hurray::stream::ingest {
 
+class ValuesBuffer;  // stream/ingest/values_buffer.h
+
 // What every writer of one sink shares; DequantSink owns it all.
 struct WriterContext {
   const DequantSinkOptions* options = nullptr;
@@ -46,6 +54,9 @@ struct WriterContext {
   // The dequantizer's window of floats, kept from one tensor to the next
   // (DenseWriter).
   std::vector<float>* float_window = nullptr;
+  // Not null: outputs that fit go to it, not to files (OutputFile;
+  // DequantSinkOptions::values).
+  ValuesBuffer* values = nullptr;
 };
 
 // One more output of a tensor (a kept sparse tensor's index array): the
