@@ -20,7 +20,7 @@
 #include "stream/ingest/loader.h"
 #include "stream/ingest/sinks.h"
 #include "stream/ingest/testing/loader_test_util.h"
-#include "stream/ingest/values_test_util.h"
+#include "stream/ingest/testing/values_test_util.h"
 
 namespace hurray::stream::ingest {
 namespace {

@@ -2,8 +2,8 @@
 // (stream/ingest/values_buffer.h) instead of a file, for comparison with the
 // .f32 file the same options write (sparse_outputs_test.cc,
 // block_paged_outputs_test.cc).
-#ifndef HURRAY_STREAM_INGEST_VALUES_TEST_UTIL_H_
-#define HURRAY_STREAM_INGEST_VALUES_TEST_UTIL_H_
+#ifndef HURRAY_STREAM_INGEST_TESTING_VALUES_TEST_UTIL_H_
+#define HURRAY_STREAM_INGEST_TESTING_VALUES_TEST_UTIL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -26,4 +26,4 @@ namespace hurray::stream::ingest::testing {
 
 }  // namespace hurray::stream::ingest::testing
 
-#endif  // HURRAY_STREAM_INGEST_VALUES_TEST_UTIL_H_
+#endif  // HURRAY_STREAM_INGEST_TESTING_VALUES_TEST_UTIL_H_

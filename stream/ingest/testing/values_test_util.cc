@@ -1,4 +1,4 @@
-#include "stream/ingest/values_test_util.h"
+#include "stream/ingest/testing/values_test_util.h"
 
 #include <memory>
 
@@ -23,8 +23,8 @@ absl::StatusOr<std::vector<float>> ValuesInMemory(
   DequantSink sink(o);
   container::FileOptions fo;
   fo.parse.mode = o.mode;
-  std::unique_ptr<container::ByteConsumer> c =
-      MakeConsumer(ContainerFormat::kUnknown, fo, &sink, nullptr, nullptr);
+  std::unique_ptr<container::ByteConsumer> c = MakeConsumer(
+      container::ContainerFormat::kUnknown, fo, &sink, nullptr, nullptr);
   LoaderOptions lo;
   lo.chunk_size = chunk_size;
   Loader loader(lo);
