@@ -106,7 +106,7 @@ expect_rc 2 "--ca-file on a file source"
 # --- --tensors: only the named tensors' bytes (index first, then ranges). ------
 
 # The bytes nginx sent for requests logged after line $1 (access log lines
-# "URI STATUS BODY_BYTES_SENT").
+# "URI STATUS BODY_BYTES_SENT CONNECTION CONNECTION_REQUESTS").
 sent_since() { tail -n +"$(($1 + 1))" "${NGINX_ACCESS_LOG}" | awk '{s += $3} END {print s + 0}'; }
 # The rows of a table whose first column is one of the names.
 rows_of() { printf '%s\n' "$1" | awk -v n=",$2," 'index(n, "," $1 ",") > 0'; }
@@ -145,6 +145,14 @@ named="$(rows_of "${out}" "${names}" | awk '{s += $(NF - 3)} END {print s + 0}')
 [[ "$(tail -n +"$((log_before + 1))" "${NGINX_ACCESS_LOG}" | awk '$2 != 206' | wc -l)" == 0 ]] ||
   fail "--tensors over https: a request that was not ranged (206)"
 echo "--tensors over https: nginx sent ${sent} of ${size} bytes (named: ${named})" >&2
+# Kept alive (issue 47): every range request of the run on one connection
+# (the access log's 4th field, $connection), the last its Nth request.
+ranged="$(tail -n +"$((log_before + 1))" "${NGINX_ACCESS_LOG}")"
+[[ "$(printf '%s\n' "${ranged}" | awk '{print $4}' | sort -u | wc -l)" == 1 ]] ||
+  fail "--tensors over https: the ranges took more than one connection: ${ranged}"
+[[ "$(printf '%s\n' "${ranged}" | wc -l)" -ge 3 &&
+  "$(printf '%s\n' "${ranged}" | tail -n 1 | awk '{print $5}')" == "$(printf '%s\n' "${ranged}" | wc -l)" ]] ||
+  fail "--tensors over https: not every range request on the kept-alive connection: ${ranged}"
 
 run ingest "${ng_https}/many.hrry" "${ca[@]}" --dequant out_sel_bad --tensors t3,nope
 expect_rc 2 "--tensors with a name not in the index"

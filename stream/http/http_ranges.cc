@@ -9,8 +9,6 @@
 namespace hurray::stream::http {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr size_t kBufferBytes = 256 << 10;
 // The first range asked for: the .hrry header.
 constexpr uint64_t kHeadBytes = 64;
@@ -26,11 +24,11 @@ absl::Status Changed() {
 
 absl::StatusOr<HttpRangeSource::Opened> HttpRangeSource::Open(
     const Url& url, const HttpOptions& options) {
-  std::unique_ptr<HttpRangeSource> src(new HttpRangeSource(url, options));
-  src->start_ = Clock::now();
+  std::unique_ptr<HttpRangeSource> src(new HttpRangeSource(options));
+  src->options_.keep_alive = true;
   src->buffer_.resize(kBufferBytes);
   absl::StatusOr<std::unique_ptr<HttpBody>> body =
-      HttpBody::Open(url, options, HttpRange{0, kHeadBytes - 1, ""});
+      HttpBody::Open(url, src->options_, HttpRange{0, kHeadBytes - 1, ""});
   if (!body.ok()) return body.status();
   ++src->requests_;
   const HttpResponseInfo& info = (*body)->info();
@@ -59,20 +57,9 @@ absl::StatusOr<HttpRangeSource::Opened> HttpRangeSource::Open(
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
+  src->conn_ = *std::move(body);
   out.ranges = std::move(src);
   return out;
-}
-
-absl::StatusOr<HttpOptions> HttpRangeSource::NextOptions() const {
-  HttpOptions o = options_;
-  if (options_.total_timeout_seconds > 0) {
-    const double spent =
-        std::chrono::duration<double>(Clock::now() - start_).count();
-    const double left = options_.total_timeout_seconds - spent;
-    if (left <= 0) return absl::DeadlineExceededError("total timeout");
-    o.total_timeout_seconds = left;
-  }
-  return o;
 }
 
 absl::Status HttpRangeSource::Drain(HttpBody* body, uint64_t offset,
@@ -107,19 +94,19 @@ absl::Status HttpRangeSource::Read(uint64_t offset, uint64_t length,
     return feed(absl::MakeConstSpan(head_).subspan(
         static_cast<size_t>(offset), static_cast<size_t>(length)));
   }
-  absl::StatusOr<HttpOptions> o = NextOptions();
-  if (!o.ok()) return o.status();
-  absl::StatusOr<std::unique_ptr<HttpBody>> body = HttpBody::Open(
-      url_, *o, HttpRange{offset, offset + length - 1, if_range_});
-  if (!body.ok()) return body.status();
+  // On the kept-alive connection of the previous range when it can carry
+  // it (http_body.h, Next); the total timeout counts from Open's request.
+  absl::Status opened =
+      conn_->Next(HttpRange{offset, offset + length - 1, if_range_});
+  if (!opened.ok()) return opened;
   ++requests_;
-  const HttpResponseInfo& info = (*body)->info();
+  const HttpResponseInfo& info = conn_->info();
   if (info.status != 206 ||
       (info.object_size.has_value() && *info.object_size != size_) ||
       (!etag_.empty() && !info.etag.empty() && info.etag != etag_)) {
     return Changed();
   }
-  return Drain(body->get(), offset, length, feed);
+  return Drain(conn_.get(), offset, length, feed);
 }
 
 }  // namespace hurray::stream::http

@@ -11,12 +11,13 @@
 // means no range support: Open hands that response's body back for one
 // forward pass instead.
 //
+// The requests share one persistent connection while the server keeps it
+// (issue 47: HttpBody::Next), instead of a TCP (and TLS) handshake each.
 // Every request has the HttpOptions deadlines; the total timeout counts
 // from Open for all the requests together. Memory: one 256 KiB read buffer.
 #ifndef HURRAY_STREAM_HTTP_HTTP_RANGES_H_
 #define HURRAY_STREAM_HTTP_HTTP_RANGES_H_
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -43,21 +44,20 @@ class HttpRangeSource final : public container::RangeSource {
   [[nodiscard]] absl::Status Read(uint64_t offset, uint64_t length,
                                   PieceFn feed) override;
 
-  // Requests made (Open's included) and body bytes received.
+  // Requests made (Open's included), body bytes received, TCP connections.
   uint64_t requests() const { return requests_; }
   uint64_t bytes_received() const { return received_; }
+  int connections() const { return conn_->connections(); }
 
  private:
-  HttpRangeSource(const Url& url, const HttpOptions& options)
-      : url_(url), options_(options) {}
-  // The options of the next request: the total timeout left.
-  [[nodiscard]] absl::StatusOr<HttpOptions> NextOptions() const;
+  explicit HttpRangeSource(const HttpOptions& options) : options_(options) {}
   [[nodiscard]] absl::Status Drain(HttpBody* body, uint64_t offset,
                                    uint64_t length, PieceFn feed);
 
-  Url url_;  // as given: each request follows the redirects again
   HttpOptions options_;
-  std::chrono::steady_clock::time_point start_;
+  // The latest request and its connection; each request asks for the URL
+  // Open was given and follows its redirects again.
+  std::unique_ptr<HttpBody> conn_;
   uint64_t size_ = 0;
   std::string if_range_;       // strong ETag or Last-Modified; may be empty
   std::string etag_;           // as first sent
