@@ -167,6 +167,30 @@ run ingest "${ng_https}/cut.hrry" "${ca[@]}" --tensors norm.weight
 expect_rc 1 "--tensors, a file without its trailer"
 expect_contains "${out}" "FILE-TRL-01" "--tensors, rejected: the rule id"
 
+# --- --connections N: one object over N range requests (issue 47). -----------
+
+for n in 1 2 8; do
+  log_before="$(wc -l <"${NGINX_ACCESS_LOG}")"
+  for base in "${ng_https}" "${ng_http}"; do
+    rm -rf "out_conn_${n}"
+    run ingest "${base}/many.hrry" "${ca[@]}" --connections "${n}" --dequant "out_conn_${n}"
+    expect_rc 0 "--connections ${n} (${base})"
+    [[ "$(table "${out}")" == "$(table "${full_table}")" ]] ||
+      fail "--connections ${n}: the table differs from a local ingest"
+    diff -r "out_conn_${n}" out_sel_full >/dev/null ||
+      fail "--connections ${n} (${base}): the outputs differ from a local ingest"
+  done
+  # Connections nginx saw (its $connection, the 4th field): at most N per
+  # run (3.0 MB: 3 ranges of 1 MiB), more than one for N > 1.
+  conns="$(tail -n +"$((log_before + 1))" "${NGINX_ACCESS_LOG}" | awk '{print $4}' | sort -u | wc -l)"
+  [[ "${conns}" -le "$((2 * n))" ]] || fail "--connections ${n}: ${conns} connections for two runs"
+  [[ "${n}" == 1 || "${conns}" -gt 2 ]] || fail "--connections ${n}: only ${conns} connections"
+done
+run ingest www/many.hrry --connections 2
+expect_rc 2 "--connections on a file"
+run ingest "${ng_http}/many.hrry" --connections 33
+expect_rc 2 "--connections 33"
+
 # --- Resume: killed half-way, then resumed (206 + If-Range). -------------------
 
 run ingest www/many.hrry --dequant out_many_local
@@ -205,6 +229,23 @@ leftovers="$(ls -A out_r | grep '^\.hurray-' || true)"
 grep -q '^/slow/many.hrry 206 ' "${NGINX_ACCESS_LOG}" ||
   fail "resumed: no ranged request (206) in nginx's log"
 
+# The same over 3 connections (the first range from the checkpoint, with
+# the state's If-Range).
+"${hurray}" ingest "${slow}" "${ca[@]}" --dequant out_r3 --resume state_r3 \
+  >/dev/null 2>&1 &
+pid=$!
+for i in $(seq 1 200); do
+  [[ -s state_r3 ]] && [[ "$(grep -c '^record ' state_r3)" -ge 5 ]] && break
+  sleep 0.05
+done
+kill -9 "${pid}" 2>/dev/null
+wait "${pid}" 2>/dev/null
+[[ -s state_r3 ]] || fail "resume, 3 connections: no state file"
+run ingest "${slow}" "${ca[@]}" --dequant out_r3 --resume state_r3 --connections 3
+expect_rc 0 "resumed over 3 connections"
+diff -r --exclude=".hurray-*" out_r3 out_many_local >/dev/null ||
+  fail "resumed over 3 connections: the outputs differ from an uninterrupted run"
+
 # --- The object changed between the runs: refused, OUT untouched. -------------
 
 "${hurray}" ingest "${slow}" "${ca[@]}" --dequant out_c --resume state_c \
@@ -221,6 +262,9 @@ cp www/many2.hrry www/many.hrry.new && touch -d '+2 minutes' www/many.hrry.new &
   mv www/many.hrry.new www/many.hrry
 before="$(snapshot out_c)"
 state_before="$(sha256sum <state_c)"
+run ingest "${slow}" "${ca[@]}" --dequant out_c --resume state_c --connections 4
+expect_rc 2 "resume over 4 connections against a changed object"
+expect_contains "${err}" "changed on the server" "changed object, 4 connections"
 run ingest "${slow}" "${ca[@]}" --dequant out_c --resume state_c
 expect_rc 2 "resume against a changed object"
 expect_contains "${err}" "changed on the server" "changed object"
@@ -242,6 +286,28 @@ hs="https://127.0.0.1:${https}"
 
 run ingest "${h}/good"
 expect_rc 0 "hostile server, a good answer"
+
+# Over several connections (a second hostile server serving many.hrry, 3
+# ranges of 1 MiB): an object that changes between the ranges (If-Range
+# answered with 200) and a wrong Content-Range are errors, never bytes.
+coproc HOSTILE2 { exec /usr/bin/python3 "${hostile}" www/many.hrry \
+  "${NGINX_CERT}" "${work}/nginx/server.key" wrong.pem wrong.key; }
+hostile2_pid="${HOSTILE2_PID}"
+read -r -t 20 ports2 <&"${HOSTILE2[0]}" || fail "the second hostile server did not start"
+h2="http://127.0.0.1:$(printf '%s\n' "${ports2}" | sed 's/.*http=\([0-9]*\).*/\1/')"
+run ingest "${h2}/good" --connections 4 --dequant out_h2
+expect_rc 0 "hostile server, many.hrry over 4 connections"
+"${hurray}" ingest www/many.hrry --dequant out_h2_local >/dev/null 2>&1
+diff -r out_h2 out_h2_local >/dev/null || fail "hostile, 4 connections: outputs differ"
+run ingest "${h2}/changing" --connections 4 --dequant out_h2c
+expect_rc 2 "an object changing between ranges, 4 connections"
+expect_contains "${out}" "changed on the server" "changing, 4 connections"
+expect_contains "${out}" "STREAM-IO at byte 1048576" "changing, 4 connections: the offset"
+run ingest "${h2}/badrange" --connections 4
+expect_rc 2 "a wrong Content-Range, 4 connections"
+expect_contains "${err}${out}" "Content-Range 'bytes 0-9/" "badrange, 4 connections"
+kill "${hostile2_pid}" 2>/dev/null
+wait "${hostile2_pid}" 2>/dev/null
 run ingest "${hs}/chunked" "${ca[@]}"
 expect_rc 0 "a chunked body"
 expect_contains "${out}" "OK (7 tensors, 49537 bytes)" "chunked body"
