@@ -128,7 +128,8 @@ void ParallelHttpBody::Interrupt() {
   for (auto& b : bodies_) {
     if (b != nullptr) b->Interrupt();
   }
-  cv_.notify_all();
+  data_cv_.notify_all();
+  space_cv_.notify_all();
 }
 
 void ParallelHttpBody::Work(int worker) {
@@ -141,7 +142,7 @@ void ParallelHttpBody::Work(int worker) {
       if (first) {
         chunk = 0;
       } else {
-        cv_.wait(lock, [&] {
+        space_cv_.wait(lock, [&] {
           return stop_ || next_chunk_ >= chunks_ ||
                  next_chunk_ < read_chunk_ + slots_.size();
         });
@@ -163,8 +164,9 @@ void ParallelHttpBody::Work(int worker) {
       slot->error = InRange(s, ChunkFirst(chunk),
                             ChunkFirst(chunk) + ChunkLength(chunk) - 1);
       stop_ = true;  // no more ranges; Read reports this one in its turn
+      data_cv_.notify_one();  // Read may be waiting for it
+      space_cv_.notify_all();
     }
-    cv_.notify_all();
   }
 }
 
@@ -221,7 +223,8 @@ absl::Status ParallelHttpBody::Fetch(int worker, uint64_t chunk, Slot& slot) {
     filled += *n;
     std::lock_guard<std::mutex> lock(mu_);
     slot.filled = filled;
-    cv_.notify_all();
+    // Read waits only for the range it is in.
+    if (chunk == read_chunk_) data_cv_.notify_one();
   }
   return absl::OkStatus();
 }
@@ -246,12 +249,12 @@ absl::StatusOr<size_t> ParallelHttpBody::Read(absl::Span<uint8_t> into) {
       if (read_at_ == ChunkLength(read_chunk_)) {
         ++read_chunk_;
         read_at_ = 0;
-        cv_.notify_all();  // a slot is free
+        space_cv_.notify_one();  // a slot is free
       }
       return n;
     }
     if (slot.chunk == read_chunk_ && slot.failed) return slot.error;
-    cv_.wait(lock);
+    data_cv_.wait(lock);
   }
 }
 

@@ -110,7 +110,8 @@ class ParallelHttpBody final : public container::PullReader {
   std::string if_range_, etag_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  std::condition_variable data_cv_;   // Read waits for its range's bytes
+  std::condition_variable space_cv_;  // workers wait for a free slot
   std::vector<Slot> slots_;
   std::vector<std::unique_ptr<HttpBody>> bodies_;  // one per worker
   uint64_t next_chunk_ = 0;  // the next range a worker takes
