@@ -186,6 +186,18 @@ for n in 1 2 8; do
   [[ "${conns}" -le "$((2 * n))" ]] || fail "--connections ${n}: ${conns} connections for two runs"
   [[ "${n}" == 1 || "${conns}" -gt 2 ]] || fail "--connections ${n}: only ${conns} connections"
 done
+# --tensors naming every tensor: their ranges merge into reads of 2 MiB
+# and more, which go over the connections at once.
+all_names="$(printf '%s\n' "${full_table}" | awk 'NR > 1 && NF > 3 {print $1}' | sed '$d' | paste -sd, -)"
+log_before="$(wc -l <"${NGINX_ACCESS_LOG}")"
+rm -rf out_conn_sel
+run ingest "${ng_https}/many.hrry" "${ca[@]}" --connections 4 --tensors "${all_names}" --dequant out_conn_sel
+expect_rc 0 "--connections 4 --tensors (every tensor)"
+diff -r out_conn_sel out_sel_full >/dev/null ||
+  fail "--connections 4 --tensors: the outputs differ from a local ingest"
+conns="$(tail -n +"$((log_before + 1))" "${NGINX_ACCESS_LOG}" | awk '{print $4}' | sort -u | wc -l)"
+[[ "${conns}" -gt 1 && "${conns}" -le 5 ]] ||
+  fail "--connections 4 --tensors: ${conns} connections ($(tail -n +"$((log_before + 1))" "${NGINX_ACCESS_LOG}" | tr '\n' ';'))"
 run ingest www/many.hrry --connections 2
 expect_rc 2 "--connections on a file"
 run ingest "${ng_http}/many.hrry" --connections 33

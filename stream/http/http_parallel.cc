@@ -70,32 +70,63 @@ absl::StatusOr<std::unique_ptr<ParallelHttpBody>> ParallelHttpBody::Open(
     p->single_ = *std::move(body);  // one response, read as it comes
     return p;
   }
-  p->first_ = first;
-  p->size_ = *info.object_size;
-  p->range_bytes_ = parallel.range_bytes;
-  p->chunks_ = (rest + p->range_bytes_ - 1) / p->range_bytes_;
-  p->etag_ = info.etag;
   // RFC 9110 13.1.5: If-Range takes a strong ETag or a date.
-  if (!if_range.empty()) {
-    p->if_range_ = if_range;
-  } else if (!info.etag.empty() && !absl::StartsWith(info.etag, "W/")) {
-    p->if_range_ = info.etag;
-  } else {
-    p->if_range_ = info.last_modified;
+  std::string validator = if_range;
+  if (validator.empty()) {
+    validator = !info.etag.empty() && !absl::StartsWith(info.etag, "W/")
+                    ? info.etag
+                    : info.last_modified;
   }
-  const int n =
-      static_cast<int>(std::min<uint64_t>(parallel.connections, p->chunks_));
-  p->slots_.resize(
-      std::min<uint64_t>(2 * static_cast<uint64_t>(n), p->chunks_));
-  p->bodies_.resize(n);
-  p->bodies_[0] = *std::move(body);  // worker 0 reads range 0 from it
-  p->next_chunk_ = 1;
-  p->slots_[0].chunk = 0;
-  p->workers_.reserve(n);
-  for (int w = 0; w < n; ++w) {
-    p->workers_.emplace_back([raw = p.get(), w] { raw->Work(w); });
-  }
+  p->Start(parallel, first, *info.object_size, *info.object_size, validator,
+           info.etag, *std::move(body));
   return p;
+}
+
+absl::StatusOr<std::unique_ptr<ParallelHttpBody>> ParallelHttpBody::OpenKnown(
+    const Url& url, const HttpOptions& options, const ParallelOptions& parallel,
+    uint64_t first, uint64_t end, uint64_t size, const std::string& if_range,
+    const std::string& etag) {
+  if (parallel.connections < 2 || parallel.connections > kMaxConnections ||
+      parallel.range_bytes < (4 << 10) || first >= end || end > size) {
+    return absl::InvalidArgumentError("ParallelHttpBody::OpenKnown");
+  }
+  std::unique_ptr<ParallelHttpBody> p(new ParallelHttpBody(url, options));
+  p->options_.keep_alive = true;
+  p->start_ = Clock::now();
+  p->info_.status = 206;
+  p->info_.object_size = size;
+  p->info_.etag = etag;
+  p->Start(parallel, first, end, size, if_range, etag, nullptr);
+  return p;
+}
+
+void ParallelHttpBody::Start(const ParallelOptions& parallel, uint64_t first,
+                             uint64_t end, uint64_t size,
+                             const std::string& if_range,
+                             const std::string& etag,
+                             std::unique_ptr<HttpBody> range0) {
+  first_ = first;
+  end_ = end;
+  size_ = size;
+  range_bytes_ = parallel.range_bytes;
+  chunks_ = (end - first + range_bytes_ - 1) / range_bytes_;
+  if_range_ = if_range;
+  etag_ = etag;
+  const int n =
+      static_cast<int>(std::min<uint64_t>(parallel.connections, chunks_));
+  slots_.resize(std::min<uint64_t>(2 * static_cast<uint64_t>(n), chunks_));
+  bodies_.resize(n);
+  if (range0 != nullptr) {
+    bodies_[0] = std::move(range0);  // worker 0 reads range 0 from it
+    next_chunk_ = 1;
+    slots_[0].chunk = 0;
+  }
+  workers_.reserve(n);
+  const bool preopened = bodies_[0] != nullptr;
+  for (int w = 0; w < n; ++w) {
+    workers_.emplace_back(
+        [this, w, preopened] { Work(w, w == 0 && preopened); });
+  }
 }
 
 ParallelHttpBody::~ParallelHttpBody() {
@@ -114,7 +145,7 @@ int ParallelHttpBody::connections() const {
 }
 
 uint64_t ParallelHttpBody::ChunkLength(uint64_t chunk) const {
-  return std::min<uint64_t>(range_bytes_, size_ - ChunkFirst(chunk));
+  return std::min<uint64_t>(range_bytes_, end_ - ChunkFirst(chunk));
 }
 
 void ParallelHttpBody::Interrupt() {
@@ -132,8 +163,8 @@ void ParallelHttpBody::Interrupt() {
   space_cv_.notify_all();
 }
 
-void ParallelHttpBody::Work(int worker) {
-  bool first = worker == 0;  // range 0 is already asked for
+void ParallelHttpBody::Work(int worker, bool preopened) {
+  bool first = preopened;  // range 0 is already asked for
   for (;;) {
     uint64_t chunk = 0;
     Slot* slot = nullptr;
@@ -156,8 +187,9 @@ void ParallelHttpBody::Work(int worker) {
       }
       slot = &slots_[chunk % slots_.size()];
     }
+    const bool pre = first;
     first = false;
-    absl::Status s = Fetch(worker, chunk, *slot);
+    absl::Status s = Fetch(worker, chunk, *slot, pre);
     std::lock_guard<std::mutex> lock(mu_);
     if (!s.ok()) {
       slot->failed = true;
@@ -179,13 +211,14 @@ absl::Status ParallelHttpBody::CheckSame(const HttpResponseInfo& info) const {
   return absl::OkStatus();
 }
 
-absl::Status ParallelHttpBody::Fetch(int worker, uint64_t chunk, Slot& slot) {
+absl::Status ParallelHttpBody::Fetch(int worker, uint64_t chunk, Slot& slot,
+                                     bool preopened) {
   const uint64_t first = ChunkFirst(chunk);
   const uint64_t length = ChunkLength(chunk);
   const uint64_t last = first + length - 1;
   // Only this worker replaces bodies_[worker]; the others read it under mu_.
   HttpBody* body = bodies_[worker].get();
-  if (chunk != 0) {
+  if (!preopened) {
     const HttpRange range{first, last, if_range_};
     if (body != nullptr) {
       absl::Status s = body->Next(range);

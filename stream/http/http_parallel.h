@@ -68,6 +68,15 @@ class ParallelHttpBody final : public container::PullReader {
       const Url& url, const HttpOptions& options,
       const ParallelOptions& parallel, uint64_t first = 0,
       const std::string& if_range = "");
+  // Bytes [first, end) of an object already known (its size, the If-Range
+  // validator and ETag of an earlier answer), over `connections` >= 2 new
+  // connections without a probe: HttpRangeSource's long reads (--tensors,
+  // an index-first read) with --connections.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<ParallelHttpBody>>
+  OpenKnown(const Url& url, const HttpOptions& options,
+            const ParallelOptions& parallel, uint64_t first, uint64_t end,
+            uint64_t size, const std::string& if_range,
+            const std::string& etag);
   ~ParallelHttpBody() override;  // stops the workers and waits for them
 
   // The first response's (status 206 to `bytes=FIRST-`, or 200).
@@ -91,9 +100,15 @@ class ParallelHttpBody final : public container::PullReader {
 
   ParallelHttpBody(const Url& url, const HttpOptions& options)
       : url_(url), options_(options) {}
-  void Work(int worker);
-  // Fetches range `chunk` into its slot with `*body` (made or reused).
-  absl::Status Fetch(int worker, uint64_t chunk, Slot& slot);
+  // The window and the workers for [first, end); range0: range 0's answer
+  // when already asked for (worker 0 reads it), else null.
+  void Start(const ParallelOptions& parallel, uint64_t first, uint64_t end,
+             uint64_t size, const std::string& if_range,
+             const std::string& etag, std::unique_ptr<HttpBody> range0);
+  void Work(int worker, bool preopened);
+  // Fetches range `chunk` into its slot, asking for it on the worker's
+  // connection (made or reused) unless `preopened`.
+  absl::Status Fetch(int worker, uint64_t chunk, Slot& slot, bool preopened);
   absl::Status CheckSame(const HttpResponseInfo& info) const;
   uint64_t ChunkFirst(uint64_t chunk) const {
     return first_ + chunk * range_bytes_;
@@ -106,7 +121,7 @@ class ParallelHttpBody final : public container::PullReader {
   HttpResponseInfo info_;
   std::unique_ptr<HttpBody> single_;  // read as one response
 
-  uint64_t first_ = 0, size_ = 0, range_bytes_ = 0, chunks_ = 0;
+  uint64_t first_ = 0, end_ = 0, size_ = 0, range_bytes_ = 0, chunks_ = 0;
   std::string if_range_, etag_;
 
   mutable std::mutex mu_;

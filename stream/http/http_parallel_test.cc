@@ -284,6 +284,40 @@ TEST(ParallelHttpBody, AShortRangeIsAnError) {
   EXPECT_LT(g.bytes.size(), 4 * kRange);
 }
 
+TEST(ParallelHttpBody, ARangeOfAKnownObject) {
+  // OpenKnown (HttpRangeSource's long reads): bytes [first, end) only.
+  const std::string object = Object(300 * 1024);
+  RangeServer server(object, {});
+  absl::StatusOr<Url> u = ParseUrl(server.Url());
+  ASSERT_TRUE(u.ok());
+  HttpOptions o;
+  o.idle_timeout_seconds = 5;
+  ParallelOptions p;
+  p.connections = 3;
+  p.range_bytes = kRange;
+  absl::StatusOr<std::unique_ptr<ParallelHttpBody>> body =
+      ParallelHttpBody::OpenKnown(*u, o, p, 1000, 200000, object.size(),
+                                  "\"v1\"", "\"v1\"");
+  ASSERT_TRUE(body.ok()) << body.status();
+  std::string got;
+  std::vector<uint8_t> buf(7000);
+  for (;;) {
+    absl::StatusOr<size_t> n = (*body)->Read(absl::MakeSpan(buf));
+    ASSERT_TRUE(n.ok()) << n.status();
+    if (*n == 0) break;
+    got.append(reinterpret_cast<const char*>(buf.data()), *n);
+  }
+  EXPECT_TRUE(got == object.substr(1000, 199000));
+  EXPECT_LE((*body)->connections(), 3);
+  // Another object behind the same URL (another size): refused.
+  absl::StatusOr<std::unique_ptr<ParallelHttpBody>> other =
+      ParallelHttpBody::OpenKnown(*u, o, p, 0, 100000, object.size() + 1,
+                                  "\"v1\"", "\"v1\"");
+  ASSERT_TRUE(other.ok());
+  absl::StatusOr<size_t> n = (*other)->Read(absl::MakeSpan(buf));
+  EXPECT_EQ(n.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(ParallelHttpBody, AServerWithoutRangesIsReadWhole) {
   const std::string object = Object(100 * 1024);
   RangeServer::Knobs k;

@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "stream/http/http_parallel.h"
 
 namespace hurray::stream::http {
 namespace {
@@ -23,8 +24,9 @@ absl::Status Changed() {
 }  // namespace
 
 absl::StatusOr<HttpRangeSource::Opened> HttpRangeSource::Open(
-    const Url& url, const HttpOptions& options) {
-  std::unique_ptr<HttpRangeSource> src(new HttpRangeSource(options));
+    const Url& url, const HttpOptions& options, int connections) {
+  std::unique_ptr<HttpRangeSource> src(
+      new HttpRangeSource(url, options, connections));
   src->options_.keep_alive = true;
   src->buffer_.resize(kBufferBytes);
   absl::StatusOr<std::unique_ptr<HttpBody>> body =
@@ -94,6 +96,9 @@ absl::Status HttpRangeSource::Read(uint64_t offset, uint64_t length,
     return feed(absl::MakeConstSpan(head_).subspan(
         static_cast<size_t>(offset), static_cast<size_t>(length)));
   }
+  if (connections_ > 1 && length >= 2 * kParallelRangeBytes) {
+    return ReadParallel(offset, length, feed);
+  }
   // On the kept-alive connection of the previous range when it can carry
   // it (http_body.h, Next); the total timeout counts from Open's request.
   absl::Status opened =
@@ -107,6 +112,37 @@ absl::Status HttpRangeSource::Read(uint64_t offset, uint64_t length,
     return Changed();
   }
   return Drain(conn_.get(), offset, length, feed);
+}
+
+// A long range over connections_ at once, in order, with the validators
+// of Open's answer (a change is refused as for one connection).
+absl::Status HttpRangeSource::ReadParallel(uint64_t offset, uint64_t length,
+                                           PieceFn feed) {
+  ParallelOptions parallel;
+  parallel.connections = connections_;
+  absl::StatusOr<std::unique_ptr<ParallelHttpBody>> body =
+      ParallelHttpBody::OpenKnown(url_, options_, parallel, offset,
+                                  offset + length, size_, if_range_, etag_);
+  if (!body.ok()) return body.status();
+  uint64_t got = 0;
+  while (got < length) {
+    const size_t want =
+        static_cast<size_t>(std::min<uint64_t>(buffer_.size(), length - got));
+    absl::StatusOr<size_t> n =
+        (*body)->Read(absl::MakeSpan(buffer_.data(), want));
+    if (!n.ok()) return n.status();
+    if (*n == 0) {
+      return absl::DataLossError(absl::StrCat("truncated: the range from byte ",
+                                              offset, " ended after ", got,
+                                              " of ", length, " bytes"));
+    }
+    got += *n;
+    received_ += *n;
+    absl::Status s = feed(absl::MakeConstSpan(buffer_.data(), *n));
+    if (!s.ok()) return s;
+  }
+  requests_ += (length + kParallelRangeBytes - 1) / kParallelRangeBytes;
+  return absl::OkStatus();
 }
 
 }  // namespace hurray::stream::http

@@ -600,7 +600,7 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
                  r_.source.kind == IngestSource::Kind::kReader;
   if (r_.source.kind == IngestSource::Kind::kHttp) {
     absl::StatusOr<HttpRangeSource::Opened> opened =
-        HttpRangeSource::Open(r_.source.url, http_);
+        HttpRangeSource::Open(r_.source.url, http_, r_.connections);
     if (!opened.ok()) return opened.status();
     if (r_.tensors.empty() && opened->ranges != nullptr) {
       // index_first: a bare stream is read forward.

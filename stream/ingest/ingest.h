@@ -188,7 +188,7 @@ struct IngestRequest {
   // window of at most 2 x connections x http::kParallelRangeBytes
   // (stream/http/http_parallel.h). 1: one GET, as without it. --tensors
   // and an index-first read take their ranges on one kept-alive
-  // connection whatever this says.
+  // connection, and each range of 2 MiB or more over this many at once.
   int connections = 1;
 };
 
