@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <sstream>
 #include <utility>
 
@@ -129,7 +130,12 @@ class HttpBody::Impl {
         SocketBodyReader::Create(
             fd, tls_ != nullptr ? tls_->native_handle() : nullptr);
     if (!reader.ok()) return Error(reader.status().message());
-    direct_ = *std::move(reader);
+    {
+      // Interrupt (another thread) sees the old reader or this one.
+      std::lock_guard<std::mutex> lock(direct_mu_);
+      direct_ = *std::move(reader);
+      if (interrupted_) direct_->Interrupt();
+    }
     return absl::OkStatus();
   }
 
@@ -164,7 +170,10 @@ class HttpBody::Impl {
 
   void Interrupt() {
     interrupted_ = true;
-    if (direct_ != nullptr) direct_->Interrupt();
+    {
+      std::lock_guard<std::mutex> lock(direct_mu_);
+      if (direct_ != nullptr) direct_->Interrupt();
+    }
     asio::post(io_, [this] { Abort(); });
   }
 
@@ -483,7 +492,11 @@ class HttpBody::Impl {
   }
 
   void Close() {
-    direct_.reset();  // before the SSL object its BIO belongs to
+    {
+      // Next may close while another thread interrupts (http_parallel.h).
+      std::lock_guard<std::mutex> lock(direct_mu_);
+      direct_.reset();  // before the SSL object its BIO belongs to
+    }
     Abort();
     tls_.reset();
     tcp_.reset();
@@ -854,6 +867,7 @@ class HttpBody::Impl {
   // ReadDirect (Content-Length, not chunked) when set; after tls_, so that
   // it goes first.
   std::unique_ptr<SocketBodyReader> direct_;
+  std::mutex direct_mu_;  // direct_'s replacement against Interrupt
   boost::beast::flat_buffer buffer_;
   HttpResponseInfo info_;
   uint64_t received_ = 0;

@@ -318,6 +318,34 @@ TEST(ParallelHttpBody, ARangeOfAKnownObject) {
   EXPECT_EQ(n.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+TEST(ParallelHttpBody, DroppedOrInterruptedMidWayItStops) {
+  // The loader stops reading (a rejection, a cancel): dropping the body,
+  // or Interrupt from another thread, ends every worker (no hang).
+  const std::string object = Object(600 * 1024);
+  RangeServer::Knobs k;
+  k.close_every = 1;  // every range on a new connection: Next reconnects
+  RangeServer server(object, k);
+  absl::StatusOr<Url> u = ParseUrl(server.Url());
+  ASSERT_TRUE(u.ok());
+  HttpOptions o;
+  o.idle_timeout_seconds = 30;
+  ParallelOptions p;
+  p.connections = 4;
+  p.range_bytes = kRange;
+  for (int i = 0; i < 20; ++i) {
+    absl::StatusOr<std::unique_ptr<ParallelHttpBody>> body =
+        ParallelHttpBody::Open(*u, o, p);
+    ASSERT_TRUE(body.ok()) << body.status();
+    std::vector<uint8_t> buf(1000 + i * 3000);
+    ASSERT_TRUE((*body)->Read(absl::MakeSpan(buf)).ok());
+    if (i % 2 == 1) {
+      std::thread t([&] { (*body)->Interrupt(); });
+      t.join();
+      EXPECT_FALSE((*body)->Read(absl::MakeSpan(buf)).ok());
+    }
+  }  // each destroyed here, its workers joined
+}
+
 TEST(ParallelHttpBody, AServerWithoutRangesIsReadWhole) {
   const std::string object = Object(100 * 1024);
   RangeServer::Knobs k;
