@@ -396,6 +396,10 @@ typedef struct hurray_ingest_options {
   const char* const* headers;
   size_t header_count;
   uint32_t insecure;
+  /* http(s):// only: the object over this many range requests at once,
+   * 1 to 32, fed in order through a window of at most 2 x N x 1 MiB
+   * (`hurray ingest --connections N`); 0 (the default): 1. */
+  uint32_t connections;
 } hurray_ingest_options;
 
 HURRAY_API void hurray_ingest_options_init(hurray_ingest_options* options);

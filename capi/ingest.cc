@@ -4,6 +4,7 @@
 // the network client and the HTTP(S) client.
 #include "stream/ingest/ingest.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
@@ -180,6 +181,9 @@ absl::StatusOr<IngestRequest> RequestOf(const char* source,
   r.total_timeout_seconds = o.total_timeout_seconds;
   if (o.max_open_streams != 0) r.max_open_streams = o.max_open_streams;
   if (o.max_spool_bytes != 0) r.max_spooled_bytes = o.max_spool_bytes;
+  if (o.connections != 0) {  // CheckRequest refuses more than 32
+    r.connections = static_cast<int>(std::min<uint32_t>(o.connections, 1024));
+  }
   if (o.ca_file != nullptr) r.ca_file = o.ca_file;
   if (o.header_count > 0 && o.headers == nullptr) {
     return absl::InvalidArgumentError("null headers with a header_count");

@@ -25,6 +25,17 @@ int main(void) {
   CHECK(hurray_ingest("x.hrry", &o, NULL, &e) == HURRAY_INVALID_ARGUMENT);
   CHECK(hurray_ingest("tcp://nohostport", NULL, NULL, &e) ==
         HURRAY_INVALID_ARGUMENT);
+  hurray_ingest_options_init(&o);
+  CHECK(o.connections == 0);
+  o.connections = 2; /* not an http(s) source */
+  CHECK(hurray_ingest("x.hrry", &o, NULL, &e) == HURRAY_INVALID_ARGUMENT);
+  CHECK(strstr(e.message, "--connections") != NULL);
+  o.connections = 33;
+  CHECK(hurray_ingest("https://127.0.0.1:9/x.hrry", &o, NULL, &e) ==
+        HURRAY_INVALID_ARGUMENT);
+  o.connections = 0xffffffffu;
+  CHECK(hurray_ingest("https://127.0.0.1:9/x.hrry", &o, NULL, &e) ==
+        HURRAY_INVALID_ARGUMENT);
 
   /* An older caller's struct: only `size` and `flags` known; the fields
    * after them keep their defaults whatever the memory holds. */

@@ -9,7 +9,10 @@
 //
 // Input: a 6-byte header, then the responses of successive connections,
 // separated by "#NEXT#" (at most kMaxResponses; a connection past the last
-// is closed without an answer).
+// is closed without an answer). Within one connection's, "#SAME#"
+// separates the answers to successive requests on it (issue 47: a range
+// source keeps its connection alive): after each but the last the server
+// waits for another request there, and closes when none comes.
 //   byte 0  mode: % 3 = 0 one GET; 1 one GET with a Range; 2 a range
 //           source (HttpRangeSource::Open, then up to 3 ranges read)
 //   byte 1  the size of each Read (1 + byte; 0xff: 64 KiB)
@@ -76,8 +79,8 @@ bool PollFor(int fd, short events, int ms) {
 }
 
 // The harness's server: 127.0.0.1 on a free port; connection i of the
-// current input gets responses[i] (its request head is recorded), then is
-// closed.
+// current input gets the responses of responses[i], one per request (each
+// request head is recorded), then is closed.
 class Server {
  public:
   Server() {
@@ -100,9 +103,10 @@ class Server {
   uint16_t port() const { return port_; }
 
   // The responses of the next input's connections.
-  void Start(std::vector<std::string> responses) {
+  void Start(std::vector<std::vector<std::string>> responses) {
     std::lock_guard<std::mutex> lock(mu_);
     responses_ = std::move(responses);
+    connections_ = 0;
     requests_.clear();
     served_.clear();
   }
@@ -116,6 +120,7 @@ class Server {
     *requests = std::move(requests_);
     *served = std::move(served_);
     responses_.clear();
+    connections_ = 0;
     requests_.clear();
     served_.clear();
   }
@@ -128,15 +133,24 @@ class Server {
       const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) continue;
       busy_ = true;
-      const size_t i = served_.size();
-      std::string response = i < responses_.size() ? responses_[i] : "";
+      const size_t i = connections_++;
+      std::vector<std::string> answers;
+      if (i < responses_.size()) answers = responses_[i];
+      if (answers.empty()) answers.emplace_back();
       lock.unlock();
-      std::string request = ReadRequest(fd);
-      SendAll(fd, response);
+      for (size_t k = 0; k < answers.size(); ++k) {
+        std::string request = ReadRequest(fd);
+        // After the first: the client asked again on this connection, or
+        // closed it (then nothing more is served here).
+        if (k > 0 && request.empty()) break;
+        SendAll(fd, answers[k]);
+        lock.lock();
+        requests_.push_back(std::move(request));
+        served_.push_back(answers[k]);
+        lock.unlock();
+      }
       ::close(fd);
       lock.lock();
-      requests_.push_back(std::move(request));
-      served_.push_back(std::move(response));
       busy_ = false;
       idle_.notify_all();
     }
@@ -170,7 +184,9 @@ class Server {
   std::mutex mu_;
   std::condition_variable idle_;
   bool busy_ = false;
-  std::vector<std::string> responses_, requests_, served_;
+  std::vector<std::vector<std::string>> responses_;
+  size_t connections_ = 0;
+  std::vector<std::string> requests_, served_;
 };
 
 // The Host field of a request head ("" when none: a TLS hello).
@@ -317,10 +333,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint64_t length = ((uint64_t{data[4]} << 8) | data[5]) + 1;
   const absl::string_view rest(reinterpret_cast<const char*>(data) + 6,
                                size - 6);
-  std::vector<std::string> responses;
-  for (absl::string_view r : absl::StrSplit(rest, "#NEXT#")) {
-    if (responses.size() == kMaxResponses) break;
-    responses.emplace_back(r);
+  std::vector<std::vector<std::string>> responses;
+  size_t count = 0;
+  for (absl::string_view c : absl::StrSplit(rest, "#NEXT#")) {
+    if (count == kMaxResponses) break;
+    responses.emplace_back();
+    for (absl::string_view r : absl::StrSplit(c, "#SAME#")) {
+      if (count == kMaxResponses) break;
+      responses.back().emplace_back(r);
+      ++count;
+    }
   }
   server->Start(std::move(responses));
 

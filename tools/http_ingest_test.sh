@@ -106,7 +106,7 @@ expect_rc 2 "--ca-file on a file source"
 # --- --tensors: only the named tensors' bytes (index first, then ranges). ------
 
 # The bytes nginx sent for requests logged after line $1 (access log lines
-# "URI STATUS BODY_BYTES_SENT").
+# "URI STATUS BODY_BYTES_SENT CONNECTION CONNECTION_REQUESTS").
 sent_since() { tail -n +"$(($1 + 1))" "${NGINX_ACCESS_LOG}" | awk '{s += $3} END {print s + 0}'; }
 # The rows of a table whose first column is one of the names.
 rows_of() { printf '%s\n' "$1" | awk -v n=",$2," 'index(n, "," $1 ",") > 0'; }
@@ -145,6 +145,14 @@ named="$(rows_of "${out}" "${names}" | awk '{s += $(NF - 3)} END {print s + 0}')
 [[ "$(tail -n +"$((log_before + 1))" "${NGINX_ACCESS_LOG}" | awk '$2 != 206' | wc -l)" == 0 ]] ||
   fail "--tensors over https: a request that was not ranged (206)"
 echo "--tensors over https: nginx sent ${sent} of ${size} bytes (named: ${named})" >&2
+# Kept alive (issue 47): every range request of the run on one connection
+# (the access log's 4th field, $connection), the last its Nth request.
+ranged="$(tail -n +"$((log_before + 1))" "${NGINX_ACCESS_LOG}")"
+[[ "$(printf '%s\n' "${ranged}" | awk '{print $4}' | sort -u | wc -l)" == 1 ]] ||
+  fail "--tensors over https: the ranges took more than one connection: ${ranged}"
+[[ "$(printf '%s\n' "${ranged}" | wc -l)" -ge 3 &&
+  "$(printf '%s\n' "${ranged}" | tail -n 1 | awk '{print $5}')" == "$(printf '%s\n' "${ranged}" | wc -l)" ]] ||
+  fail "--tensors over https: not every range request on the kept-alive connection: ${ranged}"
 
 run ingest "${ng_https}/many.hrry" "${ca[@]}" --dequant out_sel_bad --tensors t3,nope
 expect_rc 2 "--tensors with a name not in the index"
@@ -158,6 +166,42 @@ expect_rc 2 "--tensors on a bare stream"
 run ingest "${ng_https}/cut.hrry" "${ca[@]}" --tensors norm.weight
 expect_rc 1 "--tensors, a file without its trailer"
 expect_contains "${out}" "FILE-TRL-01" "--tensors, rejected: the rule id"
+
+# --- --connections N: one object over N range requests (issue 47). -----------
+
+for n in 1 2 8; do
+  log_before="$(wc -l <"${NGINX_ACCESS_LOG}")"
+  for base in "${ng_https}" "${ng_http}"; do
+    rm -rf "out_conn_${n}"
+    run ingest "${base}/many.hrry" "${ca[@]}" --connections "${n}" --dequant "out_conn_${n}"
+    expect_rc 0 "--connections ${n} (${base})"
+    [[ "$(table "${out}")" == "$(table "${full_table}")" ]] ||
+      fail "--connections ${n}: the table differs from a local ingest"
+    diff -r "out_conn_${n}" out_sel_full >/dev/null ||
+      fail "--connections ${n} (${base}): the outputs differ from a local ingest"
+  done
+  # Connections nginx saw (its $connection, the 4th field): at most N per
+  # run (3.0 MB: 3 ranges of 1 MiB), more than one for N > 1.
+  conns="$(tail -n +"$((log_before + 1))" "${NGINX_ACCESS_LOG}" | awk '{print $4}' | sort -u | wc -l)"
+  [[ "${conns}" -le "$((2 * n))" ]] || fail "--connections ${n}: ${conns} connections for two runs"
+  [[ "${n}" == 1 || "${conns}" -gt 2 ]] || fail "--connections ${n}: only ${conns} connections"
+done
+# --tensors naming every tensor: their ranges merge into reads of 2 MiB
+# and more, which go over the connections at once.
+all_names="$(printf '%s\n' "${full_table}" | awk 'NR > 1 && NF > 3 {print $1}' | sed '$d' | paste -sd, -)"
+log_before="$(wc -l <"${NGINX_ACCESS_LOG}")"
+rm -rf out_conn_sel
+run ingest "${ng_https}/many.hrry" "${ca[@]}" --connections 4 --tensors "${all_names}" --dequant out_conn_sel
+expect_rc 0 "--connections 4 --tensors (every tensor)"
+diff -r out_conn_sel out_sel_full >/dev/null ||
+  fail "--connections 4 --tensors: the outputs differ from a local ingest"
+conns="$(tail -n +"$((log_before + 1))" "${NGINX_ACCESS_LOG}" | awk '{print $4}' | sort -u | wc -l)"
+[[ "${conns}" -gt 1 && "${conns}" -le 5 ]] ||
+  fail "--connections 4 --tensors: ${conns} connections ($(tail -n +"$((log_before + 1))" "${NGINX_ACCESS_LOG}" | tr '\n' ';'))"
+run ingest www/many.hrry --connections 2
+expect_rc 2 "--connections on a file"
+run ingest "${ng_http}/many.hrry" --connections 33
+expect_rc 2 "--connections 33"
 
 # --- Resume: killed half-way, then resumed (206 + If-Range). -------------------
 
@@ -197,6 +241,23 @@ leftovers="$(ls -A out_r | grep '^\.hurray-' || true)"
 grep -q '^/slow/many.hrry 206 ' "${NGINX_ACCESS_LOG}" ||
   fail "resumed: no ranged request (206) in nginx's log"
 
+# The same over 3 connections (the first range from the checkpoint, with
+# the state's If-Range).
+"${hurray}" ingest "${slow}" "${ca[@]}" --dequant out_r3 --resume state_r3 \
+  >/dev/null 2>&1 &
+pid=$!
+for i in $(seq 1 200); do
+  [[ -s state_r3 ]] && [[ "$(grep -c '^record ' state_r3)" -ge 5 ]] && break
+  sleep 0.05
+done
+kill -9 "${pid}" 2>/dev/null
+wait "${pid}" 2>/dev/null
+[[ -s state_r3 ]] || fail "resume, 3 connections: no state file"
+run ingest "${slow}" "${ca[@]}" --dequant out_r3 --resume state_r3 --connections 3
+expect_rc 0 "resumed over 3 connections"
+diff -r --exclude=".hurray-*" out_r3 out_many_local >/dev/null ||
+  fail "resumed over 3 connections: the outputs differ from an uninterrupted run"
+
 # --- The object changed between the runs: refused, OUT untouched. -------------
 
 "${hurray}" ingest "${slow}" "${ca[@]}" --dequant out_c --resume state_c \
@@ -213,6 +274,9 @@ cp www/many2.hrry www/many.hrry.new && touch -d '+2 minutes' www/many.hrry.new &
   mv www/many.hrry.new www/many.hrry
 before="$(snapshot out_c)"
 state_before="$(sha256sum <state_c)"
+run ingest "${slow}" "${ca[@]}" --dequant out_c --resume state_c --connections 4
+expect_rc 2 "resume over 4 connections against a changed object"
+expect_contains "${err}" "changed on the server" "changed object, 4 connections"
 run ingest "${slow}" "${ca[@]}" --dequant out_c --resume state_c
 expect_rc 2 "resume against a changed object"
 expect_contains "${err}" "changed on the server" "changed object"
@@ -234,6 +298,28 @@ hs="https://127.0.0.1:${https}"
 
 run ingest "${h}/good"
 expect_rc 0 "hostile server, a good answer"
+
+# Over several connections (a second hostile server serving many.hrry, 3
+# ranges of 1 MiB): an object that changes between the ranges (If-Range
+# answered with 200) and a wrong Content-Range are errors, never bytes.
+coproc HOSTILE2 { exec /usr/bin/python3 "${hostile}" www/many.hrry \
+  "${NGINX_CERT}" "${work}/nginx/server.key" wrong.pem wrong.key; }
+hostile2_pid="${HOSTILE2_PID}"
+read -r -t 20 ports2 <&"${HOSTILE2[0]}" || fail "the second hostile server did not start"
+h2="http://127.0.0.1:$(printf '%s\n' "${ports2}" | sed 's/.*http=\([0-9]*\).*/\1/')"
+run ingest "${h2}/good" --connections 4 --dequant out_h2
+expect_rc 0 "hostile server, many.hrry over 4 connections"
+"${hurray}" ingest www/many.hrry --dequant out_h2_local >/dev/null 2>&1
+diff -r out_h2 out_h2_local >/dev/null || fail "hostile, 4 connections: outputs differ"
+run ingest "${h2}/changing" --connections 4 --dequant out_h2c
+expect_rc 2 "an object changing between ranges, 4 connections"
+expect_contains "${out}" "changed on the server" "changing, 4 connections"
+expect_contains "${out}" "STREAM-IO at byte 1048576" "changing, 4 connections: the offset"
+run ingest "${h2}/badrange" --connections 4
+expect_rc 2 "a wrong Content-Range, 4 connections"
+expect_contains "${err}${out}" "Content-Range 'bytes 0-9/" "badrange, 4 connections"
+kill "${hostile2_pid}" 2>/dev/null
+wait "${hostile2_pid}" 2>/dev/null
 run ingest "${hs}/chunked" "${ca[@]}"
 expect_rc 0 "a chunked body"
 expect_contains "${out}" "OK (7 tensors, 49537 bytes)" "chunked body"

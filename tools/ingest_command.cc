@@ -13,6 +13,7 @@
 #include "parser/rules.h"
 #include "stream/http/http_body.h"
 #include "stream/http/http_fields.h"
+#include "stream/http/http_parallel.h"
 #include "stream/ingest/output/element_convert.h"
 #include "tools/arg_parser.h"
 #include "tools/command_util.h"
@@ -146,6 +147,17 @@ absl::StatusOr<IngestArgs> ParseArgs(absl::Span<const std::string> args) {
        seconds("--connect-timeout", &r.connect_timeout_seconds)},
       {"--total-timeout", true,
        seconds("--total-timeout", &r.total_timeout_seconds)},
+      {"--connections", true,
+       [&r](absl::string_view v) {
+         uint64_t n = 0;
+         HURRAY_RETURN_IF_ERROR(
+             ParseUint(v, 1, stream::http::kMaxConnections,
+                       absl::StrCat("--connections needs a count from 1 to ",
+                                    stream::http::kMaxConnections),
+                       &n));
+         r.connections = static_cast<int>(n);
+         return absl::OkStatus();
+       }},
   };
   std::vector<OptionSpec> options = CommonOptions(&common, /*allow_json=*/true);
   options.insert(options.end(), std::begin(own), std::end(own));

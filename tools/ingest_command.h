@@ -2,7 +2,8 @@
 //                [--dtype auto|float32|float16|bfloat16] [--resume STATE]
 //                [--permissive] [--agree KIND=VALUE]... [--json]
 //                [--chunk-size N] [--idle-timeout S] [--connect-timeout S]
-//                [--total-timeout S] [--ca-file PEM] [--header 'N: v']...
+//                [--total-timeout S] [--connections N] [--ca-file PEM]
+//                [--header 'N: v']...
 //                [--insecure] [--tensors a,b,...] [--max-open-streams N]
 //                [--max-spool-bytes N] [--max-dense-bytes N]
 //                [--sparse dense|keep]`

@@ -182,8 +182,8 @@ Options (defaults):
      "       [--resume STATE_FILE] [--permissive] [--agree KIND=VALUE]...\n"
      "       [--json] [--chunk-size N] [--idle-timeout S] "
      "[--connect-timeout S]\n"
-     "       [--total-timeout S] [--ca-file PEM] [--header 'Name: "
-     "value']...\n"
+     "       [--total-timeout S] [--connections N] [--ca-file PEM]\n"
+     "       [--header 'Name: value']...\n"
      "       [--insecure] [--tensors a,b,...] [--max-open-streams N]\n"
      "       [--max-spool-bytes N]",
      "validate (and dequantize) each tensor of a file, stream or URL",
@@ -210,6 +210,9 @@ Options:
                  tcp:// and http(s)://, none for the others)
   --connect-timeout S   (default 10)
   --total-timeout S     http(s):// only (default none)
+  --connections N       http(s):// only: N range requests at once, each on
+                 its own kept-alive connection, fed in order (default 1,
+                 at most 32; memory at most 2 x N x 1 MiB)
   --ca-file PEM  add a trust anchor (HTTPS verifies the server's certificate
                  and name against the system store)
   --insecure     turn certificate verification off (warned)

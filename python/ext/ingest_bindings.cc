@@ -207,7 +207,7 @@ class IngestRun {
             double total_timeout, std::string ca_file,
             std::vector<std::string> headers, bool insecure,
             std::optional<uint32_t> max_open_streams,
-            std::optional<uint64_t> max_spooled_bytes) {
+            std::optional<uint64_t> max_spooled_bytes, int connections) {
     if (reader.has_value()) {
       PyPullReader::Mode mode = PyPullReader::Mode::kReadinto;
       if (*reader == "read") mode = PyPullReader::Mode::kRead;
@@ -249,6 +249,7 @@ class IngestRun {
     request_.insecure = insecure;
     request_.max_open_streams = max_open_streams;
     request_.max_spooled_bytes = max_spooled_bytes;
+    request_.connections = connections;
     ThrowIfError(stream::ingest::CheckRequest(request_));
     thread_ = std::thread([this] { Run(); });
   }
@@ -444,13 +445,13 @@ class PyLibIngest {
               double total_timeout, std::string ca_file,
               std::vector<std::string> headers, bool insecure,
               std::optional<uint32_t> max_open_streams,
-              std::optional<uint64_t> max_spooled_bytes)
+              std::optional<uint64_t> max_spooled_bytes, int connections)
       : run_(std::make_unique<IngestRun>(
             std::move(source), std::move(reader), std::move(label),
             std::move(names), dequantize, permissive, idle_timeout,
             connect_timeout, total_timeout, std::move(ca_file),
-            std::move(headers), insecure, max_open_streams,
-            max_spooled_bytes)) {}
+            std::move(headers), insecure, max_open_streams, max_spooled_bytes,
+            connections)) {}
   // Joined when dropped (a run blocked in a buffered object's read, or
   // waiting for a silent network peer, stops when the read returns or at
   // its idle timeout); at interpreter exit left to stop by itself.
@@ -467,20 +468,20 @@ class PyLibIngest {
 
 void BindIngest(py::module_& m) {
   py::class_<PyLibIngest>(m, "LibIngest")
-      .def(py::init<py::object, std::optional<std::string>, std::string,
-                    std::optional<std::vector<std::string>>, bool, bool,
-                    std::optional<double>, double, double, std::string,
-                    std::vector<std::string>, bool, std::optional<uint32_t>,
-                    std::optional<uint64_t>>(),
-           py::arg("source"), py::arg("reader") = py::none(),
-           py::arg("label") = "", py::arg("names") = py::none(),
-           py::arg("dequantize") = true, py::arg("permissive") = false,
-           py::arg("idle_timeout") = 60.0, py::arg("connect_timeout") = 10.0,
-           py::arg("total_timeout") = 0.0, py::arg("ca_file") = "",
-           py::arg("headers") = std::vector<std::string>(),
-           py::arg("insecure") = false,
-           py::arg("max_open_streams") = py::none(),
-           py::arg("max_spooled_bytes") = py::none())
+      .def(
+          py::init<py::object, std::optional<std::string>, std::string,
+                   std::optional<std::vector<std::string>>, bool, bool,
+                   std::optional<double>, double, double, std::string,
+                   std::vector<std::string>, bool, std::optional<uint32_t>,
+                   std::optional<uint64_t>, int>(),
+          py::arg("source"), py::arg("reader") = py::none(),
+          py::arg("label") = "", py::arg("names") = py::none(),
+          py::arg("dequantize") = true, py::arg("permissive") = false,
+          py::arg("idle_timeout") = 60.0, py::arg("connect_timeout") = 10.0,
+          py::arg("total_timeout") = 0.0, py::arg("ca_file") = "",
+          py::arg("headers") = std::vector<std::string>(),
+          py::arg("insecure") = false, py::arg("max_open_streams") = py::none(),
+          py::arg("max_spooled_bytes") = py::none(), py::arg("connections") = 1)
       .def("next", &PyLibIngest::Next);
 }
 

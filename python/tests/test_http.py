@@ -60,7 +60,7 @@ pid {work}/nginx.pid;
 error_log {work}/logs/error.log warn;
 events {{ worker_connections 64; }}
 http {{
-  log_format bytes '$request_uri $status $body_bytes_sent';
+  log_format bytes '$request_uri $status $body_bytes_sent $connection';
   access_log {log} bytes;
 {temps}
   default_type application/octet-stream;
@@ -147,6 +147,37 @@ def test_named_tensors_fetch_only_their_bytes(nginx, model):
     size = os.path.getsize(model)
     assert set(statuses) == {"206"}
     assert 2 * 256 * 256 * 4 <= sent < size // 2
+
+
+def test_connections(nginx, model):
+    """connections=N (issue 47): the same values; one kept-alive
+    connection for every range with N = 1, more with N = 4 (six 1 MiB
+    tensors read by ranges of 2 MiB and more)."""
+    _, https, ca, www, log = nginx
+    rng = numpy.random.default_rng(47)
+    tensors = {f"b{i}": hurray.from_numpy(
+        rng.standard_normal((512, 512)).astype("f4")) for i in range(6)}
+    hurray.save(www / "big.hrry", tensors)
+    local = hurray.load(www / "big.hrry")
+    for n in (1, 4):
+        before = _lines(log)
+        got = list(hurray.ingest(f"{https}/big.hrry", ca_file=ca,
+                                 connections=n))
+        assert [name for name, _ in got] == [f"b{i}" for i in range(6)]
+        for name, values in got:
+            assert numpy.array_equal(values, local[name].dequantize()), name
+        _sent_since(log, before)
+        lines = log.read_text().splitlines()[before:]
+        conns = {line.split()[3] for line in lines}
+        assert {line.split()[1] for line in lines} == {"206"}
+        if n == 1:
+            assert len(conns) == 1, lines
+        else:
+            assert 1 < len(conns) <= 1 + n, lines
+    with pytest.raises(ValueError):
+        list(hurray.ingest(f"{https}/big.hrry", ca_file=ca, connections=33))
+    with pytest.raises(TypeError):
+        list(hurray.ingest(f"{https}/big.hrry", ca_file=ca, connections="4"))
 
 
 def test_plain_http_and_options(nginx, model):

@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <mutex>
+#include <sstream>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -71,7 +73,8 @@ class HttpBody::Impl {
 
   absl::Status Open(const Url& first_url,
                     const std::optional<HttpRange>& range) {
-    if (first_url.tls) {
+    first_url_ = first_url;
+    if (first_url.tls && !tls_ready_) {
       absl::Status s = SetUpTls();
       if (!s.ok()) return s;
     }
@@ -81,7 +84,7 @@ class HttpBody::Impl {
       if (!s.ok()) return s;
       s = SendRequest(url, first_url, range);
       if (!s.ok()) return s;
-      s = ReadFinalHeader(url);
+      s = ReadFinalHeader(url, nullptr);
       if (!s.ok()) return s;
       const auto& msg = parser_->get();
       const int status = static_cast<int>(msg.result_int());
@@ -127,7 +130,12 @@ class HttpBody::Impl {
         SocketBodyReader::Create(
             fd, tls_ != nullptr ? tls_->native_handle() : nullptr);
     if (!reader.ok()) return Error(reader.status().message());
-    direct_ = *std::move(reader);
+    {
+      // Interrupt (another thread) sees the old reader or this one.
+      std::lock_guard<std::mutex> lock(direct_mu_);
+      direct_ = *std::move(reader);
+      if (interrupted_) direct_->Interrupt();
+    }
     return absl::OkStatus();
   }
 
@@ -145,16 +153,108 @@ class HttpBody::Impl {
     return direct_ != nullptr ? ReadDirect(into) : ReadParsed(into);
   }
 
+  absl::Status Next(const std::optional<HttpRange>& range) {
+    if (interrupted_) return Error("cancelled");
+    if (Reusable()) {
+      bool redo = false;
+      absl::Status s = RequestAgain(range, &redo);
+      if (s.ok() || !redo) return s;
+      // Closed before any byte of the answer, or an answer this path does
+      // not read (a redirect, a body without Content-Length): once more,
+      // on a new connection.
+    }
+    Close();
+    ResetResponse();
+    return Open(first_url_, range);
+  }
+
   void Interrupt() {
     interrupted_ = true;
-    if (direct_ != nullptr) direct_->Interrupt();
+    {
+      std::lock_guard<std::mutex> lock(direct_mu_);
+      if (direct_ != nullptr) direct_->Interrupt();
+    }
     asio::post(io_, [this] { Abort(); });
   }
 
   const HttpResponseInfo& info() const { return info_; }
   uint64_t received() const { return received_; }
+  int connections() const { return connections_; }
 
  private:
+  // The connection can carry another request: kept alive on both sides,
+  // the body read to its Content-Length straight from the socket, nothing
+  // after it, no redirect (the connection is the first URL's origin's).
+  bool Reusable() const {
+    return options_.keep_alive && !interrupted_ && direct_ != nullptr &&
+           parser_ != nullptr && !pending_error_.has_value() &&
+           info_.redirects == 0 && info_.content_length.has_value() &&
+           received_ == *info_.content_length && buffer_.size() == 0 &&
+           parser_->keep_alive();
+  }
+
+  // The state of one response, before the next request.
+  void ResetResponse() {
+    if (watchdog_armed_) {
+      watchdog_.cancel();
+      io_.restart();
+      io_.poll();
+    }
+    watchdog_armed_ = false;
+    watchdog_expired_ = false;
+    info_ = HttpResponseInfo{};
+    received_ = 0;
+    pending_error_.reset();
+    range_length_.reset();
+    last_progress_ = Clock::now();
+  }
+
+  // A request on the kept-alive connection, through the SocketBodyReader
+  // that owns its transport since the first body (the TLS session goes on
+  // through its BIO). *redo: the request can be made again on a new
+  // connection (the server closed this one before answering, or answered
+  // with a redirect or a body without Content-Length, unread).
+  absl::Status RequestAgain(const std::optional<HttpRange>& range, bool* redo) {
+    ResetResponse();
+    const Url& url = first_url_;
+    std::ostringstream head;
+    head << MakeRequest(url, first_url_, range);
+    const std::string bytes = head.str();
+    const SocketBodyReader::Result w = direct_->Write(
+        absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(bytes.data()),
+                            bytes.size()),
+        IdleDeadline());
+    using Outcome = SocketBodyReader::Outcome;
+    switch (w.outcome) {
+      case Outcome::kOk:
+        break;
+      case Outcome::kTimeout:
+        return Error(TimeoutName("idle timeout (sending the request)"));
+      case Outcome::kInterrupted:
+        return Error("cancelled");
+      default:
+        *redo = true;
+        return Error(absl::StrCat("cannot send the request: ", w.error));
+    }
+    absl::Status s = ReadFinalHeader(url, redo);
+    if (!s.ok()) return s;
+    info_.url = url;
+    if (IsRedirect(static_cast<int>(parser_->get().result_int()))) {
+      *redo = true;
+      return Error("a redirect on a kept-alive connection");
+    }
+    s = CheckResponse(range);
+    if (!s.ok()) return s;
+    if (info_.chunked || !info_.content_length.has_value()) {
+      *redo = true;
+      return Error("a body without Content-Length on a kept-alive connection");
+    }
+    if (info_.status == 206) {
+      range_length_ = info_.range_last - info_.range_first + 1;
+    }
+    return absl::OkStatus();
+  }
+
   // A body of known length that is not chunked: Beast parsed the header,
   // the rest is counted here and read straight from the socket into the
   // caller's buffer (socket_body_reader.h).
@@ -392,7 +492,11 @@ class HttpBody::Impl {
   }
 
   void Close() {
-    direct_.reset();  // before the SSL object its BIO belongs to
+    {
+      // Next may close while another thread interrupts (http_parallel.h).
+      std::lock_guard<std::mutex> lock(direct_mu_);
+      direct_.reset();  // before the SSL object its BIO belongs to
+    }
     Abort();
     tls_.reset();
     tcp_.reset();
@@ -449,6 +553,7 @@ class HttpBody::Impl {
         Deadline(options_.connect_timeout_seconds);
     resolver_ = std::make_unique<tcp::resolver>(io_);
     tcp_ = std::make_unique<tcp::socket>(io_);
+    ++connections_;
     error_code ec;
     bool done = false;
     tcp::resolver::results_type results;
@@ -525,13 +630,14 @@ class HttpBody::Impl {
     return absl::OkStatus();
   }
 
-  absl::Status SendRequest(const Url& url, const Url& first_url,
-                           const std::optional<HttpRange>& range) {
+  http::request<http::empty_body> MakeRequest(
+      const Url& url, const Url& first_url,
+      const std::optional<HttpRange>& range) const {
     http::request<http::empty_body> req{http::verb::get, url.target, 11};
     req.set(http::field::host, url.HostHeader());
     req.set(http::field::user_agent, options_.user_agent);
     req.set(http::field::accept_encoding, "identity");
-    req.set(http::field::connection, "close");
+    if (!options_.keep_alive) req.set(http::field::connection, "close");
     const bool same_origin = url.SameOrigin(first_url);
     for (const auto& [name, value] : options_.headers) {
       // Credentials stay with the origin they were given for.
@@ -547,6 +653,12 @@ class HttpBody::Impl {
         req.set(http::field::if_range, range->if_range);
       }
     }
+    return req;
+  }
+
+  absl::Status SendRequest(const Url& url, const Url& first_url,
+                           const std::optional<HttpRange>& range) {
+    http::request<http::empty_body> req = MakeRequest(url, first_url, range);
     error_code ec;
     bool done = false;
     WithStream([&](auto& s) {
@@ -569,15 +681,22 @@ class HttpBody::Impl {
   // are skipped (RFC 9110 15.2: 100 Continue, 102, 103 Early Hints, ...),
   // at most kMaxInterimResponses of them, each within the idle timeout; a
   // 101 (Switching Protocols) is refused, as we never ask for an upgrade.
-  absl::Status ReadFinalHeader(const Url& url) {
-    buffer_ = boost::beast::flat_buffer(kReadBufferBytes);
-    // Beast reads at most the free capacity (512 bytes when none): make
-    // room for large reads once.
-    buffer_.reserve(kReadBufferBytes);
+  // *closed (a kept-alive connection only, else null): set when the
+  // connection ended before any byte of the answer.
+  absl::Status ReadFinalHeader(const Url& url, bool* closed) {
+    if (direct_ == nullptr) {
+      buffer_ = boost::beast::flat_buffer(kReadBufferBytes);
+      // Beast reads at most the free capacity (512 bytes when none): make
+      // room for large reads once.
+      buffer_.reserve(kReadBufferBytes);
+    }
     for (int interim = 0;; ++interim) {
       // A new parser for each response; what the server sent after an
       // interim response stays in buffer_ for the next.
-      absl::Status s = ReadHeader(url);
+      absl::Status s =
+          direct_ != nullptr
+              ? ReadHeaderDirect(url, interim == 0 ? closed : nullptr)
+              : ReadHeader(url);
       if (!s.ok()) return s;
       const int status = static_cast<int>(parser_->get().result_int());
       if (status < 100 || status > 199) return absl::OkStatus();
@@ -627,6 +746,68 @@ class HttpBody::Impl {
     return absl::OkStatus();
   }
 
+  // ReadHeader on a kept-alive connection: the bytes come through direct_
+  // into buffer_ and Beast's parser is fed from there, the whole header
+  // within one idle timeout.
+  absl::Status ReadHeaderDirect(const Url& url, bool* closed) {
+    parser_ = std::make_unique<http::response_parser<http::buffer_body>>();
+    parser_->header_limit(static_cast<uint32_t>(options_.max_header_bytes));
+    parser_->body_limit(boost::none);
+    const Clock::time_point deadline = IdleDeadline();
+    bool seen = buffer_.size() > 0;
+    for (;;) {
+      if (buffer_.size() > 0) {
+        error_code ec;
+        const size_t used = parser_->put(buffer_.data(), ec);
+        buffer_.consume(used);
+        if (parser_->is_header_done()) return absl::OkStatus();
+        if (ec == http::error::header_limit ||
+            ec == http::error::buffer_overflow) {
+          return Error(absl::StrCat("the response header from ",
+                                    Printable(url.host), " is larger than ",
+                                    options_.max_header_bytes, " bytes"));
+        }
+        if (ec && ec != http::error::need_more) {
+          return Error(absl::StrCat("no valid HTTP response header from ",
+                                    Printable(url.host), ": ", ec.message()));
+        }
+      }
+      const size_t room = buffer_.max_size() - buffer_.size();
+      if (room == 0) {
+        return Error(absl::StrCat("the response header from ",
+                                  Printable(url.host), " is larger than ",
+                                  buffer_.max_size(), " bytes"));
+      }
+      const auto space = buffer_.prepare(room);
+      const SocketBodyReader::Result r = direct_->Read(
+          absl::MakeSpan(static_cast<uint8_t*>(space.data()), space.size()),
+          deadline);
+      buffer_.commit(r.bytes);
+      // Bytes first: an end or error after them is met again by the next
+      // read if the header is still incomplete (the body reader meets it
+      // otherwise).
+      if (r.bytes > 0) {
+        seen = true;
+        continue;
+      }
+      using Outcome = SocketBodyReader::Outcome;
+      switch (r.outcome) {
+        case Outcome::kOk:
+          continue;
+        case Outcome::kTimeout:
+          return Error(
+              TimeoutName("idle timeout (waiting for the response header)"));
+        case Outcome::kInterrupted:
+          return Error("cancelled");
+        default:
+          if (!seen && closed != nullptr) *closed = true;
+          return Error(absl::StrCat(
+              "no valid HTTP response header from ", Printable(url.host), ": ",
+              r.outcome == Outcome::kEnd ? "the connection ended" : r.error));
+      }
+    }
+  }
+
   absl::Status CheckResponse(const std::optional<HttpRange>& range) {
     const auto& msg = parser_->get();
     info_.status = static_cast<int>(msg.result_int());
@@ -668,6 +849,8 @@ class HttpBody::Impl {
   }
 
   const HttpOptions options_;
+  Url first_url_;  // Open's: Next asks for it again
+  int connections_ = 0;
   Clock::time_point start_;
   asio::io_context io_{1};
   asio::steady_timer timer_{io_};
@@ -684,6 +867,7 @@ class HttpBody::Impl {
   // ReadDirect (Content-Length, not chunked) when set; after tls_, so that
   // it goes first.
   std::unique_ptr<SocketBodyReader> direct_;
+  std::mutex direct_mu_;  // direct_'s replacement against Interrupt
   boost::beast::flat_buffer buffer_;
   HttpResponseInfo info_;
   uint64_t received_ = 0;
@@ -714,6 +898,12 @@ uint64_t HttpBody::received() const { return impl_->received(); }
 absl::StatusOr<size_t> HttpBody::Read(absl::Span<uint8_t> into) {
   return impl_->Read(into);
 }
+
+absl::Status HttpBody::Next(const std::optional<HttpRange>& range) {
+  return impl_->Next(range);
+}
+
+int HttpBody::connections() const { return impl_->connections(); }
 
 void HttpBody::Interrupt() { impl_->Interrupt(); }
 

@@ -71,6 +71,10 @@ struct HttpOptions {
   int max_redirects = kMaxRedirects;
   size_t max_header_bytes = kMaxHttpHeaderBytes;
   std::string user_agent = "hurray";
+  // HTTP/1.1 persistent connections (issue 47): no `Connection: close` in
+  // the request, so that Next can send the following request on the same
+  // connection. Off for one whole-object GET (nothing would reuse it).
+  bool keep_alive = false;
   // Tests and fuzzing only (the CLI never sets it): when set, every
   // connection goes to this host and port instead of the URL's, as curl's
   // --connect-to; the Host header, the TLS name and the origin stay the
@@ -86,9 +90,23 @@ class HttpBody final : public container::PullReader {
       const std::optional<HttpRange>& range = std::nullopt);
   ~HttpBody() override;
 
+  // Another request for the same URL (its redirects followed again), in
+  // place of this one (issue 47). With `keep_alive` it goes on the same
+  // connection when that can carry it: the previous body read to its end
+  // (a Content-Length, no redirect), the server did not answer
+  // `Connection: close` (or speak HTTP/1.0 without keep-alive). Otherwise,
+  // and when the kept-alive connection turns out closed before any byte of
+  // the answer came, or answers with a redirect or a body without a
+  // Content-Length, the request is made once more on a new connection
+  // (nothing of its body was read). A request whose body was partly read
+  // is never made again: a failure there is the caller's error.
+  [[nodiscard]] absl::Status Next(const std::optional<HttpRange>& range);
+
   const HttpResponseInfo& info() const;
-  // Body bytes delivered by Read so far.
+  // Body bytes of the current response delivered by Read so far.
   uint64_t received() const;
+  // TCP connections made (Open's and Next's): tests count them.
+  int connections() const;
 
   [[nodiscard]] absl::StatusOr<size_t> Read(absl::Span<uint8_t> into) override;
   void Interrupt() override;

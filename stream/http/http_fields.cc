@@ -155,9 +155,13 @@ absl::Status InterpretResponse(absl::Span<const HeaderField> fields,
       !ParseContentRange(content_range->value, &first, &last, &size)) {
     return Error("HTTP 206 without a valid Content-Range");
   }
+  // RFC 9110 14.1.2: a last byte past the object's end stands for its
+  // end, the one Content-Range it then allows.
+  const bool clipped = range->last.has_value() && size.has_value() &&
+                       *range->last >= *size && last + 1 == *size;
   const bool wrong =
       first != range->first ||
-      (range->last.has_value() && last != *range->last) ||
+      (range->last.has_value() && last != *range->last && !clipped) ||
       (!range->last.has_value() && size.has_value() && last + 1 != *size) ||
       (info->content_length.has_value() &&
        *info->content_length != last - first + 1);

@@ -73,7 +73,8 @@ struct HeaderField {
 // of a 200, or a 206 answering `range`: a Content-Encoding other than
 // identity and a Transfer-Encoding other than chunked are refused (we ask
 // for identity and decode nothing); a 206 needs a Content-Range that is
-// exactly the range asked for (and agrees with Content-Length). Errors are
+// exactly the range asked for (and agrees with Content-Length), or ends at
+// the object's last byte when the range asked for goes past it. Errors are
 // Unavailable with a message that quotes the server only through
 // printable ASCII.
 [[nodiscard]] absl::Status InterpretResponse(

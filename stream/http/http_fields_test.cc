@@ -62,6 +62,22 @@ TEST(InterpretResponse, A206ForAnotherRangeIsRefused) {
   EXPECT_NE(s.message().find("Content-Range"), absl::string_view::npos);
 }
 
+TEST(InterpretResponse, A206EndsAtTheObjectsEndWhenTheRangeGoesPastIt) {
+  // bytes=4000-8191 of a 5000-byte object (RFC 9110 14.1.2).
+  HttpResponseInfo info = Info(206, 1000);
+  const std::vector<HeaderField> f = {
+      {"Content-Range", "bytes 4000-4999/5000"}};
+  ASSERT_TRUE(InterpretResponse(f, HttpRange{4000, 8191, ""}, &info).ok());
+  EXPECT_EQ(info.range_last, 4999u);
+  // Short of the end: refused, as is any other last byte.
+  HttpResponseInfo shorter = Info(206, 900);
+  const std::vector<HeaderField> g = {
+      {"Content-Range", "bytes 4000-4899/5000"}};
+  EXPECT_FALSE(InterpretResponse(g, HttpRange{4000, 8191, ""}, &shorter).ok());
+  HttpResponseInfo inside = Info(206, 900);
+  EXPECT_FALSE(InterpretResponse(g, HttpRange{4000, 4999, ""}, &inside).ok());
+}
+
 TEST(InterpretResponse, A206WithoutContentRangeOrWithAnotherLength) {
   HttpResponseInfo info = Info(206, 64);
   EXPECT_FALSE(InterpretResponse({}, HttpRange{0, 63, ""}, &info).ok());

@@ -5,11 +5,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "stream/http/http_parallel.h"
 
 namespace hurray::stream::http {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 constexpr size_t kBufferBytes = 256 << 10;
 // The first range asked for: the .hrry header.
@@ -25,12 +24,13 @@ absl::Status Changed() {
 }  // namespace
 
 absl::StatusOr<HttpRangeSource::Opened> HttpRangeSource::Open(
-    const Url& url, const HttpOptions& options) {
-  std::unique_ptr<HttpRangeSource> src(new HttpRangeSource(url, options));
-  src->start_ = Clock::now();
+    const Url& url, const HttpOptions& options, int connections) {
+  std::unique_ptr<HttpRangeSource> src(
+      new HttpRangeSource(url, options, connections));
+  src->options_.keep_alive = true;
   src->buffer_.resize(kBufferBytes);
   absl::StatusOr<std::unique_ptr<HttpBody>> body =
-      HttpBody::Open(url, options, HttpRange{0, kHeadBytes - 1, ""});
+      HttpBody::Open(url, src->options_, HttpRange{0, kHeadBytes - 1, ""});
   if (!body.ok()) return body.status();
   ++src->requests_;
   const HttpResponseInfo& info = (*body)->info();
@@ -59,20 +59,9 @@ absl::StatusOr<HttpRangeSource::Opened> HttpRangeSource::Open(
         return absl::OkStatus();
       });
   if (!s.ok()) return s;
+  src->conn_ = *std::move(body);
   out.ranges = std::move(src);
   return out;
-}
-
-absl::StatusOr<HttpOptions> HttpRangeSource::NextOptions() const {
-  HttpOptions o = options_;
-  if (options_.total_timeout_seconds > 0) {
-    const double spent =
-        std::chrono::duration<double>(Clock::now() - start_).count();
-    const double left = options_.total_timeout_seconds - spent;
-    if (left <= 0) return absl::DeadlineExceededError("total timeout");
-    o.total_timeout_seconds = left;
-  }
-  return o;
 }
 
 absl::Status HttpRangeSource::Drain(HttpBody* body, uint64_t offset,
@@ -107,19 +96,53 @@ absl::Status HttpRangeSource::Read(uint64_t offset, uint64_t length,
     return feed(absl::MakeConstSpan(head_).subspan(
         static_cast<size_t>(offset), static_cast<size_t>(length)));
   }
-  absl::StatusOr<HttpOptions> o = NextOptions();
-  if (!o.ok()) return o.status();
-  absl::StatusOr<std::unique_ptr<HttpBody>> body = HttpBody::Open(
-      url_, *o, HttpRange{offset, offset + length - 1, if_range_});
-  if (!body.ok()) return body.status();
+  if (connections_ > 1 && length >= 2 * kParallelRangeBytes) {
+    return ReadParallel(offset, length, feed);
+  }
+  // On the kept-alive connection of the previous range when it can carry
+  // it (http_body.h, Next); the total timeout counts from Open's request.
+  absl::Status opened =
+      conn_->Next(HttpRange{offset, offset + length - 1, if_range_});
+  if (!opened.ok()) return opened;
   ++requests_;
-  const HttpResponseInfo& info = (*body)->info();
+  const HttpResponseInfo& info = conn_->info();
   if (info.status != 206 ||
       (info.object_size.has_value() && *info.object_size != size_) ||
       (!etag_.empty() && !info.etag.empty() && info.etag != etag_)) {
     return Changed();
   }
-  return Drain(body->get(), offset, length, feed);
+  return Drain(conn_.get(), offset, length, feed);
+}
+
+// A long range over connections_ at once, in order, with the validators
+// of Open's answer (a change is refused as for one connection).
+absl::Status HttpRangeSource::ReadParallel(uint64_t offset, uint64_t length,
+                                           PieceFn feed) {
+  ParallelOptions parallel;
+  parallel.connections = connections_;
+  absl::StatusOr<std::unique_ptr<ParallelHttpBody>> body =
+      ParallelHttpBody::OpenKnown(url_, options_, parallel, offset,
+                                  offset + length, size_, if_range_, etag_);
+  if (!body.ok()) return body.status();
+  uint64_t got = 0;
+  while (got < length) {
+    const size_t want =
+        static_cast<size_t>(std::min<uint64_t>(buffer_.size(), length - got));
+    absl::StatusOr<size_t> n =
+        (*body)->Read(absl::MakeSpan(buffer_.data(), want));
+    if (!n.ok()) return n.status();
+    if (*n == 0) {
+      return absl::DataLossError(absl::StrCat("truncated: the range from byte ",
+                                              offset, " ended after ", got,
+                                              " of ", length, " bytes"));
+    }
+    got += *n;
+    received_ += *n;
+    absl::Status s = feed(absl::MakeConstSpan(buffer_.data(), *n));
+    if (!s.ok()) return s;
+  }
+  requests_ += (length + kParallelRangeBytes - 1) / kParallelRangeBytes;
+  return absl::OkStatus();
 }
 
 }  // namespace hurray::stream::http

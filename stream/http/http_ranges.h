@@ -11,12 +11,15 @@
 // means no range support: Open hands that response's body back for one
 // forward pass instead.
 //
+// The requests share one persistent connection while the server keeps it
+// (issue 47: HttpBody::Next), instead of a TCP (and TLS) handshake each.
 // Every request has the HttpOptions deadlines; the total timeout counts
-// from Open for all the requests together. Memory: one 256 KiB read buffer.
+// from Open for all the requests together. Memory: one 256 KiB read
+// buffer, and with `connections` > 1 the window of a long read
+// (http_parallel.h: at most 2 x connections x kParallelRangeBytes).
 #ifndef HURRAY_STREAM_HTTP_HTTP_RANGES_H_
 #define HURRAY_STREAM_HTTP_HTTP_RANGES_H_
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -36,28 +39,35 @@ class HttpRangeSource final : public container::RangeSource {
     std::unique_ptr<HttpRangeSource> ranges;  // the server serves ranges
     std::unique_ptr<HttpBody> whole;          // or: the whole object (200)
   };
+  // `connections` > 1: a Read of at least 2 x kParallelRangeBytes goes
+  // over that many connections at once (http_parallel.h OpenKnown).
   [[nodiscard]] static absl::StatusOr<Opened> Open(const Url& url,
-                                                   const HttpOptions& options);
+                                                   const HttpOptions& options,
+                                                   int connections = 1);
 
   uint64_t size() const override { return size_; }
   [[nodiscard]] absl::Status Read(uint64_t offset, uint64_t length,
                                   PieceFn feed) override;
 
-  // Requests made (Open's included) and body bytes received.
+  // Requests made (Open's included), body bytes received, TCP connections.
   uint64_t requests() const { return requests_; }
   uint64_t bytes_received() const { return received_; }
+  int connections() const { return conn_->connections(); }
 
  private:
-  HttpRangeSource(const Url& url, const HttpOptions& options)
-      : url_(url), options_(options) {}
-  // The options of the next request: the total timeout left.
-  [[nodiscard]] absl::StatusOr<HttpOptions> NextOptions() const;
+  HttpRangeSource(const Url& url, const HttpOptions& options, int connections)
+      : url_(url), options_(options), connections_(connections) {}
+  [[nodiscard]] absl::Status ReadParallel(uint64_t offset, uint64_t length,
+                                          PieceFn feed);
   [[nodiscard]] absl::Status Drain(HttpBody* body, uint64_t offset,
                                    uint64_t length, PieceFn feed);
 
-  Url url_;  // as given: each request follows the redirects again
+  Url url_;
   HttpOptions options_;
-  std::chrono::steady_clock::time_point start_;
+  int connections_ = 1;
+  // The latest request and its connection; each request asks for the URL
+  // Open was given and follows its redirects again.
+  std::unique_ptr<HttpBody> conn_;
   uint64_t size_ = 0;
   std::string if_range_;       // strong ETag or Last-Modified; may be empty
   std::string etag_;           // as first sent

@@ -285,6 +285,60 @@ SocketBodyReader::Result SocketBodyReader::Read(absl::Span<uint8_t> into,
   return result;
 }
 
+SocketBodyReader::Result SocketBodyReader::Write(
+    absl::Span<const uint8_t> bytes, Clock::time_point deadline) {
+  Result result;
+  while (result.bytes < bytes.size()) {
+    const absl::Span<const uint8_t> rest = bytes.subspan(result.bytes);
+    short wait_events = 0;
+    if (ssl_ == nullptr) {
+      const ssize_t n =
+          ::send(transport_.fd, rest.data(), rest.size(), MSG_NOSIGNAL);
+      if (n > 0) {
+        result.bytes += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        wait_events = POLLOUT;
+      } else {
+        result.outcome = Outcome::kError;
+        result.error = std::strerror(n < 0 ? errno : EPIPE);
+        return result;
+      }
+    } else {
+      ERR_clear_error();
+      transport_.error = 0;
+      transport_.budget = read_budget_;
+      size_t put = 0;
+      if (SSL_write_ex(ssl_, rest.data(), rest.size(), &put) == 1) {
+        result.bytes += put;
+        continue;
+      }
+      switch (SSL_get_error(ssl_, 0)) {
+        case SSL_ERROR_WANT_READ:
+          wait_events = POLLIN;
+          break;
+        case SSL_ERROR_WANT_WRITE:
+          wait_events = POLLOUT;
+          break;
+        case SSL_ERROR_ZERO_RETURN:
+          result.outcome = Outcome::kEnd;
+          return result;
+        default:
+          result.outcome = Outcome::kError;
+          result.error = transport_.error != 0
+                             ? std::string(std::strerror(transport_.error))
+                             : OpenSslError();
+          return result;
+      }
+    }
+    result.outcome = Wait(wait_events, deadline, &result.error);
+    if (result.outcome != Outcome::kOk) return result;
+  }
+  return result;
+}
+
 SocketBodyReader::Outcome SocketBodyReader::Wait(short events,
                                                  Clock::time_point deadline,
                                                  std::string* error) {

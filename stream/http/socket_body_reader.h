@@ -75,6 +75,11 @@ class SocketBodyReader {
   // takes only what is there without waiting (no byte is held back).
   Result Read(absl::Span<uint8_t> into, Clock::time_point deadline);
 
+  // Writes all of `bytes` (a request on a kept-alive connection, issue 47):
+  // send(2), or SSL_write through the same BIO; every wait until
+  // `deadline`. kOk once all were written; else `bytes` says how many were.
+  Result Write(absl::Span<const uint8_t> bytes, Clock::time_point deadline);
+
   // Any thread: the current or next wait ends with kInterrupted.
   void Interrupt();
 

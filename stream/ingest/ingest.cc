@@ -20,6 +20,7 @@
 #include "stream/container/hrry_mmap.h"
 #include "stream/container/safe_output_dir.h"
 #include "stream/http/http_body.h"
+#include "stream/http/http_parallel.h"
 #include "stream/http/http_ranges.h"
 #include "stream/ingest/consumers.h"
 #include "stream/ingest/loader.h"
@@ -159,11 +160,45 @@ std::optional<resume::HttpValidator> ValidatorOf(const HttpResponseInfo& info) {
   return resume::HttpValidator{v, info.object_size.value_or(0)};
 }
 
+// An HTTP(S) body as the loader reads it, and its first response.
+struct HttpSource {
+  std::unique_ptr<container::PullReader> reader;
+  HttpResponseInfo info;
+};
+
+// One GET (connections 1, exactly as before issue 47), or the object over
+// `connections` range requests at once (http_parallel.h).
+absl::StatusOr<HttpSource> OpenHttp(const Url& url, const HttpOptions& http,
+                                    int connections,
+                                    const std::optional<HttpRange>& range) {
+  HttpSource out;
+  if (connections <= 1) {
+    absl::StatusOr<std::unique_ptr<HttpBody>> b =
+        HttpBody::Open(url, http, range);
+    if (!b.ok()) return b.status();
+    out.info = (*b)->info();
+    out.reader = *std::move(b);
+    return out;
+  }
+  http::ParallelOptions parallel;
+  parallel.connections = connections;
+  absl::StatusOr<std::unique_ptr<http::ParallelHttpBody>> p =
+      http::ParallelHttpBody::Open(
+          url, http, parallel, range.has_value() ? range->first : 0,
+          range.has_value() ? range->if_range : std::string());
+  if (!p.ok()) return p.status();
+  out.info = (*p)->info();
+  out.reader = *std::move(p);
+  return out;
+}
+
 // A resumed HTTP(S) run asks for the bytes after the checkpoint with
 // If-Range: a 200 (the whole object) means it changed since the state was
 // written, which is refused before anything in OUT is touched.
-absl::StatusOr<std::unique_ptr<HttpBody>> OpenResumedHttp(
-    const Url& url, const HttpOptions& http, const resume::IngestState& st) {
+absl::StatusOr<HttpSource> OpenResumedHttp(const Url& url,
+                                           const HttpOptions& http,
+                                           int connections,
+                                           const resume::IngestState& st) {
   if (!st.http.has_value()) {
     return absl::FailedPreconditionError(
         "the resume state does not identify the HTTP object (the server gave "
@@ -174,10 +209,9 @@ absl::StatusOr<std::unique_ptr<HttpBody>> OpenResumedHttp(
   if (st.checkpoint.offset > 0) {
     range = HttpRange{st.checkpoint.offset, std::nullopt, st.http->validator};
   }
-  absl::StatusOr<std::unique_ptr<HttpBody>> b =
-      HttpBody::Open(url, http, range);
+  absl::StatusOr<HttpSource> b = OpenHttp(url, http, connections, range);
   if (!b.ok()) return b.status();
-  const HttpResponseInfo& info = (*b)->info();
+  const HttpResponseInfo& info = b->info;
   // The same kind of validator as recorded: a strong ETag ("...") or a
   // date. A 206 without it relies on If-Range alone.
   const std::string& now_validator = absl::StartsWith(st.http->validator, "\"")
@@ -279,7 +313,8 @@ class IngestRun {
   std::string outputs_;  // "npy/auto", "" without outputs
 
   HttpOptions http_;
-  std::unique_ptr<HttpBody> body_;
+  std::unique_ptr<container::PullReader> body_;
+  HttpResponseInfo body_info_;
   std::optional<resume::HttpValidator> http_id_;
   std::optional<resume::SourceIdentity> identity_;
   std::optional<resume::IngestState> resumed_;
@@ -376,10 +411,11 @@ absl::Status IngestRun::LoadResume() {
         outputs_.empty() ? "f32/auto" : outputs_));
   }
   if (kind == IngestSource::Kind::kHttp) {
-    absl::StatusOr<std::unique_ptr<HttpBody>> b =
-        OpenResumedHttp(r_.source.url, http_, *st);
+    absl::StatusOr<HttpSource> b =
+        OpenResumedHttp(r_.source.url, http_, r_.connections, *st);
     if (!b.ok()) return b.status();
-    body_ = *std::move(b);
+    body_ = std::move(b->reader);
+    body_info_ = std::move(b->info);
   } else if (kind == IngestSource::Kind::kFile) {
     if (!st->identity.has_value()) {
       return absl::FailedPreconditionError(
@@ -511,12 +547,13 @@ absl::Status IngestRun::SetUpStream() {
   switch (r_.source.kind) {
     case IngestSource::Kind::kHttp:
       if (body_ == nullptr) {
-        absl::StatusOr<std::unique_ptr<HttpBody>> b =
-            HttpBody::Open(r_.source.url, http_);
+        absl::StatusOr<HttpSource> b =
+            OpenHttp(r_.source.url, http_, r_.connections, std::nullopt);
         if (!b.ok()) return b.status();
-        body_ = *std::move(b);
+        body_ = std::move(b->reader);
+        body_info_ = std::move(b->info);
       }
-      http_id_ = ValidatorOf(body_->info());
+      http_id_ = ValidatorOf(body_info_);
       if (resumed_.has_value() && resumed_->http.has_value()) {
         http_id_ = resumed_->http;
       }
@@ -573,7 +610,7 @@ absl::StatusOr<IngestReport> IngestRun::RunSelected() {
                  r_.source.kind == IngestSource::Kind::kReader;
   if (r_.source.kind == IngestSource::Kind::kHttp) {
     absl::StatusOr<HttpRangeSource::Opened> opened =
-        HttpRangeSource::Open(r_.source.url, http_);
+        HttpRangeSource::Open(r_.source.url, http_, r_.connections);
     if (!opened.ok()) return opened.status();
     if (r_.tensors.empty() && opened->ranges != nullptr) {
       // index_first: a bare stream is read forward.
@@ -712,8 +749,8 @@ absl::StatusOr<IngestReport> IngestRun::Go() {
   }
   IngestProgress progress;
   progress.skipped = skipped;
-  if (body_ != nullptr && body_->info().object_size.has_value()) {
-    progress.total = *body_->info().object_size;
+  if (body_ != nullptr && body_info_.object_size.has_value()) {
+    progress.total = *body_info_.object_size;
   }
   LoaderOptions lo = LoaderOptionsOf(r_);
   lo.on_progress = [&](const LoadProgress& p) {

@@ -199,6 +199,13 @@ struct IngestRequest {
   std::string ca_file;
   std::vector<std::pair<std::string, std::string>> headers;
   bool insecure = false;
+  // http(s):// only: the object over this many range requests at once
+  // (1 to http::kMaxConnections), fed to the decoder in order through a
+  // window of at most 2 x connections x http::kParallelRangeBytes
+  // (stream/http/http_parallel.h). 1: one GET, as without it. --tensors
+  // and an index-first read take their ranges on one kept-alive
+  // connection, and each range of 2 MiB or more over this many at once.
+  int connections = 1;
 };
 
 struct IngestProgress {

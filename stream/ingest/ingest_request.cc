@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "parser/rules.h"
 #include "stream/http/http_body.h"
+#include "stream/http/http_parallel.h"
 #include "stream/ingest/ingest.h"
 #include "stream/ingest/loader.h"
 
@@ -151,6 +152,14 @@ absl::Status CheckRequest(const IngestRequest& r) {
     return absl::InvalidArgumentError(
         "--ca-file, --header, --insecure and --total-timeout are for "
         "http:// and https:// sources");
+  }
+  if (r.connections < 1 || r.connections > http::kMaxConnections) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--connections must be from 1 to ", http::kMaxConnections));
+  }
+  if (kind != Kind::kHttp && r.connections != 1) {
+    return absl::InvalidArgumentError(
+        "--connections is for http:// and https:// sources");
   }
   if (r.headers.size() > http::kMaxExtraHeaders) {
     return absl::InvalidArgumentError("too many --header options");

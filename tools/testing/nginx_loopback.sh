@@ -6,7 +6,9 @@
 #
 #   nginx_start WORK_DIR WWW_DIR [EXTRA_SERVER_DIRECTIVES]
 #     sets NGINX_HTTP_PORT, NGINX_HTTPS_PORT, NGINX_CERT (the PEM to trust
-#     with --ca-file), NGINX_ACCESS_LOG (lines "URI STATUS BODY_BYTES_SENT")
+#     with --ca-file), NGINX_ACCESS_LOG (lines "URI STATUS BODY_BYTES_SENT
+#     CONNECTION CONNECTION_REQUESTS": nginx's connection serial number and
+#     the request's number on it)
 #   nginx_stop
 #   make_cert DIR NAME SUBJECT_ALT_NAMES   -> DIR/NAME.pem, DIR/NAME.key
 #   free_port                              -> prints a free TCP port
@@ -51,7 +53,7 @@ pid ${work}/nginx/nginx.pid;
 error_log ${work}/nginx/logs/error.log warn;
 events { worker_connections 128; }
 http {
-  log_format bytes '\$request_uri \$status \$body_bytes_sent';
+  log_format bytes '\$request_uri \$status \$body_bytes_sent \$connection \$connection_requests';
   access_log ${NGINX_ACCESS_LOG} bytes;
   client_body_temp_path ${work}/nginx/tmp/body;
   proxy_temp_path ${work}/nginx/tmp/proxy;

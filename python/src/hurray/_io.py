@@ -437,7 +437,7 @@ def decode_descriptor(data, permissive=False):
 def ingest(source, dequantize=True, names=None, permissive=False,
            idle_timeout=60.0, connect_timeout=10.0, *, ca_file=None,
            headers=None, insecure=False, total_timeout=0.0,
-           max_open_streams=None, max_spool_bytes=None):
+           max_open_streams=None, max_spool_bytes=None, connections=1):
     """Yields ``(name, value)`` for every tensor of a source, validated as
     it arrives; the value is a float32 numpy array (``dequantize=True``;
     None for a tensor that has no values of its own, a composite's head or
@@ -465,7 +465,12 @@ def ingest(source, dequantize=True, names=None, permissive=False,
       that serves byte ranges is read index first, then the tensors (only
       the named ones with ``names``); one without, and a bare stream, in
       one forward pass (a .hrry's tensors then come after its index, at its
-      end).
+      end). The ranges share one kept-alive connection; ``connections=N``
+      (1 to 32, like ``hurray ingest --connections N``) fetches each range
+      of 2 MiB or more, and a forward pass, over N connections at once, in
+      order, through a window of at most 2 x N x 1 MiB; every range is
+      validated (If-Range with the first answer's ETag or Last-Modified: an
+      object that changes is an error, never mixed bytes).
 
     Memory: the tensor being yielded, the reader's ring and, for tcp://, the
     answers received ahead: a tcp:// peer that multiplexes its answers makes
@@ -479,7 +484,8 @@ def ingest(source, dequantize=True, names=None, permissive=False,
     an exception raised by the source's methods is raised once, as is.
     """
     for key, value in (("max_open_streams", max_open_streams),
-                       ("max_spool_bytes", max_spool_bytes)):
+                       ("max_spool_bytes", max_spool_bytes),
+                       ("connections", connections)):
         if value is not None and (isinstance(value, bool)
                                   or not isinstance(value, int)):
             raise TypeError(f"{key} must be an int, not "
@@ -503,7 +509,8 @@ def ingest(source, dequantize=True, names=None, permissive=False,
         total_timeout=total_timeout,
         ca_file=os.fspath(ca_file) if ca_file is not None else "",
         headers=_header_lines(headers), insecure=insecure,
-        max_open_streams=max_open_streams, max_spooled_bytes=max_spool_bytes)
+        max_open_streams=max_open_streams, max_spooled_bytes=max_spool_bytes,
+        connections=connections)
     while True:
         item = session.next()
         if item is None:
