@@ -14,26 +14,58 @@
 # uncapped_n1 (target <= 1.05); printed: the median and range of each case
 # and ratio over the rounds, the CPU and the load average.
 #
+# nginx's `limit_rate` is per request, with the first second's allowance
+# free: a 1 MiB range request is never slowed by it, so by default the
+# capped cases flatter many short requests. CAP=flow caps each TCP flow
+# instead, as a CDN does, in the kernel (root only): an htb qdisc on the
+# loopback device with 256 classes of RATE_BITS each, a packet from nginx's
+# port going to the class of the low byte of the client's port (two flows
+# share a class when their ports share a low byte: about one run in ten
+# with 8 connections). It is set before each capped case and removed after
+# it and on exit; nothing else on the machine should use loopback
+# meanwhile. The capped cases then use the plain URL.
+#
 #   bench/http_connections_bench.sh    (from the workspace root)
-# Environment: ROUNDS (5), BENCH_BYTES (268435456), RATE (32m).
+#   CAP=flow RATE_BITS=256mbit bench/http_connections_bench.sh
+# Environment: ROUNDS (5), BENCH_BYTES (268435456), RATE (32m), CAP
+# (request | flow), RATE_BITS (256mbit: 32 MB/s, with CAP=flow).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${ROUNDS:-5}"
 bytes="${BENCH_BYTES:-268435456}"
 rate="${RATE:-32m}"
+cap="${CAP:-request}"
+rate_bits="${RATE_BITS:-256mbit}"
 bazel build -c opt //tools:hurray //bench:ingest_bench >/dev/null 2>&1
 hurray="$(pwd)/bazel-out/k8-opt/bin/tools/hurray"
 gen="$(pwd)/bazel-out/k8-opt/bin/bench/ingest_bench"
 source tools/testing/nginx_loopback.sh
 work="$(mktemp -d "${TMPDIR:-/tmp}/http_connections_bench_XXXXXX")"
 shm="$(mktemp -d /dev/shm/http_connections_bench_XXXXXX)"
-trap 'nginx_stop; rm -rf "${work}" "${shm}"' EXIT
+flow_cap() {  # flow_cap on|off
+  [[ "${cap}" == flow ]] || return 0
+  tc qdisc del dev lo root 2>/dev/null || true
+  [[ "$1" == on ]] || return 0
+  tc qdisc replace dev lo root handle 1: htb default 999 r2q 1000
+  tc class add dev lo parent 1: classid 1:999 htb rate 100gbit
+  local i
+  for i in $(seq 0 255); do
+    echo "class add dev lo parent 1: classid 1:$((i + 1)) htb" \
+      "rate ${rate_bits} ceil ${rate_bits} burst 256k cburst 256k"
+    echo "filter add dev lo parent 1: protocol ip prio 1 u32" \
+      "match ip sport ${NGINX_HTTP_PORT} 0xffff match ip dport ${i} 0x00ff" \
+      "flowid 1:$((i + 1))"
+  done | tc -batch - 2>/dev/null
+}
+trap 'flow_cap off; nginx_stop; rm -rf "${work}" "${shm}"' EXIT
 mkdir -p "${work}/www"
 size="$(HURRAY_INGEST_BENCH_BYTES="${bytes}" "${gen}" --generate "${work}/www/bench.hrry")"
 nginx_start "${work}" "${work}/www" "
     location /capped/ { alias ${work}/www/; limit_rate ${rate}; }
 " >/dev/null
 base="http://127.0.0.1:${NGINX_HTTP_PORT}"
+capped_url="${base}/capped/bench.hrry"
+[[ "${cap}" == flow ]] && capped_url="${base}/bench.hrry"
 cat "${work}/www/bench.hrry" >/dev/null # in the page cache for everyone
 
 aria2=1
@@ -76,16 +108,21 @@ for r in $(seq "${rounds}"); do
     cases=(uncapped_n8 uncapped_n1 capped_aria2 capped_n8 capped_n1)
   fi
   for c in "${cases[@]}"; do
+    [[ "${c}" == capped_* ]] && flow_cap on
     case "${c}" in
-      capped_n1) t="$(ingest "${base}/capped/bench.hrry")" ;;
-      capped_n8) t="$(ingest "${base}/capped/bench.hrry" --connections 8)" ;;
+      capped_n1) t="$(ingest "${capped_url}")" ;;
+      capped_n8) t="$(ingest "${capped_url}" --connections 8)" ;;
       capped_aria2)
-        [[ "${aria2}" == 1 ]] || continue
-        t="$(aria "${base}/capped/bench.hrry")"
+        if [[ "${aria2}" != 1 ]]; then
+          flow_cap off
+          continue
+        fi
+        t="$(aria "${capped_url}")"
         ;;
       uncapped_n1) t="$(ingest "${base}/bench.hrry")" ;;
       uncapped_n8) t="$(ingest "${base}/bench.hrry" --connections 8)" ;;
     esac
+    flow_cap off
     echo "${r} ${c} ${t}" >>"${results}"
   done
 done
@@ -94,8 +131,10 @@ load_after="$(cut -d' ' -f1-3 /proc/loadavg)"
 cpu="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
 fam="$(grep -m1 'cpu family' /proc/cpuinfo | sed 's/.*: //')"
 model="$(grep -m1 '^model\s' /proc/cpuinfo | sed 's/.*: //')"
-printf 'file: %s bytes, %s rounds (alternating), limit_rate %s per connection, nginx %s\n' \
-  "${size}" "${rounds}" "${rate}" "$("${NGINX_BIN}" -v 2>&1 | sed 's/.*\///')"
+cap_text="limit_rate ${rate} per request"
+[[ "${cap}" == flow ]] && cap_text="htb ${rate_bits} per TCP flow"
+printf 'file: %s bytes, %s rounds (alternating), capped: %s, nginx %s\n' \
+  "${size}" "${rounds}" "${cap_text}" "$("${NGINX_BIN}" -v 2>&1 | sed 's/.*\///')"
 printf 'CPU: %s (family %s model %s), %s vCPUs; load average before %s, after %s\n' \
   "${cpu}" "${fam}" "${model}" "$(nproc)" "${load_before}" "${load_after}"
 /usr/bin/python3 - "${results}" "${size}" <<'PY'
