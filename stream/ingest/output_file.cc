@@ -60,6 +60,10 @@ absl::Status OutputFile::Open(const std::string& name, const OutputType& type,
   if (!t.ok()) return t.status();
   fd_ = t->fd;
   temp_ = t->name;
+  if (ctx_.write_behind != nullptr) {
+    behind_ = std::make_unique<WriteBehind::File>(ctx_.write_behind, fd_,
+                                                  ctx_.dir->Describe(temp_));
+  }
   if (ctx_.options->format == OutputFormat::kNpy) {
     const std::string h = NpyHeader(type.npy_descr(), shape);
     buf_.assign(h.begin(), h.end());
@@ -67,7 +71,13 @@ absl::Status OutputFile::Open(const std::string& name, const OutputType& type,
   return absl::OkStatus();
 }
 
+void OutputFile::set_crc(uint32_t crc) {
+  if (behind_ != nullptr) behind_->set_crc(crc);
+  crc_ = crc;
+}
+
 absl::Status OutputFile::Flush() {
+  if (behind_ != nullptr) return behind_->Write(&buf_);
   if (buf_.empty()) return absl::OkStatus();
   absl::Status s = absl::OkStatus();
   if (fd_ >= 0) {  // write_files
@@ -78,6 +88,12 @@ absl::Status OutputFile::Flush() {
     s = ctx_.safetensors->Append(buf_);
   }
   buf_.clear();
+  return s;
+}
+
+absl::Status OutputFile::Sync() {
+  absl::Status s = Flush();
+  if (s.ok() && behind_ != nullptr) s = behind_->Wait();
   return s;
 }
 
@@ -92,8 +108,10 @@ absl::Status OutputFile::Emit(ElementConverter& conv,
 }
 
 absl::Status OutputFile::Close(WriterResult* r) {
-  absl::Status s = Flush();
+  absl::Status s = Sync();
   if (!s.ok()) return s;
+  if (behind_ != nullptr) crc_ = behind_->crc();
+  behind_.reset();
   if (fd_ >= 0 && ::close(fd_) != 0) {
     fd_ = -1;
     return ErrnoStatus("cannot write", ctx_.dir->Describe(temp_));
@@ -110,6 +128,7 @@ absl::Status OutputFile::Close(WriterResult* r) {
 void OutputFile::Abandon() {
   if (in_safetensors_) ctx_.safetensors->AbandonTensor();
   in_safetensors_ = false;
+  behind_.reset();  // no write left on fd_
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (!temp_.empty()) ctx_.dir->Remove(temp_);

@@ -1,7 +1,11 @@
 // OutputFile: the one output of a TensorWriter (stream/ingest/tensor_writer.h)
 // while it is written: a hidden temp of OUT_DIR (SafeOutputDir) with the .npy
 // header first, or the tensor's entry in model.safetensors; the bytes pass a
-// buffer of about kOutBufferBytes and their CRC-32C is kept. Destroyed
+// buffer of about kOutBufferBytes and their CRC-32C is kept; a temp's
+// buffers are written (and their CRC-32C computed) by the run's WriteBehind
+// thread when WriterContext::write_behind is set
+// (stream/ingest/write_behind.h), so a write's error may come from a later
+// Flush or from Close. Destroyed
 // before Close, it removes the temp and abandons the entry. Also the small
 // file helpers the writers share.
 #ifndef HURRAY_STREAM_INGEST_OUTPUT_FILE_H_
@@ -9,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +24,7 @@
 #include "parser/descriptor.h"
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/tensor_writer.h"
+#include "stream/ingest/write_behind.h"
 
 namespace hurray::stream::ingest {
 
@@ -60,11 +66,16 @@ class OutputFile {
   int fd() const { return fd_; }
   const std::string& temp() const { return temp_; }
   std::vector<uint8_t>& buffer() { return buf_; }
-  // The CRC-32C of the bytes, when they were written around the buffer.
-  void set_crc(uint32_t crc) { crc_ = crc; }
+  // The CRC-32C of the bytes, when they were written around the buffer
+  // (after Sync).
+  void set_crc(uint32_t crc);
 
-  // Writes out the buffer.
+  // Writes out the buffer (or queues it on the WriteBehind: then the error
+  // of an earlier write, if any).
   [[nodiscard]] absl::Status Flush();
+  // Flush, and waits until every byte is in the file (before writing it
+  // around the buffer).
+  [[nodiscard]] absl::Status Sync();
   [[nodiscard]] absl::Status FlushIfFull() {
     return buf_.size() >= kOutBufferBytes ? Flush() : absl::OkStatus();
   }
@@ -82,6 +93,8 @@ class OutputFile {
   std::string temp_;
   int fd_ = -1;
   std::vector<uint8_t> buf_;
+  // The temp's writes on the WriteBehind thread; null: written here.
+  std::unique_ptr<WriteBehind::File> behind_;
   uint32_t crc_ = 0;
   bool in_safetensors_ = false;
 };

@@ -320,6 +320,9 @@ class DequantSink : public RecordingIngestSink {
   std::vector<std::pair<std::string, std::string>> metadata_;
   dequant::LargeByteBuffer spool_memory_;
   std::vector<float> float_window_;
+  // Writes the temps when files are written, not in safetensors (its
+  // Append stays on this thread); outlives writer_.
+  std::unique_ptr<WriteBehind> write_behind_;
   WriterContext ctx_;
   std::unique_ptr<TensorWriter> writer_;  // destroyed before dir_
   bool names_at_end_ = false;

@@ -35,6 +35,8 @@
 
 namespace hurray::stream::ingest {
 
+class WriteBehind;
+
 // What every writer of one sink shares; DequantSink owns it all.
 struct WriterContext {
   const DequantSinkOptions* options = nullptr;
@@ -46,6 +48,9 @@ struct WriterContext {
   // The dequantizer's window of floats, kept from one tensor to the next
   // (DenseWriter).
   std::vector<float>* float_window = nullptr;
+  // The thread that writes the temps' buffers (stream/ingest/write_behind.h);
+  // null: they are written on the caller's thread.
+  WriteBehind* write_behind = nullptr;
 };
 
 // One more output of a tensor (a kept sparse tensor's index array): the
