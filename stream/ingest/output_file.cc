@@ -103,8 +103,17 @@ absl::Status OutputFile::Emit(ElementConverter& conv,
     conv.Discard(source);
     return absl::OkStatus();
   }
-  conv.Feed(source, &buf_);
-  return FlushIfFull();
+  // In slices, so that the buffer passes kOutBufferBytes by at most one
+  // slice's output (the buffers queued on the WriteBehind stay near it).
+  while (!source.empty()) {
+    const absl::Span<const uint8_t> slice =
+        source.first(std::min(source.size(), kEmitSliceBytes));
+    source.remove_prefix(slice.size());
+    conv.Feed(slice, &buf_);
+    absl::Status s = FlushIfFull();
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status OutputFile::Close(WriterResult* r) {

@@ -32,7 +32,10 @@ namespace hurray::stream::ingest {
 // (2-bit codes: 4 floats per byte, 2 MiB of output).
 inline constexpr size_t kSubPiece = size_t{128} << 10;
 inline constexpr size_t kSpoolReadBytes = size_t{1} << 20;
-inline constexpr size_t kOutBufferBytes = size_t{1} << 20;
+inline constexpr size_t kOutBufferBytes = size_t{512} << 10;
+// Source bytes Emit converts at once: the buffer passes kOutBufferBytes
+// by at most their output (256 KiB of float32 from 8-bit elements).
+inline constexpr size_t kEmitSliceBytes = size_t{64} << 10;
 // Input bytes read from mapped spools between two releases of their pages.
 inline constexpr size_t kReleaseBytes = size_t{4} << 20;
 

@@ -66,11 +66,13 @@ absl::Status WriteBehind::File::Write(std::vector<uint8_t>* buf) {
     return error_;
   }
   if (buf->empty()) return absl::OkStatus();
+  const size_t capacity = buf->capacity();
   o.queue_.push_back(Job{this, std::move(*buf)});
   ++pending_;
   ++o.in_flight_;
-  if (o.free_.empty()) {
+  if (o.free_.empty()) {  // at most max_buffers_ times per run
     *buf = std::vector<uint8_t>();
+    buf->reserve(capacity);
   } else {
     *buf = std::move(o.free_.back());
     o.free_.pop_back();

@@ -12,12 +12,13 @@
 // `max_buffers` (kWriteBehindBuffers) buffers are queued or being written at
 // once: the producer waits for a free one, and gets back an emptied buffer
 // (its capacity kept), so the memory is bounded by max_buffers buffers of
-// about kOutBufferBytes plus one Feed of output each, plus the one each open
-// file fills. A write's first error is latched in its File and returned by
-// the next Write or Wait of that file, with the text WriteAllFd gives it;
-// later buffers of that file are dropped. Destroying a File (or Cancel)
-// drops its queued buffers and waits for the one being written, so no write
-// is left in flight on an fd that is then closed or a file that is removed.
+// kOutBufferBytes (512 KiB) plus one Emit slice's output (at most 256 KiB)
+// each, plus the one each open file fills (stream/ingest/output_file.h). A
+// write's first error is latched in its File and returned by the next Write or
+// Wait of that file, with the text WriteAllFd gives it; later buffers of that
+// file are dropped. Destroying a File (or Cancel) drops its queued buffers and
+// waits for the one being written, so no write is left in flight on an fd that
+// is then closed or a file that is removed.
 #ifndef HURRAY_STREAM_INGEST_WRITE_BEHIND_H_
 #define HURRAY_STREAM_INGEST_WRITE_BEHIND_H_
 
@@ -36,7 +37,7 @@
 namespace hurray::stream::ingest {
 
 // Buffers queued or being written at once, over all files of a run.
-inline constexpr size_t kWriteBehindBuffers = 4;
+inline constexpr size_t kWriteBehindBuffers = 3;
 
 class WriteBehind {
  public:
