@@ -31,7 +31,7 @@ disk_dir="${DISK_DIR:-/tmp}"
 work="$(mktemp -d "${disk_dir}/write_outputs_bench_XXXXXX")"
 base_src=""
 cleanup() {
-  rm -rf "${work}" "${tmpfs_dir}/write_outputs_bench_$$" 
+  rm -rf "${work}" "${tmpfs_dir}/write_outputs_bench_$$"
   if [[ -n "${base_src}" ]]; then
     (cd "${base_src}" && bazel shutdown >/dev/null 2>&1 || true)
     rm -rf "${base_src}"
