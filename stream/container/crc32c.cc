@@ -30,9 +30,11 @@ uint32_t TableUpdate(uint32_t r, const uint8_t* p, size_t n) {
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-__attribute__((target("sse4.2"))) uint32_t HardwareUpdate(uint32_t r,
-                                                          const uint8_t* p,
-                                                          size_t n) {
+// One chain of crc32 instructions: 8 bytes per instruction latency (3
+// cycles).
+__attribute__((target("sse4.2"))) uint32_t HardwareChain(uint32_t r,
+                                                         const uint8_t* p,
+                                                         size_t n) {
   uint64_t r64 = r;
   while (n >= 8) {
     uint64_t v;
@@ -47,6 +49,63 @@ __attribute__((target("sse4.2"))) uint32_t HardwareUpdate(uint32_t r,
     --n;
   }
   return r;
+}
+
+// Bytes of each of the three chains HardwareUpdate runs at once.
+constexpr size_t kStripe = 4096;
+
+// The raw register after kStripe zero bytes, a linear map of the register
+// before, as one table per byte of it.
+struct StripeShift {
+  uint32_t t[4][256];
+  StripeShift() {
+    static const uint8_t kZeros[kStripe] = {};
+    uint32_t bit[32];
+    for (int k = 0; k < 32; ++k) {
+      bit[k] = HardwareChain(uint32_t{1} << k, kZeros, kStripe);
+    }
+    for (int i = 0; i < 4; ++i) {
+      for (uint32_t v = 0; v < 256; ++v) {
+        uint32_t x = 0;
+        for (int j = 0; j < 8; ++j) {
+          if ((v >> j) & 1) x ^= bit[8 * i + j];
+        }
+        t[i][v] = x;
+      }
+    }
+  }
+  uint32_t operator()(uint32_t r) const {
+    return t[0][r & 0xFF] ^ t[1][(r >> 8) & 0xFF] ^ t[2][(r >> 16) & 0xFF] ^
+           t[3][r >> 24];
+  }
+};
+
+// Three independent chains over three stripes (the instruction's latency
+// hidden), joined by the register being linear: crc(r, A B C) =
+// Z(Z(crc(r, A)) ^ crc(0, B)) ^ crc(0, C), Z = kStripe zero bytes.
+__attribute__((target("sse4.2"))) uint32_t HardwareUpdate(uint32_t r,
+                                                          const uint8_t* p,
+                                                          size_t n) {
+  if (n >= 3 * kStripe) {
+    static const StripeShift shift;
+    while (n >= 3 * kStripe) {
+      uint64_t a = r, b = 0, c = 0;
+      for (size_t i = 0; i < kStripe; i += 8) {
+        uint64_t va, vb, vc;
+        std::memcpy(&va, p + i, 8);
+        std::memcpy(&vb, p + kStripe + i, 8);
+        std::memcpy(&vc, p + 2 * kStripe + i, 8);
+        a = __builtin_ia32_crc32di(a, va);
+        b = __builtin_ia32_crc32di(b, vb);
+        c = __builtin_ia32_crc32di(c, vc);
+      }
+      r = shift(shift(static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b)) ^
+          static_cast<uint32_t>(c);
+      p += 3 * kStripe;
+      n -= 3 * kStripe;
+    }
+  }
+  return HardwareChain(r, p, n);
 }
 
 bool HasSse42() {

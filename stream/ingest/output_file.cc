@@ -78,6 +78,10 @@ absl::Status OutputFile::Open(const std::string& name, const OutputType& type,
   if (!t.ok()) return t.status();
   fd_ = t->fd;
   temp_ = t->name;
+  if (ctx_.write_behind != nullptr) {
+    behind_ = std::make_unique<WriteBehind::File>(ctx_.write_behind, fd_,
+                                                  ctx_.dir->Describe(temp_));
+  }
   if (ctx_.options->format == OutputFormat::kNpy) {
     const std::string h = NpyHeader(type.npy_descr(), shape);
     buf_.assign(h.begin(), h.end());
@@ -85,7 +89,13 @@ absl::Status OutputFile::Open(const std::string& name, const OutputType& type,
   return absl::OkStatus();
 }
 
+void OutputFile::set_crc(uint32_t crc) {
+  if (behind_ != nullptr) behind_->set_crc(crc);
+  crc_ = crc;
+}
+
 absl::Status OutputFile::Flush() {
+  if (behind_ != nullptr) return behind_->Write(&buf_);
   if (buf_.empty()) return absl::OkStatus();
   absl::Status s = absl::OkStatus();
   if (in_memory_) {
@@ -101,19 +111,40 @@ absl::Status OutputFile::Flush() {
   return s;
 }
 
+absl::Status OutputFile::Sync() {
+  absl::Status s = Flush();
+  if (s.ok() && behind_ != nullptr) s = behind_->Wait();
+  return s;
+}
+
 absl::Status OutputFile::Emit(ElementConverter& conv,
                               absl::Span<const uint8_t> source) {
   if (!writing()) {  // write_files = false
     conv.Discard(source);
     return absl::OkStatus();
   }
-  conv.Feed(source, &buf_);
-  return in_memory_ ? Flush() : FlushIfFull();
+  if (in_memory_) {
+    conv.Feed(source, &buf_);
+    return Flush();
+  }
+  // In slices, so that the buffer passes kOutBufferBytes by at most one
+  // slice's output (the buffers queued on the WriteBehind stay near it).
+  while (!source.empty()) {
+    const absl::Span<const uint8_t> slice =
+        source.first(std::min(source.size(), kEmitSliceBytes));
+    source.remove_prefix(slice.size());
+    conv.Feed(slice, &buf_);
+    absl::Status s = FlushIfFull();
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status OutputFile::Close(WriterResult* r) {
-  absl::Status s = Flush();
+  absl::Status s = Sync();
   if (!s.ok()) return s;
+  if (behind_ != nullptr) crc_ = behind_->crc();
+  behind_.reset();
   if (fd_ >= 0 && ::close(fd_) != 0) {
     fd_ = -1;
     return ErrnoStatus("cannot write", ctx_.dir->Describe(temp_));
@@ -134,6 +165,7 @@ void OutputFile::Abandon() {
   in_safetensors_ = false;
   if (in_memory_) ctx_.values->Abandon();
   in_memory_ = false;
+  behind_.reset();  // no write left on fd_
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   if (!temp_.empty()) ctx_.dir->Remove(temp_);

@@ -3,14 +3,18 @@
 // header first, the tensor's entry in model.safetensors, or the in-memory
 // values buffer (WriterContext::values, stream/ingest/values_buffer.h) when
 // the output fits in it; the bytes pass a buffer of about kOutBufferBytes and
-// their CRC-32C is kept (not in memory). Destroyed before Close, it removes
-// the temp and abandons the entry. Also the small file helpers the writers
-// share.
+// their CRC-32C is kept (not in memory). A temp's buffers are written (and
+// their CRC-32C computed) by the run's WriteBehind thread when
+// WriterContext::write_behind is set (stream/ingest/write_behind.h), so a
+// write's error may come from a later Flush or from Close. Destroyed before
+// Close, it removes the temp and abandons the entry. Also the small file
+// helpers the writers share.
 #ifndef HURRAY_STREAM_INGEST_OUTPUT_FILE_H_
 #define HURRAY_STREAM_INGEST_OUTPUT_FILE_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +26,7 @@
 #include "stream/ingest/output/element_convert.h"
 #include "stream/ingest/tensor_writer.h"
 #include "stream/ingest/values_buffer.h"
+#include "stream/ingest/write_behind.h"
 
 namespace hurray::stream::ingest {
 
@@ -29,7 +34,10 @@ namespace hurray::stream::ingest {
 // (2-bit codes: 4 floats per byte, 2 MiB of output).
 inline constexpr size_t kSubPiece = size_t{128} << 10;
 inline constexpr size_t kSpoolReadBytes = size_t{1} << 20;
-inline constexpr size_t kOutBufferBytes = size_t{1} << 20;
+inline constexpr size_t kOutBufferBytes = size_t{512} << 10;
+// Source bytes Emit converts at once: the buffer passes kOutBufferBytes
+// by at most their output (256 KiB of float32 from 8-bit elements).
+inline constexpr size_t kEmitSliceBytes = size_t{64} << 10;
 // Input bytes read from mapped spools between two releases of their pages.
 inline constexpr size_t kReleaseBytes = size_t{4} << 20;
 
@@ -68,11 +76,16 @@ class OutputFile {
   int fd() const { return fd_; }
   const std::string& temp() const { return temp_; }
   std::vector<uint8_t>& buffer() { return buf_; }
-  // The CRC-32C of the bytes, when they were written around the buffer.
-  void set_crc(uint32_t crc) { crc_ = crc; }
+  // The CRC-32C of the bytes, when they were written around the buffer
+  // (after Sync).
+  void set_crc(uint32_t crc);
 
-  // Writes out the buffer.
+  // Writes out the buffer (or queues it on the WriteBehind: then the error
+  // of an earlier write, if any).
   [[nodiscard]] absl::Status Flush();
+  // Flush, and waits until every byte is in the file (before writing it
+  // around the buffer).
+  [[nodiscard]] absl::Status Sync();
   [[nodiscard]] absl::Status FlushIfFull() {
     return buf_.size() >= kOutBufferBytes ? Flush() : absl::OkStatus();
   }
@@ -91,6 +104,8 @@ class OutputFile {
   std::string temp_;
   int fd_ = -1;
   std::vector<uint8_t> buf_;
+  // The temp's writes on the WriteBehind thread; null: written here.
+  std::unique_ptr<WriteBehind::File> behind_;
   uint32_t crc_ = 0;
   bool in_safetensors_ = false;
   bool in_memory_ = false;

@@ -15,6 +15,7 @@
 #include "stream/ingest/output_file.h"
 #include "stream/ingest/output_naming.h"
 #include "stream/ingest/values_buffer.h"
+#include "stream/ingest/write_behind.h"
 
 namespace hurray::stream::ingest {
 
@@ -188,17 +189,22 @@ DequantSink::DequantSink(const DequantSinkOptions& options)
       options_.format == OutputFormat::kSafetensors) {
     safetensors_ = std::make_unique<SafetensorsWriter>(dir_.get());
   }
+  if (dir_ != nullptr && options_.write_files && safetensors_ == nullptr) {
+    write_behind_ = std::make_unique<WriteBehind>();
+  }
   ctx_.options = &options_;
   ctx_.dir = dir_.get();
   ctx_.safetensors = safetensors_.get();
   ctx_.spool_memory = &spool_memory_;
   ctx_.float_window = &float_window_;
   ctx_.values = options_.values;
+  ctx_.write_behind = write_behind_.get();
 }
 
 DequantSink::~DequantSink() {
   writer_.reset();
   safetensors_.reset();
+  write_behind_.reset();
 }
 
 void DequantSink::Discard() {

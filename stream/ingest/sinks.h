@@ -49,9 +49,11 @@
 // float tensors are converted as their bytes arrive. Whatever the tensor or
 // file size, the sink holds at most spool_memory_bytes (24 MiB) + the
 // parameters (4 MiB, and the dequantizer's float copy of them, at most
-// 16 MiB) + 2 MiB of output buffer: 46 MiB, and with the loader's ring
+// 16 MiB) + 3 MiB of output buffers (the one being filled and at most 3
+// queued for the write-behind thread, each at most 512 KiB plus 256 KiB:
+// stream/ingest/write_behind.h): 47 MiB, and with the loader's ring
 // (4 MiB; a stream's grows up to 16 MiB while this sink dequantizes a
-// spool, loader.h max_ring_bytes) 50 or 62 MiB, under the 64 MiB of peak
+// spool, loader.h max_ring_bytes) 51 or 63 MiB, under the 64 MiB of peak
 // RSS that bench/ingest_bench.cc measures. The in-memory spool's buffer is kept
 // for the next tensor while tensors keep spooling in memory (it is freed before
 // any other kind of tensor, at the end of the stream and on a failure).
@@ -289,6 +291,9 @@ class DequantSink : public RecordingIngestSink {
   std::vector<std::pair<std::string, std::string>> metadata_;
   dequant::LargeByteBuffer spool_memory_;
   std::vector<float> float_window_;
+  // Writes the temps when files are written, not in safetensors (its
+  // Append stays on this thread); outlives writer_.
+  std::unique_ptr<WriteBehind> write_behind_;
   WriterContext ctx_;
   std::unique_ptr<TensorWriter> writer_;  // destroyed before dir_
   bool names_at_end_ = false;

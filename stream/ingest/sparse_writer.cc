@@ -252,7 +252,7 @@ absl::Status SparseWriter::Densify(std::string* verdict, bool by_value) {
       s = t.status();
     } else {
       header = out_.buffer().size();
-      s = out_.Flush();
+      s = out_.Sync();
       dense.fd = out_.fd();
     }
   }

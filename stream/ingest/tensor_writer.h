@@ -42,6 +42,7 @@
 namespace hurray::stream::ingest {
 
 class ValuesBuffer;  // stream/ingest/values_buffer.h
+class WriteBehind;
 
 // What every writer of one sink shares; DequantSink owns it all.
 struct WriterContext {
@@ -57,6 +58,9 @@ struct WriterContext {
   // Not null: outputs that fit go to it, not to files (OutputFile;
   // DequantSinkOptions::values).
   ValuesBuffer* values = nullptr;
+  // The thread that writes the temps' buffers (stream/ingest/write_behind.h);
+  // null: they are written on the caller's thread.
+  WriteBehind* write_behind = nullptr;
 };
 
 // One more output of a tensor (a kept sparse tensor's index array): the
