@@ -34,18 +34,6 @@ std::string Object() {
   return o;
 }
 
-// Reads one request head (to the empty line) from `fd`, or "" at its end.
-std::string ReadHead(int fd) {
-  std::string head;
-  char c;
-  while (head.find("\r\n\r\n") == std::string::npos) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 5000) != 1 || ::read(fd, &c, 1) != 1) return "";
-    head.push_back(c);
-  }
-  return head;
-}
-
 // The 206 answering `head`'s `Range: bytes=A-B` (`extra`: more fields).
 std::string RangeResponse(const std::string& head, const std::string& extra) {
   const size_t at = head.find("Range: bytes=");
@@ -78,7 +66,7 @@ HttpTestServer::Script Ranges(int answers, std::string extra = "",
     std::string head = current_server.load()->requests().back();
     for (int i = 0; i < answers; ++i) {
       if (i > 0) {
-        head = ReadHead(fd);
+        head = testing::ReadRequestHead(fd);
         if (head.empty()) return;
         if (heads != nullptr) heads->push_back(head);
       }

@@ -24,6 +24,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "stream/http/http_url.h"
+#include "stream/http/testing/http_test_server.h"
 
 namespace hurray::stream::http {
 namespace {
@@ -101,18 +102,6 @@ class RangeServer {
     }
   }
 
-  // One request head, or "" at the end (or after 5 s, or at stop).
-  std::string ReadHead(int fd) {
-    std::string head;
-    char c;
-    while (head.find("\r\n\r\n") == std::string::npos) {
-      pollfd p{fd, POLLIN, 0};
-      if (::poll(&p, 1, 5000) != 1 || ::read(fd, &c, 1) != 1) return "";
-      head.push_back(c);
-    }
-    return head;
-  }
-
   static std::string Field(const std::string& head, absl::string_view name) {
     const size_t at = head.find(absl::StrCat("\r\n", name, ": "));
     if (at == std::string::npos) return "";
@@ -123,7 +112,7 @@ class RangeServer {
   void Serve(int fd) {
     for (int answered = 0;; ++answered) {
       if (knobs_.close_every > 0 && answered == knobs_.close_every) return;
-      const std::string head = ReadHead(fd);
+      const std::string head = testing::ReadRequestHead(fd);
       if (head.empty()) return;
       const uint64_t n = ++requests_;
       const std::string etag =

@@ -64,8 +64,9 @@ absl::StatusOr<HttpRangeSource::Opened> HttpRangeSource::Open(
   return out;
 }
 
-absl::Status HttpRangeSource::Drain(HttpBody* body, uint64_t offset,
-                                    uint64_t length, PieceFn feed) {
+absl::Status HttpRangeSource::Drain(container::PullReader* body,
+                                    uint64_t offset, uint64_t length,
+                                    PieceFn feed) {
   uint64_t got = 0;
   while (got < length) {
     const size_t want =
@@ -124,23 +125,8 @@ absl::Status HttpRangeSource::ReadParallel(uint64_t offset, uint64_t length,
       ParallelHttpBody::OpenKnown(url_, options_, parallel, offset,
                                   offset + length, size_, if_range_, etag_);
   if (!body.ok()) return body.status();
-  uint64_t got = 0;
-  while (got < length) {
-    const size_t want =
-        static_cast<size_t>(std::min<uint64_t>(buffer_.size(), length - got));
-    absl::StatusOr<size_t> n =
-        (*body)->Read(absl::MakeSpan(buffer_.data(), want));
-    if (!n.ok()) return n.status();
-    if (*n == 0) {
-      return absl::DataLossError(absl::StrCat("truncated: the range from byte ",
-                                              offset, " ended after ", got,
-                                              " of ", length, " bytes"));
-    }
-    got += *n;
-    received_ += *n;
-    absl::Status s = feed(absl::MakeConstSpan(buffer_.data(), *n));
-    if (!s.ok()) return s;
-  }
+  absl::Status s = Drain(body->get(), offset, length, feed);
+  if (!s.ok()) return s;
   requests_ += (length + kParallelRangeBytes - 1) / kParallelRangeBytes;
   return absl::OkStatus();
 }

@@ -59,7 +59,9 @@ class HttpRangeSource final : public container::RangeSource {
       : url_(url), options_(options), connections_(connections) {}
   [[nodiscard]] absl::Status ReadParallel(uint64_t offset, uint64_t length,
                                           PieceFn feed);
-  [[nodiscard]] absl::Status Drain(HttpBody* body, uint64_t offset,
+  // Reads `length` bytes of the range from `offset` out of `body` (one
+  // connection's or the parallel reader's) into `feed`; short is an error.
+  [[nodiscard]] absl::Status Drain(container::PullReader* body, uint64_t offset,
                                    uint64_t length, PieceFn feed);
 
   Url url_;

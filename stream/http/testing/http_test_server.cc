@@ -22,6 +22,16 @@ bool PollIn(int fd, int ms) {
 
 }  // namespace
 
+std::string ReadRequestHead(int fd) {
+  std::string head;
+  char c;
+  while (head.find("\r\n\r\n") == std::string::npos) {
+    if (!PollIn(fd, 5000) || ::read(fd, &c, 1) != 1) return "";
+    head.push_back(c);
+  }
+  return head;
+}
+
 HttpTestServer::HttpTestServer(std::vector<Script> scripts)
     : scripts_(std::move(scripts)) {
   listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -49,6 +49,11 @@ class HttpTestServer {
 // Writes all of `s` to `fd` (MSG_NOSIGNAL).
 void SendAll(int fd, absl::string_view s);
 
+// One request head from `fd`, read a byte at a time to its empty line (so
+// nothing of a next request is taken), or "" at the connection's end or
+// after 5 s without a byte.
+std::string ReadRequestHead(int fd);
+
 // "HTTP/1.1 200 OK" with a Content-Length and `body`.
 std::string OkResponse(absl::string_view body);
 
