@@ -214,7 +214,6 @@ TEST(KernelCopy, AnotherErrorIsAnErrorNamingTheTensor) {
 TEST(KernelCopy, APipeOutputTakesTheSinkPath) {
   const InputFile in = WriteAndOpen(Model());
   ASSERT_NE(in.src, nullptr);
-  const std::string& dir = in.dir;
   const ByteSource* src = in.src.get();
   const std::vector<uint8_t> want = ThroughSink(*src);
   int p[2];
