@@ -161,6 +161,7 @@ void ParallelHttpBody::Interrupt() {
   }
   data_cv_.notify_all();
   space_cv_.notify_all();
+  handed_cv_.notify_all();
 }
 
 void ParallelHttpBody::Work(int worker, bool preopened) {
@@ -182,6 +183,7 @@ void ParallelHttpBody::Work(int worker, bool preopened) {
         Slot& s = slots_[chunk % slots_.size()];
         s.chunk = chunk;
         s.filled = 0;
+        s.handed = false;
         s.failed = false;
         s.error = absl::OkStatus();
       }
@@ -242,9 +244,21 @@ absl::Status ParallelHttpBody::Fetch(int worker, uint64_t chunk, Slot& slot,
     }
     if (!CheckSame(body->info()).ok()) return Changed(first, last);
   }
-  if (slot.data.size() < length) slot.data.resize(range_bytes_);
   size_t filled = 0;
   while (filled < length) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (chunk == read_chunk_) {
+        // Read is in this range: it reads the rest from this connection
+        // into its caller's buffer (and reports its failure itself).
+        slot.handed = true;
+        slot.worker = worker;
+        data_cv_.notify_one();
+        handed_cv_.wait(lock, [&] { return stop_ || !slot.handed; });
+        return absl::OkStatus();
+      }
+    }
+    if (slot.data.size() < length) slot.data.resize(range_bytes_);
     absl::StatusOr<size_t> n = body->Read(absl::MakeSpan(
         slot.data.data() + filled, static_cast<size_t>(length - filled)));
     if (!n.ok()) return n.status();
@@ -287,8 +301,51 @@ absl::StatusOr<size_t> ParallelHttpBody::Read(absl::Span<uint8_t> into) {
       return n;
     }
     if (slot.chunk == read_chunk_ && slot.failed) return slot.error;
+    if (slot.chunk == read_chunk_ && slot.handed)
+      return ReadHanded(slot, into, lock);
     data_cv_.wait(lock);
   }
+}
+
+absl::StatusOr<size_t> ParallelHttpBody::ReadHanded(
+    Slot& slot, absl::Span<uint8_t> into, std::unique_lock<std::mutex>& lock) {
+  const uint64_t first = ChunkFirst(read_chunk_);
+  const uint64_t length = ChunkLength(read_chunk_);
+  // The worker waits until the range is read out (or stop_): only Read
+  // uses its connection meanwhile.
+  HttpBody* body = bodies_[slot.worker].get();
+  const size_t want =
+      static_cast<size_t>(std::min<uint64_t>(into.size(), length - read_at_));
+  lock.unlock();
+  absl::StatusOr<size_t> n = body->Read(into.first(want));
+  lock.lock();
+  if (interrupted_) return absl::UnavailableError("cancelled");
+  absl::Status error;
+  if (!n.ok()) {
+    error = n.status();
+  } else if (*n == 0) {
+    error =
+        absl::DataLossError(absl::StrCat("truncated: the range ended after ",
+                                         read_at_, " of ", length, " bytes"));
+  }
+  if (!error.ok()) {
+    slot.failed = true;
+    slot.error = InRange(error, first, first + length - 1);
+    slot.handed = false;
+    stop_ = true;
+    space_cv_.notify_all();
+    handed_cv_.notify_all();
+    return slot.error;
+  }
+  read_at_ += *n;
+  if (read_at_ == length) {
+    slot.handed = false;
+    ++read_chunk_;
+    read_at_ = 0;
+    handed_cv_.notify_all();  // its worker goes on
+    space_cv_.notify_one();   // a slot is free
+  }
+  return *n;
 }
 
 }  // namespace hurray::stream::http
