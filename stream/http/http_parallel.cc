@@ -1,5 +1,7 @@
 #include "stream/http/http_parallel.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -115,6 +117,20 @@ void ParallelHttpBody::Start(const ParallelOptions& parallel, uint64_t first,
   const int n =
       static_cast<int>(std::min<uint64_t>(parallel.connections, chunks_));
   slots_.resize(std::min<uint64_t>(2 * static_cast<uint64_t>(n), chunks_));
+  // Untouched until a worker fills a slot: pages come as first written.
+  constexpr size_t kHugePage = size_t{2} << 20;
+  const size_t bytes = slots_.size() * static_cast<size_t>(range_bytes_);
+  const size_t align = bytes >= kHugePage ? kHugePage : 64;
+  const size_t rounded = (bytes + align - 1) / align * align;
+  window_ = std::unique_ptr<uint8_t[], FreeWindow>(
+      static_cast<uint8_t*>(::operator new[](rounded, std::align_val_t(align))),
+      FreeWindow{align});
+  if (align == kHugePage) {
+    (void)::madvise(window_.get(), rounded, MADV_HUGEPAGE);  // a hint
+  }
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    slots_[i].data = window_.get() + i * range_bytes_;
+  }
   bodies_.resize(n);
   if (range0 != nullptr) {
     bodies_[0] = std::move(range0);  // worker 0 reads range 0 from it
@@ -142,6 +158,10 @@ int ParallelHttpBody::connections() const {
     if (b != nullptr) n += b->connections();
   }
   return n;
+}
+
+void ParallelHttpBody::FreeWindow::operator()(uint8_t* p) const {
+  ::operator delete[](p, std::align_val_t(align));
 }
 
 uint64_t ParallelHttpBody::ChunkLength(uint64_t chunk) const {
@@ -258,9 +278,8 @@ absl::Status ParallelHttpBody::Fetch(int worker, uint64_t chunk, Slot& slot,
         return absl::OkStatus();
       }
     }
-    if (slot.data.size() < length) slot.data.resize(range_bytes_);
     absl::StatusOr<size_t> n = body->Read(absl::MakeSpan(
-        slot.data.data() + filled, static_cast<size_t>(length - filled)));
+        slot.data + filled, static_cast<size_t>(length - filled)));
     if (!n.ok()) return n.status();
     if (*n == 0) {
       return absl::DataLossError(
@@ -286,7 +305,7 @@ absl::StatusOr<size_t> ParallelHttpBody::Read(absl::Span<uint8_t> into) {
     Slot& slot = slots_[read_chunk_ % slots_.size()];
     if (slot.chunk == read_chunk_ && slot.filled > read_at_) {
       const size_t n = std::min(into.size(), slot.filled - read_at_);
-      const uint8_t* from = slot.data.data() + read_at_;
+      const uint8_t* from = slot.data + read_at_;
       // The bytes [read_at_, filled) stay put until this range is read
       // out: copy them without the lock.
       lock.unlock();

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,8 +96,14 @@ class ParallelHttpBody final : public container::PullReader {
   void Interrupt() override;
 
  private:
+  // The window's memory: one block, 2 MiB-aligned when it has that much
+  // (the kernel may then back it with huge pages: far fewer page faults).
+  struct FreeWindow {
+    size_t align;
+    void operator()(uint8_t* p) const;
+  };
   struct Slot {
-    std::vector<uint8_t> data;
+    uint8_t* data = nullptr;      // range_bytes_ of window_
     uint64_t chunk = UINT64_MAX;  // the range it holds
     size_t filled = 0;
     bool handed = false;  // Read reads the rest from bodies_[worker]
@@ -140,6 +147,7 @@ class ParallelHttpBody final : public container::PullReader {
   std::condition_variable space_cv_;   // workers wait for a free slot
   std::condition_variable handed_cv_;  // a worker waits for Read's range
   std::vector<Slot> slots_;
+  std::unique_ptr<uint8_t[], FreeWindow> window_;
   std::vector<std::unique_ptr<HttpBody>> bodies_;  // one per worker
   uint64_t next_chunk_ = 0;  // the next range a worker takes
   uint64_t read_chunk_ = 0;  // the range Read is in
