@@ -19,8 +19,9 @@
 // HttpBody would; a 206 without the size is asked again for the whole rest.
 //
 // Memory: the window holds at most 2 x connections slots of range_bytes
-// (2 x 8 x 1 MiB = 16 MiB with the defaults), allocated as first used; a
-// worker takes range k only once range k - 2N has been read out.
+// (2 x 8 x 1 MiB = 16 MiB with the defaults), one block reserved at the
+// start whose pages come as first written; a worker takes range k only
+// once range k - 2N has been read out.
 //
 // Guarantees kept from one connection:
 // - Validators on every range: If-Range with the first response's strong
