@@ -9,6 +9,9 @@
 #                 (/dev/shm; Debian's aria2: `apt-get install -y aria2`;
 #                 skipped when aria2c is absent)
 #   uncapped_n1, uncapped_n8   the same two ingests without the cap
+#   base_n1, base_n8  with BASELINE=PATH (another build of `hurray`, e.g.
+#                 one copied from bazel-bin before a change): its uncapped
+#                 N=1 and N=8 in the same rounds, for before/after ratios
 # Per round the ratios capped_n8 / capped_aria2 (target <= 1.15),
 # capped_n8 / capped_n1 (target <= 1/6 = 0.167) and uncapped_n8 /
 # uncapped_n1 (target <= 1.05); printed: the median and range of each case
@@ -28,7 +31,9 @@
 #   bench/http_connections_bench.sh    (from the workspace root)
 #   CAP=flow RATE_BITS=256mbit bench/http_connections_bench.sh
 # Environment: ROUNDS (5), BENCH_BYTES (268435456), RATE (32m), CAP
-# (request | flow), RATE_BITS (256mbit: 32 MB/s, with CAP=flow).
+# (request | flow), RATE_BITS (256mbit: 32 MB/s, with CAP=flow), BASELINE
+# (unset), CASES (every case; e.g. "uncapped_n1 uncapped_n8 base_n1
+# base_n8" for the uncapped ones alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${ROUNDS:-5}"
@@ -36,6 +41,8 @@ bytes="${BENCH_BYTES:-268435456}"
 rate="${RATE:-32m}"
 cap="${CAP:-request}"
 rate_bits="${RATE_BITS:-256mbit}"
+baseline="${BASELINE:-}"
+only="${CASES:-}"
 bazel build -c opt //tools:hurray //bench:ingest_bench >/dev/null 2>&1
 hurray="$(pwd)/bazel-out/k8-opt/bin/tools/hurray"
 gen="$(pwd)/bazel-out/k8-opt/bin/bench/ingest_bench"
@@ -103,11 +110,13 @@ results="${work}/results"
 : >"${results}"
 for r in $(seq "${rounds}"); do
   # Alternating: the order of the cases flips every round.
-  cases=(capped_n1 capped_n8 capped_aria2 uncapped_n1 uncapped_n8)
+  cases=(capped_n1 capped_n8 capped_aria2 uncapped_n1 uncapped_n8 base_n1 base_n8)
   if ((r % 2 == 0)); then
-    cases=(uncapped_n8 uncapped_n1 capped_aria2 capped_n8 capped_n1)
+    cases=(base_n8 base_n1 uncapped_n8 uncapped_n1 capped_aria2 capped_n8 capped_n1)
   fi
   for c in "${cases[@]}"; do
+    [[ -z "${only}" || " ${only} " == *" ${c} "* ]] || continue
+    [[ "${c}" != base_* || -n "${baseline}" ]] || continue
     [[ "${c}" == capped_* ]] && flow_cap on
     case "${c}" in
       capped_n1) t="$(ingest "${capped_url}")" ;;
@@ -121,6 +130,8 @@ for r in $(seq "${rounds}"); do
         ;;
       uncapped_n1) t="$(ingest "${base}/bench.hrry")" ;;
       uncapped_n8) t="$(ingest "${base}/bench.hrry" --connections 8)" ;;
+      base_n1) t="$(timed "${baseline}" ingest "${base}/bench.hrry")" ;;
+      base_n8) t="$(timed "${baseline}" ingest "${base}/bench.hrry" --connections 8)" ;;
     esac
     flow_cap off
     echo "${r} ${c} ${t}" >>"${results}"
@@ -147,7 +158,8 @@ for r, c, t in rows:
 def line(name, vals, unit, extra=""):
     print("%-28s median %8.3f%s  range [%.3f, %.3f]%s" %
           (name, statistics.median(vals), unit, min(vals), max(vals), extra))
-for c in ["capped_n1", "capped_n8", "capped_aria2", "uncapped_n1", "uncapped_n8"]:
+for c in ["capped_n1", "capped_n8", "capped_aria2", "uncapped_n1",
+          "uncapped_n8", "base_n1", "base_n8"]:
     if c in by:
         v = list(by[c].values())
         line(c, v, " s", "  %.0f MB/s" % (size / statistics.median(v) / 1e6))
@@ -159,4 +171,6 @@ def ratio(a, b, target):
 ratio("capped_n8", "capped_aria2", "1.15")
 ratio("capped_n8", "capped_n1", "0.167 (1/6)")
 ratio("uncapped_n8", "uncapped_n1", "1.05")
+ratio("base_n8", "base_n1", "1.05")
+ratio("uncapped_n8", "base_n8", "1 (after / before)")
 PY

@@ -1,5 +1,7 @@
 #include "stream/http/http_parallel.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -115,6 +117,20 @@ void ParallelHttpBody::Start(const ParallelOptions& parallel, uint64_t first,
   const int n =
       static_cast<int>(std::min<uint64_t>(parallel.connections, chunks_));
   slots_.resize(std::min<uint64_t>(2 * static_cast<uint64_t>(n), chunks_));
+  // Untouched until a worker fills a slot: pages come as first written.
+  constexpr size_t kHugePage = size_t{2} << 20;
+  const size_t bytes = slots_.size() * static_cast<size_t>(range_bytes_);
+  const size_t align = bytes >= kHugePage ? kHugePage : 64;
+  const size_t rounded = (bytes + align - 1) / align * align;
+  window_ = std::unique_ptr<uint8_t[], FreeWindow>(
+      static_cast<uint8_t*>(::operator new[](rounded, std::align_val_t(align))),
+      FreeWindow{align});
+  if (align == kHugePage) {
+    (void)::madvise(window_.get(), rounded, MADV_HUGEPAGE);  // a hint
+  }
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    slots_[i].data = window_.get() + i * range_bytes_;
+  }
   bodies_.resize(n);
   if (range0 != nullptr) {
     bodies_[0] = std::move(range0);  // worker 0 reads range 0 from it
@@ -144,6 +160,10 @@ int ParallelHttpBody::connections() const {
   return n;
 }
 
+void ParallelHttpBody::FreeWindow::operator()(uint8_t* p) const {
+  ::operator delete[](p, std::align_val_t(align));
+}
+
 uint64_t ParallelHttpBody::ChunkLength(uint64_t chunk) const {
   return std::min<uint64_t>(range_bytes_, end_ - ChunkFirst(chunk));
 }
@@ -161,6 +181,7 @@ void ParallelHttpBody::Interrupt() {
   }
   data_cv_.notify_all();
   space_cv_.notify_all();
+  handed_cv_.notify_all();
 }
 
 void ParallelHttpBody::Work(int worker, bool preopened) {
@@ -182,6 +203,7 @@ void ParallelHttpBody::Work(int worker, bool preopened) {
         Slot& s = slots_[chunk % slots_.size()];
         s.chunk = chunk;
         s.filled = 0;
+        s.handed = false;
         s.failed = false;
         s.error = absl::OkStatus();
       }
@@ -242,11 +264,22 @@ absl::Status ParallelHttpBody::Fetch(int worker, uint64_t chunk, Slot& slot,
     }
     if (!CheckSame(body->info()).ok()) return Changed(first, last);
   }
-  if (slot.data.size() < length) slot.data.resize(range_bytes_);
   size_t filled = 0;
   while (filled < length) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (chunk == read_chunk_) {
+        // Read is in this range: it reads the rest from this connection
+        // into its caller's buffer (and reports its failure itself).
+        slot.handed = true;
+        slot.worker = worker;
+        data_cv_.notify_one();
+        handed_cv_.wait(lock, [&] { return stop_ || !slot.handed; });
+        return absl::OkStatus();
+      }
+    }
     absl::StatusOr<size_t> n = body->Read(absl::MakeSpan(
-        slot.data.data() + filled, static_cast<size_t>(length - filled)));
+        slot.data + filled, static_cast<size_t>(length - filled)));
     if (!n.ok()) return n.status();
     if (*n == 0) {
       return absl::DataLossError(
@@ -272,7 +305,7 @@ absl::StatusOr<size_t> ParallelHttpBody::Read(absl::Span<uint8_t> into) {
     Slot& slot = slots_[read_chunk_ % slots_.size()];
     if (slot.chunk == read_chunk_ && slot.filled > read_at_) {
       const size_t n = std::min(into.size(), slot.filled - read_at_);
-      const uint8_t* from = slot.data.data() + read_at_;
+      const uint8_t* from = slot.data + read_at_;
       // The bytes [read_at_, filled) stay put until this range is read
       // out: copy them without the lock.
       lock.unlock();
@@ -287,8 +320,51 @@ absl::StatusOr<size_t> ParallelHttpBody::Read(absl::Span<uint8_t> into) {
       return n;
     }
     if (slot.chunk == read_chunk_ && slot.failed) return slot.error;
+    if (slot.chunk == read_chunk_ && slot.handed)
+      return ReadHanded(slot, into, lock);
     data_cv_.wait(lock);
   }
+}
+
+absl::StatusOr<size_t> ParallelHttpBody::ReadHanded(
+    Slot& slot, absl::Span<uint8_t> into, std::unique_lock<std::mutex>& lock) {
+  const uint64_t first = ChunkFirst(read_chunk_);
+  const uint64_t length = ChunkLength(read_chunk_);
+  // The worker waits until the range is read out (or stop_): only Read
+  // uses its connection meanwhile.
+  HttpBody* body = bodies_[slot.worker].get();
+  const size_t want =
+      static_cast<size_t>(std::min<uint64_t>(into.size(), length - read_at_));
+  lock.unlock();
+  absl::StatusOr<size_t> n = body->Read(into.first(want));
+  lock.lock();
+  if (interrupted_) return absl::UnavailableError("cancelled");
+  absl::Status error;
+  if (!n.ok()) {
+    error = n.status();
+  } else if (*n == 0) {
+    error =
+        absl::DataLossError(absl::StrCat("truncated: the range ended after ",
+                                         read_at_, " of ", length, " bytes"));
+  }
+  if (!error.ok()) {
+    slot.failed = true;
+    slot.error = InRange(error, first, first + length - 1);
+    slot.handed = false;
+    stop_ = true;
+    space_cv_.notify_all();
+    handed_cv_.notify_all();
+    return slot.error;
+  }
+  read_at_ += *n;
+  if (read_at_ == length) {
+    slot.handed = false;
+    ++read_chunk_;
+    read_at_ = 0;
+    handed_cv_.notify_all();  // its worker goes on
+    space_cv_.notify_one();   // a slot is free
+  }
+  return *n;
 }
 
 }  // namespace hurray::stream::http

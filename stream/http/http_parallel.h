@@ -9,13 +9,19 @@
 // by one of `connections` workers on its own kept-alive connection
 // (HttpBody::Next; worker 0 goes on on the first one) into a slot of a
 // reorder window; Read hands the slots out in order, each as its bytes
-// arrive. Anything else (a 200: no ranges; a single range's worth) is read
-// as the one response, exactly as HttpBody would; a 206 without the size
-// is asked again for the whole rest.
+// arrive. The range Read is in is not copied twice: once Read reaches it,
+// its worker stops filling the slot at its next socket read and hands its
+// connection over, and Read takes the range's bytes left (after those
+// already in the slot) straight from that socket into the caller's
+// buffer, as one connection's read would; the worker waits meanwhile and
+// goes on with its next range when Read is past this one. Anything else (a 200:
+// no ranges; a single range's worth) is read as the one response, exactly as
+// HttpBody would; a 206 without the size is asked again for the whole rest.
 //
 // Memory: the window holds at most 2 x connections slots of range_bytes
-// (2 x 8 x 1 MiB = 16 MiB with the defaults), allocated as first used; a
-// worker takes range k only once range k - 2N has been read out.
+// (2 x 8 x 1 MiB = 16 MiB with the defaults), one block reserved at the
+// start whose pages come as first written; a worker takes range k only
+// once range k - 2N has been read out.
 //
 // Guarantees kept from one connection:
 // - Validators on every range: If-Range with the first response's strong
@@ -38,6 +44,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -90,10 +97,18 @@ class ParallelHttpBody final : public container::PullReader {
   void Interrupt() override;
 
  private:
+  // The window's memory: one block, 2 MiB-aligned when it has that much
+  // (the kernel may then back it with huge pages: far fewer page faults).
+  struct FreeWindow {
+    size_t align;
+    void operator()(uint8_t* p) const;
+  };
   struct Slot {
-    std::vector<uint8_t> data;
+    uint8_t* data = nullptr;      // range_bytes_ of window_
     uint64_t chunk = UINT64_MAX;  // the range it holds
     size_t filled = 0;
+    bool handed = false;  // Read reads the rest from bodies_[worker]
+    int worker = 0;
     bool failed = false;
     absl::Status error;
   };
@@ -109,6 +124,10 @@ class ParallelHttpBody final : public container::PullReader {
   // Fetches range `chunk` into its slot, asking for it on the worker's
   // connection (made or reused) unless `preopened`.
   absl::Status Fetch(int worker, uint64_t chunk, Slot& slot, bool preopened);
+  // Read's turn in a range whose worker handed its connection over
+  // (slot.handed); called and returns with `lock` held.
+  absl::StatusOr<size_t> ReadHanded(Slot& slot, absl::Span<uint8_t> into,
+                                    std::unique_lock<std::mutex>& lock);
   absl::Status CheckSame(const HttpResponseInfo& info) const;
   uint64_t ChunkFirst(uint64_t chunk) const {
     return first_ + chunk * range_bytes_;
@@ -125,9 +144,11 @@ class ParallelHttpBody final : public container::PullReader {
   std::string if_range_, etag_;
 
   mutable std::mutex mu_;
-  std::condition_variable data_cv_;   // Read waits for its range's bytes
-  std::condition_variable space_cv_;  // workers wait for a free slot
+  std::condition_variable data_cv_;    // Read waits for its range's bytes
+  std::condition_variable space_cv_;   // workers wait for a free slot
+  std::condition_variable handed_cv_;  // a worker waits for Read's range
   std::vector<Slot> slots_;
+  std::unique_ptr<uint8_t[], FreeWindow> window_;
   std::vector<std::unique_ptr<HttpBody>> bodies_;  // one per worker
   uint64_t next_chunk_ = 0;  // the next range a worker takes
   uint64_t read_chunk_ = 0;  // the range Read is in

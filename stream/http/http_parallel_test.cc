@@ -273,6 +273,27 @@ TEST(ParallelHttpBody, AShortRangeIsAnError) {
   EXPECT_LT(g.bytes.size(), 4 * kRange);
 }
 
+TEST(ParallelHttpBody, AShortRangeReadStraightFromItsSocketIsAnError) {
+  // Range 0 is the one Read is in from the start: its worker hands the
+  // connection over and Read takes its bytes from the socket itself.
+  const std::string object = Object(300 * 1024);
+  RangeServer::Knobs k;
+  k.short_at = 0;
+  RangeServer server(object, k);
+  for (size_t step : {size_t{1000}, size_t{1} << 20}) {
+    const Got g = Fetch(server, 3, step);
+    EXPECT_FALSE(g.status.ok());
+    EXPECT_TRUE(absl::StartsWith(
+        g.status.message(),
+        absl::StrCat("range bytes=0-", kRange - 1, ": truncated")))
+        << g.status;
+    EXPECT_TRUE(absl::StrContains(g.status.message(),
+                                  absl::StrCat(kRange / 2, " of ", kRange)))
+        << g.status;
+    EXPECT_TRUE(g.bytes == object.substr(0, kRange / 2));
+  }
+}
+
 TEST(ParallelHttpBody, ARangeOfAKnownObject) {
   // OpenKnown (HttpRangeSource's long reads): bytes [first, end) only.
   const std::string object = Object(300 * 1024);
