@@ -68,8 +68,8 @@ class WriteBehind {
     [[nodiscard]] absl::Status Wait();
     // Drops the queued buffers and waits for the one being written.
     void Cancel();
-    // The CRC-32C of the bytes written, or as set; only between Wait (or
-    // Cancel) and the next Write.
+    // The CRC-32C of the bytes queued by Write (computed there, on the
+    // producer's thread), or as set.
     uint32_t crc() const { return crc_; }
     void set_crc(uint32_t crc) { crc_ = crc; }
 
@@ -82,7 +82,7 @@ class WriteBehind {
     size_t pending_ = 0;
     // The first failed write's error; guarded by owner_->mu_.
     absl::Status error_;
-    // Written by the thread while pending_ > 0, read by the producer after.
+    // The producer's alone (Write, crc, set_crc).
     uint32_t crc_ = 0;
   };
 
