@@ -8,7 +8,8 @@
 // WriterContext::write_behind; its thread starts at the first write and is
 // joined when it is destroyed. A file's buffers go to a File, which queues
 // them in one FIFO for all files (so each file's bytes keep their order),
-// where the thread computes their CRC-32C and writes them. At most
+// from which the thread writes them; their CRC-32C is computed by Write, on
+// the producer (the writer's write(2) alone is the slower side). At most
 // `max_buffers` (kWriteBehindBuffers) buffers are queued or being written at
 // once: the producer waits for a free one, and gets back an emptied buffer
 // (its capacity kept), so the memory is bounded by max_buffers buffers of
