@@ -3,10 +3,10 @@
 // header first, the tensor's entry in model.safetensors, or the in-memory
 // values buffer (WriterContext::values, stream/ingest/values_buffer.h) when
 // the output fits in it; the bytes pass a buffer of about kOutBufferBytes and
-// their CRC-32C is kept (not in memory). A temp's buffers are written (and
-// their CRC-32C computed) by the run's WriteBehind thread when
-// WriterContext::write_behind is set (stream/ingest/write_behind.h), so a
-// write's error may come from a later Flush or from Close. Destroyed before
+// their CRC-32C is kept (not in memory). A temp's buffers are written by the
+// run's WriteBehind thread when WriterContext::write_behind is set
+// (stream/ingest/write_behind.h; it takes their CRC-32C as it queues them), so
+// a write's error may come from a later Flush or from Close. Destroyed before
 // Close, it removes the temp and abandons the entry. Also the small file
 // helpers the writers share.
 #ifndef HURRAY_STREAM_INGEST_OUTPUT_FILE_H_
