@@ -26,21 +26,14 @@
 #include "gtest/gtest.h"
 #include "stream/container/checkpoint.h"
 #include "stream/container/crc32c.h"
+#include "stream/container/testing/temp_dir.h"
 #include "stream/resume/resume_source.h"
 #include "stream/resume/tensor_record.h"
 
 namespace hurray::stream::resume {
 namespace {
 
-// A fresh empty directory under TEST_TMPDIR (or /tmp).
-std::string FreshDir(const std::string& name) {
-  const char* tmp = std::getenv("TEST_TMPDIR");
-  const std::string dir =
-      absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/", name);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+using container::testing::FreshDir;
 
 // The bytes of a file; empty when it cannot be read.
 std::vector<uint8_t> ReadAll(const std::string& path) {

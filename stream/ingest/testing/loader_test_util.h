@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "dequant/testing/test_tensor.h"
 #include "stream/container/hrry_writer.h"
+#include "stream/container/testing/temp_dir.h"
 
 namespace hurray::stream::ingest::testing {
 
@@ -58,7 +59,7 @@ std::vector<uint8_t> ReadAll(const std::string& path);
 void WriteAll(const std::string& path, absl::Span<const uint8_t> bytes);
 
 // A fresh empty directory under TEST_TMPDIR (or /tmp).
-std::string FreshDir(const std::string& name);
+using container::testing::FreshDir;
 
 // Regular files of `dir`, sorted by name.
 std::vector<std::string> ListDir(const std::string& dir);
