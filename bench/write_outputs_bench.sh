@@ -16,13 +16,20 @@
 # The input is ingest_bench's file (HURRAY_INGEST_BENCH_BYTES, default
 # 512 MiB: per-channel int8 and per-block int4 tensors, ~5.6x as many bytes
 # of .npy), in the page cache. Outputs are removed (and `sync`ed on the disk)
-# between cases, outside the timings. Printed: per case the median wall time
+# between cases, outside the timings.
+# HTTPS=1 adds the input served over TLS by Debian's nginx on loopback
+# (tools/testing/nginx_loopback.sh) and two cases:
+#   curl          `curl -s -o /dev/null` of the URL (the input's own cost)
+#   ingest_https  `hurray ingest URL --ca-file PEM --dequant OUT`
+# with the ratio ingest_https / max(curl, dd, dequant) per round.
+# Printed: per case the median wall time
 # [min-max], median user and system CPU, the largest peak RSS; per round the
 # ratio ingest / max(dd, dequant) of that round, median [min-max] (target
 # <= 1.15), and ingest / ingest_base.
 #
 #   bench/write_outputs_bench.sh            (from the workspace root)
 #   ROUNDS=7 TMPFS_DIR=/dev/shm DISK_DIR=/tmp BASE_REV=main bench/write_outputs_bench.sh
+#   HTTPS=1 ROUNDS=9 bench/write_outputs_bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${ROUNDS:-5}"
@@ -30,7 +37,9 @@ tmpfs_dir="${TMPFS_DIR:-/dev/shm}"
 disk_dir="${DISK_DIR:-/tmp}"
 work="$(mktemp -d "${disk_dir}/write_outputs_bench_XXXXXX")"
 base_src=""
+https="${HTTPS:-}"
 cleanup() {
+  if [[ -n "${https}" ]]; then nginx_stop; fi
   rm -rf "${work}" "${tmpfs_dir}/write_outputs_bench_$$"
   if [[ -n "${base_src}" ]]; then
     (cd "${base_src}" && bazel shutdown >/dev/null 2>&1 || true)
@@ -57,6 +66,13 @@ in="${work}/in.hrry"
 warm="${tmpfs_dir}/write_outputs_bench_$$"
 "${work}/hurray" ingest "${in}" --dequant "${warm}" >/dev/null
 out_bytes="$(du -sb "${warm}" | cut -f1)"
+if [[ -n "${https}" ]]; then
+  source tools/testing/nginx_loopback.sh
+  mkdir -p "${work}/www"
+  ln "${in}" "${work}/www/in.hrry"
+  nginx_start "${work}" "${work}/www" >/dev/null
+  url="https://127.0.0.1:${NGINX_HTTPS_PORT}/in.hrry"
+fi
 rm -rf "${warm}"
 mib=$(((out_bytes + (1 << 20) - 1) >> 20))
 
@@ -86,14 +102,20 @@ one() {
       run dd "${fs}" dd if=/dev/zero of="${out}/dd" bs=1M count="${mib}" \
         status=none ;;
     ingest) run ingest "${fs}" "${work}/hurray" ingest "${in}" --dequant "${out}" ;;
+    ingest_https) run ingest_https "${fs}" "${work}/hurray" ingest "${url}" \
+      --ca-file "${NGINX_CERT}" --dequant "${out}" ;;
     ingest_base) run ingest_base "${fs}" "${base}" ingest "${in}" --dequant "${out}" ;;
   esac
   clean "${out}" "${fs}"
 }
 cases=(dd ingest)
 if [[ -n "${base}" ]]; then cases+=(ingest_base); fi
+if [[ -n "${https}" ]]; then cases+=(ingest_https); fi
 for round in $(seq "${rounds}"); do
   run dequant - "${work}/ingest_bench" --cpu dequant "${in}"
+  if [[ -n "${https}" ]]; then
+    run curl - curl -s --cacert "${NGINX_CERT}" -o /dev/null "${url}"
+  fi
   for fs in tmpfs disk; do
     n="${#cases[@]}"
     for i in $(seq 0 $((n - 1))); do
@@ -123,8 +145,14 @@ for (case, fs), v in sorted(rows.items()):
           f"{med([x[2] for x in v]):7.2f} {med([x[3] for x in v]):7.2f} "
           f"{max(x[4] for x in v) / 1024:12.1f}")
 deq = {x[0]: x[1] for x in rows[("dequant", "-")]}
+curl = {x[0]: x[1] for x in rows.get(("curl", "-"), [])}
 for fs in ("tmpfs", "disk"):
     dd = {x[0]: x[1] for x in rows[("dd", fs)]}
+    if ("ingest_https", fs) in rows:
+        rs = [x[1] / max(curl[x[0]], dd[x[0]], deq[x[0]])
+              for x in rows[("ingest_https", fs)]]
+        print(f"{fs:<6} ingest_https / max(curl, dd, dequant): median "
+              f"{med(rs):.3f} [{min(rs):.3f}-{max(rs):.3f}]")
     for case in ("ingest", "ingest_base"):
         if (case, fs) not in rows: continue
         rs = [x[1] / max(dd[x[0]], deq[x[0]]) for x in rows[(case, fs)]]
