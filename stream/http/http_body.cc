@@ -346,13 +346,25 @@ bool HttpBody::Impl::MoreReady() {
 absl::StatusOr<std::unique_ptr<HttpBody>> HttpBody::Open(
     const Url& url, const HttpOptions& options,
     const std::optional<HttpRange>& range) {
+  absl::StatusOr<std::unique_ptr<HttpBody>> body = Make(options);
+  if (!body.ok()) return body.status();
+  absl::Status s = (*body)->Start(url, range);
+  if (!s.ok()) return s;
+  return body;
+}
+
+absl::StatusOr<std::unique_ptr<HttpBody>> HttpBody::Make(
+    const HttpOptions& options) {
   if (options.headers.size() > kMaxExtraHeaders) {
     return absl::InvalidArgumentError("too many --header options");
   }
-  auto impl = std::make_unique<Impl>(options);
-  absl::Status s = impl->Open(url, range);
-  if (!s.ok()) return s;
-  return std::unique_ptr<HttpBody>(new HttpBody(std::move(impl)));
+  return std::unique_ptr<HttpBody>(
+      new HttpBody(std::make_unique<Impl>(options)));
+}
+
+absl::Status HttpBody::Start(const Url& url,
+                             const std::optional<HttpRange>& range) {
+  return impl_->Open(url, range);
 }
 
 HttpBody::HttpBody(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

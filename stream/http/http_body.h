@@ -88,6 +88,15 @@ class HttpBody final : public container::PullReader {
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpBody>> Open(
       const Url& url, const HttpOptions& options,
       const std::optional<HttpRange>& range = std::nullopt);
+  // Open in two steps, for a caller that may Interrupt the connecting
+  // from another thread (ParallelHttpBody's workers): Make checks the
+  // options and does no I/O; Start, called once before anything else, is
+  // Open's connecting, request and response header. Interrupted before or
+  // during Start, Start ends at once as "cancelled".
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpBody>> Make(
+      const HttpOptions& options);
+  [[nodiscard]] absl::Status Start(
+      const Url& url, const std::optional<HttpRange>& range = std::nullopt);
   ~HttpBody() override;
 
   // Another request for the same URL (its redirects followed again), in

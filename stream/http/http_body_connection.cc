@@ -214,6 +214,7 @@ absl::Status HttpBody::Impl::Connect(const Url& url) {
       });
   bool in_time = Wait(&done, deadline);
   if (!in_time) return Error(TimeoutName("connect timeout"));
+  if (interrupted_) return Error("cancelled");
   if (ec) {
     return Error(absl::StrCat("cannot resolve ", Printable(url.host), ": ",
                               ec.message()));

@@ -254,13 +254,19 @@ absl::Status ParallelHttpBody::Fetch(int worker, uint64_t chunk, Slot& slot,
         if (left <= 0) return absl::UnavailableError("total timeout");
         o.total_timeout_seconds = left;
       }
-      absl::StatusOr<std::unique_ptr<HttpBody>> b =
-          HttpBody::Open(url_, o, range);
+      absl::StatusOr<std::unique_ptr<HttpBody>> b = HttpBody::Make(o);
       if (!b.ok()) return b.status();
-      std::lock_guard<std::mutex> lock(mu_);
-      bodies_[worker] = *std::move(b);
-      body = bodies_[worker].get();
-      if (interrupted_) body->Interrupt();
+      {
+        // Seen by Interrupt before it connects: a cancel ends the
+        // connecting and the wait for the header at once, not at their
+        // timeouts.
+        std::lock_guard<std::mutex> lock(mu_);
+        bodies_[worker] = *std::move(b);
+        body = bodies_[worker].get();
+        if (interrupted_) body->Interrupt();
+      }
+      absl::Status s = body->Start(url_, range);
+      if (!s.ok()) return s;
     }
     if (!CheckSame(body->info()).ok()) return Changed(first, last);
   }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,8 @@ class RangeServer {
     uint64_t bad_range_at = UINT64_MAX;  // a wrong Content-Range
     uint64_t short_at = UINT64_MAX;      // half the body, then close
     int close_every = 0;                 // >0: close after this many answers
+    int stall_from = 0;  // >0: connections from this one on (1-based) are
+                         // never answered
   };
 
   RangeServer(std::string object, Knobs knobs)
@@ -93,10 +96,14 @@ class RangeServer {
       if (::poll(&p, 1, 50) != 1) continue;
       const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd < 0) continue;
-      ++connections_;
+      const int number = ++connections_;
       std::lock_guard<std::mutex> lock(mu_);
-      conns_.emplace_back([this, fd] {
-        Serve(fd);
+      conns_.emplace_back([this, fd, number] {
+        if (knobs_.stall_from > 0 && number >= knobs_.stall_from) {
+          Stall(fd);
+        } else {
+          Serve(fd);
+        }
         ::close(fd);
       });
     }
@@ -107,6 +114,17 @@ class RangeServer {
     if (at == std::string::npos) return "";
     const size_t from = at + name.size() + 4;
     return head.substr(from, head.find("\r\n", from) - from);
+  }
+
+  // Reads what comes and answers nothing, until the client closes or the
+  // server stops.
+  void Stall(int fd) {
+    char sink[4096];
+    while (!stop_) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 50) != 1) continue;
+      if (::recv(fd, sink, sizeof(sink), 0) <= 0) return;
+    }
   }
 
   void Serve(int fd) {
@@ -354,6 +372,49 @@ TEST(ParallelHttpBody, DroppedOrInterruptedMidWayItStops) {
       EXPECT_FALSE((*body)->Read(absl::MakeSpan(buf)).ok());
     }
   }  // each destroyed here, its workers joined
+}
+
+TEST(ParallelHttpBody, ACancelEndsConnectionsWaitingForTheirHeader) {
+  // Workers 2-4 connect to a server that never answers them: a cancel (or
+  // dropping the body) ends their wait at once, not at the 60 s timeouts.
+  const std::string object = Object(600 * 1024);
+  RangeServer::Knobs k;
+  k.stall_from = 2;
+  RangeServer server(object, k);
+  absl::StatusOr<Url> u = ParseUrl(server.Url());
+  ASSERT_TRUE(u.ok());
+  HttpOptions o;
+  o.connect_timeout_seconds = 60;
+  o.idle_timeout_seconds = 60;
+  ParallelOptions p;
+  p.connections = 4;
+  p.range_bytes = kRange;
+  const auto start = std::chrono::steady_clock::now();
+  {
+    absl::StatusOr<std::unique_ptr<ParallelHttpBody>> body =
+        ParallelHttpBody::Open(*u, o, p);
+    ASSERT_TRUE(body.ok()) << body.status();
+    std::vector<uint8_t> buf(kRange);
+    size_t got = 0;
+    while (got < kRange) {  // range 0, from the first connection
+      absl::StatusOr<size_t> n = (*body)->Read(absl::MakeSpan(buf));
+      ASSERT_TRUE(n.ok()) << n.status();
+      got += *n;
+    }
+    while (server.connections() < 4) {  // the others wait for a header
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::thread t([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      (*body)->Interrupt();
+    });
+    // Range 1 is a stalled worker's: this Read waits for the cancel.
+    absl::StatusOr<size_t> n = (*body)->Read(absl::MakeSpan(buf));
+    t.join();
+    EXPECT_EQ(n.status().code(), absl::StatusCode::kUnavailable) << n.status();
+  }  // destroyed: every worker joined
+  // A liveness bound, far from the 60 s the workers would otherwise wait.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
 }
 
 TEST(ParallelHttpBody, AServerWithoutRangesIsReadWhole) {
