@@ -80,14 +80,14 @@ absl::StatusOr<std::unique_ptr<ParallelHttpBody>> ParallelHttpBody::Open(
                     : info.last_modified;
   }
   p->Start(parallel, first, *info.object_size, *info.object_size, validator,
-           info.etag, *std::move(body));
+           info.etag, *std::move(body), {});
   return p;
 }
 
 absl::StatusOr<std::unique_ptr<ParallelHttpBody>> ParallelHttpBody::OpenKnown(
     const Url& url, const HttpOptions& options, const ParallelOptions& parallel,
     uint64_t first, uint64_t end, uint64_t size, const std::string& if_range,
-    const std::string& etag) {
+    const std::string& etag, std::vector<std::unique_ptr<HttpBody>> kept) {
   if (parallel.connections < 2 || parallel.connections > kMaxConnections ||
       parallel.range_bytes < (4 << 10) || first >= end || end > size) {
     return absl::InvalidArgumentError("ParallelHttpBody::OpenKnown");
@@ -98,7 +98,8 @@ absl::StatusOr<std::unique_ptr<ParallelHttpBody>> ParallelHttpBody::OpenKnown(
   p->info_.status = 206;
   p->info_.object_size = size;
   p->info_.etag = etag;
-  p->Start(parallel, first, end, size, if_range, etag, nullptr);
+  p->Start(parallel, first, end, size, if_range, etag, nullptr,
+           std::move(kept));
   return p;
 }
 
@@ -106,7 +107,8 @@ void ParallelHttpBody::Start(const ParallelOptions& parallel, uint64_t first,
                              uint64_t end, uint64_t size,
                              const std::string& if_range,
                              const std::string& etag,
-                             std::unique_ptr<HttpBody> range0) {
+                             std::unique_ptr<HttpBody> range0,
+                             std::vector<std::unique_ptr<HttpBody>> kept) {
   first_ = first;
   end_ = end;
   size_ = size;
@@ -132,13 +134,22 @@ void ParallelHttpBody::Start(const ParallelOptions& parallel, uint64_t first,
     slots_[i].data = window_.get() + i * range_bytes_;
   }
   bodies_.resize(n);
-  if (range0 != nullptr) {
+  const bool preopened = range0 != nullptr;
+  if (preopened) {
     bodies_[0] = std::move(range0);  // worker 0 reads range 0 from it
     next_chunk_ = 1;
     slots_[0].chunk = 0;
   }
+  for (auto& b : kept) {  // workers without a connection take these
+    if (b == nullptr) continue;
+    auto free = std::find(bodies_.begin(), bodies_.end(), nullptr);
+    if (free != bodies_.end()) {
+      *free = std::move(b);
+    } else {
+      spare_.push_back(std::move(b));
+    }
+  }
   workers_.reserve(n);
-  const bool preopened = bodies_[0] != nullptr;
   for (int w = 0; w < n; ++w) {
     workers_.emplace_back(
         [this, w, preopened] { Work(w, w == 0 && preopened); });
@@ -157,7 +168,31 @@ int ParallelHttpBody::connections() const {
   for (const auto& b : bodies_) {
     if (b != nullptr) n += b->connections();
   }
+  for (const auto& b : spare_) n += b->connections();
   return n;
+}
+
+std::vector<std::unique_ptr<HttpBody>> ParallelHttpBody::ReleaseConnections() {
+  std::vector<std::unique_ptr<HttpBody>> out;
+  if (single_ != nullptr) return out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Every range read out means every request made was answered in full
+    // (a failed one stops Read at its range).
+    if (interrupted_ || read_chunk_ < chunks_) return out;
+    stop_ = true;
+    space_cv_.notify_all();
+    handed_cv_.notify_all();
+  }
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& b : bodies_) {
+    if (b != nullptr) out.push_back(std::move(b));
+  }
+  for (auto& b : spare_) out.push_back(std::move(b));
+  spare_.clear();
+  return out;
 }
 
 void ParallelHttpBody::FreeWindow::operator()(uint8_t* p) const {

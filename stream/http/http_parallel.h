@@ -76,15 +76,23 @@ class ParallelHttpBody final : public container::PullReader {
       const ParallelOptions& parallel, uint64_t first = 0,
       const std::string& if_range = "");
   // Bytes [first, end) of an object already known (its size, the If-Range
-  // validator and ETag of an earlier answer), over `connections` >= 2 new
+  // validator and ETag of an earlier answer), over `connections` >= 2
   // connections without a probe: HttpRangeSource's long reads (--tensors,
-  // an index-first read) with --connections.
+  // an index-first read) with --connections. `kept`: connections of an
+  // earlier read of the same URL (ReleaseConnections), asked again with
+  // HttpBody::Next before any new one is made.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<ParallelHttpBody>>
   OpenKnown(const Url& url, const HttpOptions& options,
             const ParallelOptions& parallel, uint64_t first, uint64_t end,
-            uint64_t size, const std::string& if_range,
-            const std::string& etag);
+            uint64_t size, const std::string& if_range, const std::string& etag,
+            std::vector<std::unique_ptr<HttpBody>> kept = {});
   ~ParallelHttpBody() override;  // stops the workers and waits for them
+
+  // Once Read has given every byte: stops the workers and hands their
+  // connections over, each with its last response read to the end, for
+  // the next OpenKnown. Empty before that, after a failure or a cancel,
+  // and for one response read whole.
+  [[nodiscard]] std::vector<std::unique_ptr<HttpBody>> ReleaseConnections();
 
   // The first response's (status 206 to `bytes=FIRST-`, or 200).
   const HttpResponseInfo& info() const { return info_; }
@@ -119,7 +127,8 @@ class ParallelHttpBody final : public container::PullReader {
   // when already asked for (worker 0 reads it), else null.
   void Start(const ParallelOptions& parallel, uint64_t first, uint64_t end,
              uint64_t size, const std::string& if_range,
-             const std::string& etag, std::unique_ptr<HttpBody> range0);
+             const std::string& etag, std::unique_ptr<HttpBody> range0,
+             std::vector<std::unique_ptr<HttpBody>> kept);
   void Work(int worker, bool preopened);
   // Fetches range `chunk` into its slot, asking for it on the worker's
   // connection (made or reused) unless `preopened`.
@@ -150,6 +159,7 @@ class ParallelHttpBody final : public container::PullReader {
   std::vector<Slot> slots_;
   std::unique_ptr<uint8_t[], FreeWindow> window_;
   std::vector<std::unique_ptr<HttpBody>> bodies_;  // one per worker
+  std::vector<std::unique_ptr<HttpBody>> spare_;   // kept, not needed now
   uint64_t next_chunk_ = 0;  // the next range a worker takes
   uint64_t read_chunk_ = 0;  // the range Read is in
   size_t read_at_ = 0;       // and where in it

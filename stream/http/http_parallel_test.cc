@@ -24,6 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "stream/http/http_ranges.h"
 #include "stream/http/http_url.h"
 #include "stream/http/testing/http_test_server.h"
 
@@ -415,6 +416,83 @@ TEST(ParallelHttpBody, ACancelEndsConnectionsWaitingForTheirHeader) {
   }  // destroyed: every worker joined
   // A liveness bound, far from the 60 s the workers would otherwise wait.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
+// Reads [offset, offset + length) of `server`'s object through `src`.
+std::string ReadRange(HttpRangeSource& src, uint64_t offset, uint64_t length) {
+  std::string got;
+  absl::Status s =
+      src.Read(offset, length, [&](absl::Span<const uint8_t> piece) {
+        got.append(reinterpret_cast<const char*>(piece.data()), piece.size());
+        return absl::OkStatus();
+      });
+  EXPECT_TRUE(s.ok()) << s;
+  return got;
+}
+
+TEST(HttpRangeSource, LongReadsKeepTheirConnectionsForTheNext) {
+  // --tensors with --connections: each long read goes over the connections
+  // of the one before (HttpBody::Next), not over new ones.
+  const std::string object = Object(8 << 20);
+  RangeServer server(object, {});
+  absl::StatusOr<Url> u = ParseUrl(server.Url());
+  ASSERT_TRUE(u.ok());
+  HttpOptions o;
+  o.idle_timeout_seconds = 10;
+  absl::StatusOr<HttpRangeSource::Opened> opened =
+      HttpRangeSource::Open(*u, o, /*connections=*/4);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  ASSERT_NE(opened->ranges, nullptr);
+  HttpRangeSource& src = *opened->ranges;
+  // Six reads of 2 to 4 ranges of 1 MiB, each over up to 4 workers. Kept,
+  // the connections never number more than Open's and 4: one read's
+  // connection each would make at least 7.
+  for (int i = 0; i < 6; ++i) {
+    const uint64_t at = (i % 3) * (1 << 20) + i * 100;
+    const uint64_t length = (2 << 20) + (i % 3) * (1 << 20) - i;
+    EXPECT_TRUE(ReadRange(src, at, length) == object.substr(at, length));
+  }
+  EXPECT_LE(src.connections(), 5);
+  EXPECT_EQ(server.connections(), src.connections());
+}
+
+TEST(HttpRangeSource, KeptConnectionsThatTheServerClosedAreMadeAgain) {
+  const std::string object = Object(6 << 20);
+  RangeServer::Knobs k;
+  k.close_every = 1;
+  RangeServer server(object, k);
+  absl::StatusOr<Url> u = ParseUrl(server.Url());
+  ASSERT_TRUE(u.ok());
+  HttpOptions o;
+  o.idle_timeout_seconds = 10;
+  absl::StatusOr<HttpRangeSource::Opened> opened =
+      HttpRangeSource::Open(*u, o, /*connections=*/3);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  ASSERT_NE(opened->ranges, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t at = 1000 + i * 7;
+    EXPECT_TRUE(ReadRange(*opened->ranges, at, (2 << 20) + i) ==
+                object.substr(at, (2 << 20) + i));
+  }
+}
+
+TEST(HttpRangeSource, ALongReadsTotalTimeoutCountsFromOpen) {
+  const std::string object = Object(4 << 20);
+  RangeServer server(object, {});
+  absl::StatusOr<Url> u = ParseUrl(server.Url());
+  ASSERT_TRUE(u.ok());
+  HttpOptions o;
+  o.idle_timeout_seconds = 10;
+  o.total_timeout_seconds = 0.3;
+  absl::StatusOr<HttpRangeSource::Opened> opened =
+      HttpRangeSource::Open(*u, o, /*connections=*/2);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  ASSERT_NE(opened->ranges, nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  absl::Status s = opened->ranges->Read(
+      0, 3 << 20, [](absl::Span<const uint8_t>) { return absl::OkStatus(); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "total timeout")) << s;
 }
 
 TEST(ParallelHttpBody, AServerWithoutRangesIsReadWhole) {

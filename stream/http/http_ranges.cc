@@ -28,6 +28,7 @@ absl::StatusOr<HttpRangeSource::Opened> HttpRangeSource::Open(
   std::unique_ptr<HttpRangeSource> src(
       new HttpRangeSource(url, options, connections));
   src->options_.keep_alive = true;
+  src->start_ = std::chrono::steady_clock::now();
   src->buffer_.resize(kBufferBytes);
   absl::StatusOr<std::unique_ptr<HttpBody>> body =
       HttpBody::Open(url, src->options_, HttpRange{0, kHeadBytes - 1, ""});
@@ -119,16 +120,42 @@ absl::Status HttpRangeSource::Read(uint64_t offset, uint64_t length,
 // of Open's answer (a change is refused as for one connection).
 absl::Status HttpRangeSource::ReadParallel(uint64_t offset, uint64_t length,
                                            PieceFn feed) {
+  HttpOptions options = options_;
+  if (options.total_timeout_seconds > 0) {  // from Open, not from here
+    const double left =
+        options.total_timeout_seconds -
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+            .count();
+    if (left <= 0) return absl::UnavailableError("total timeout");
+    options.total_timeout_seconds = left;
+  }
   ParallelOptions parallel;
   parallel.connections = connections_;
+  int kept = 0;
+  for (const auto& b : kept_) kept += b->connections();
   absl::StatusOr<std::unique_ptr<ParallelHttpBody>> body =
-      ParallelHttpBody::OpenKnown(url_, options_, parallel, offset,
-                                  offset + length, size_, if_range_, etag_);
-  if (!body.ok()) return body.status();
+      ParallelHttpBody::OpenKnown(url_, options, parallel, offset,
+                                  offset + length, size_, if_range_, etag_,
+                                  std::move(kept_));
+  kept_.clear();
+  if (!body.ok()) {
+    closed_connections_ += kept;
+    return body.status();
+  }
   absl::Status s = Drain(body->get(), offset, length, feed);
+  // Its count includes what the kept connections had made before.
+  closed_connections_ += (*body)->connections();
   if (!s.ok()) return s;
   requests_ += (length + kParallelRangeBytes - 1) / kParallelRangeBytes;
+  kept_ = (*body)->ReleaseConnections();
+  for (const auto& b : kept_) closed_connections_ -= b->connections();
   return absl::OkStatus();
+}
+
+int HttpRangeSource::connections() const {
+  int n = conn_->connections() + closed_connections_;
+  for (const auto& b : kept_) n += b->connections();
+  return n;
 }
 
 }  // namespace hurray::stream::http

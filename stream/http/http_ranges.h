@@ -12,7 +12,8 @@
 // forward pass instead.
 //
 // The requests share one persistent connection while the server keeps it
-// (issue 47: HttpBody::Next), instead of a TCP (and TLS) handshake each.
+// (issue 47: HttpBody::Next), instead of a TCP (and TLS) handshake each;
+// the long reads' `connections` are kept too, from one read to the next.
 // Every request has the HttpOptions deadlines; the total timeout counts
 // from Open for all the requests together. Memory: one 256 KiB read
 // buffer, and with `connections` > 1 the window of a long read
@@ -20,6 +21,7 @@
 #ifndef HURRAY_STREAM_HTTP_HTTP_RANGES_H_
 #define HURRAY_STREAM_HTTP_HTTP_RANGES_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,7 +54,7 @@ class HttpRangeSource final : public container::RangeSource {
   // Requests made (Open's included), body bytes received, TCP connections.
   uint64_t requests() const { return requests_; }
   uint64_t bytes_received() const { return received_; }
-  int connections() const { return conn_->connections(); }
+  int connections() const;
 
  private:
   HttpRangeSource(const Url& url, const HttpOptions& options, int connections)
@@ -70,6 +72,11 @@ class HttpRangeSource final : public container::RangeSource {
   // The latest request and its connection; each request asks for the URL
   // Open was given and follows its redirects again.
   std::unique_ptr<HttpBody> conn_;
+  // The long reads' connections, kept alive for the next one
+  // (ParallelHttpBody::ReleaseConnections), and the count of those closed.
+  std::vector<std::unique_ptr<HttpBody>> kept_;
+  int closed_connections_ = 0;
+  std::chrono::steady_clock::time_point start_;  // Open's
   uint64_t size_ = 0;
   std::string if_range_;       // strong ETag or Last-Modified; may be empty
   std::string etag_;           // as first sent
