@@ -230,18 +230,19 @@ bool RewriteQ6_K(const uint8_t* in, uint8_t* codes, uint8_t* scales,
 namespace {
 
 #if defined(__x86_64__)
-// RewriteQ6_K with AVX2 for the common block (d finite, no sub-block scale
-// d·sc[j] zero): the 256 codes a 32-byte vector at a time, the 16 scales
-// two 8-float vectors, the same IEEE products as the scalar code. Any other
-// block goes to RewriteQ6_K itself, so refusals and the zero-scale ruling
+// RewriteQ6_K with AVX2 (and F16C for d) for the common block (d finite, no
+// sub-block scale d·sc[j] zero): the 256 codes a 32-byte vector at a time, the
+// 16 scales two 8-float vectors, the same IEEE products as the scalar code. Any
+// other block goes to RewriteQ6_K itself, so refusals and the zero-scale ruling
 // have one implementation.
-__attribute__((target("avx2"))) bool RewriteQ6_KAvx2(const uint8_t* in,
-                                                     uint8_t* codes,
-                                                     uint8_t* scales,
-                                                     std::string* why) {
+__attribute__((target("avx2,f16c"))) bool RewriteQ6_KAvx2(const uint8_t* in,
+                                                          uint8_t* codes,
+                                                          uint8_t* scales,
+                                                          std::string* why) {
   const uint16_t h = static_cast<uint16_t>(in[208] | (in[209] << 8));
   if ((h & 0x7C00) == 0x7C00) return RewriteQ6_K(in, codes, scales, why);
-  const __m256 d = _mm256_set1_ps(dequant::F16ToF32(h));
+  // F16C's conversion is exact, subnormals included, as F16ToF32 is.
+  const __m256 d = _mm256_set1_ps(_cvtsh_ss(h));
   const __m128i sc =
       _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + 192));
   const __m256 s0 =
@@ -287,7 +288,7 @@ __attribute__((target("avx2"))) bool RewriteQ6_KAvx2(const uint8_t* in,
   return true;
 }
 
-__attribute__((target("avx2"))) uint64_t RewriteQ6_KBlocksAvx2(
+__attribute__((target("avx2,f16c"))) uint64_t RewriteQ6_KBlocksAvx2(
     const uint8_t* in, uint64_t n, uint8_t* codes, uint8_t* scales,
     std::string* why) {
   uint8_t scratch_codes[kQK], scratch_scales[4 * (kQK / kKSubBlock)];
@@ -317,7 +318,8 @@ uint64_t RewriteQ6_KBlocksScalar(const uint8_t* in, uint64_t n, uint8_t* codes,
 
 bool Q6_KHasVectorPath() {
 #if defined(__x86_64__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool avx2 =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
   return avx2;
 #else
   return false;
