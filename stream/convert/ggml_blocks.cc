@@ -6,6 +6,7 @@
 #include "dequant/minifloat.h"
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -318,8 +319,13 @@ uint64_t RewriteQ6_KBlocksScalar(const uint8_t* in, uint64_t n, uint8_t* codes,
 
 bool Q6_KHasVectorPath() {
 #if defined(__x86_64__)
-  static const bool avx2 =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  // clang 14's __builtin_cpu_supports has no "f16c": CPUID leaf 1, ECX
+  // bit 29.
+  static const bool avx2 = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) &&
+           (c & bit_F16C) != 0;
+  }();
   return avx2;
 #else
   return false;
