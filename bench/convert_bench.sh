@@ -23,6 +23,13 @@
 # range of the per-round ratio convert / baseline (<= 1.0: as fast), the
 # median seconds of each, and convert's peak RSS (max over the rounds,
 # /usr/bin/time -v). No fsync on either side: both leave dirty pages.
+#
+# ALIGN_DATA=1 (--paired) pads each safetensors header so that its data
+# starts on a 4096-byte boundary, as the output's buffers do: the kernel's
+# copy then maps each page to one page.
+# BASELINE=<another hurray binary> (both modes) adds its conversion of the
+# same input to every round (the order rotating with the others), and prints
+# its ratios and this build's over it (after / before) from the same rounds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ "${1:-}" == --paired ]]; then
@@ -32,6 +39,10 @@ if [[ "${1:-}" == --paired ]]; then
   exec python3 - "${hurray}" "$@" <<'PY'
 import json, os, random, shutil, statistics, struct, subprocess, sys, tempfile, time
 hurray = sys.argv[1]
+before = os.environ.get("BASELINE", "")
+# ALIGN_DATA=1: the header padded so that the tensors' data starts at a
+# 4096-byte boundary of each file, as it does in the output (FILE-REG-02).
+align = os.environ.get("ALIGN_DATA", "") not in ("", "0")
 gib = float(sys.argv[2]) if len(sys.argv) > 2 else 1.0
 rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 9
 dirs = sys.argv[4:] or ["/dev/shm", "/tmp"]
@@ -46,7 +57,7 @@ def st_file(path, names):
                "data_offsets": [i * per, (i + 1) * per]}
            for i, t in enumerate(names)}
     h = json.dumps(hdr).encode()
-    h += b" " * (-len(h) % 8)
+    h += b" " * (-(len(h) + 8) % 4096 if align else -len(h) % 8)
     with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(h)) + h)
         left = per * len(names)
@@ -101,13 +112,29 @@ for base in dirs:
         ]
         for label, base_cmd, cv_cmd in pairs:
             ratios, tb, tc, rss, brss, cb, cc = [], [], [], [], [], [], []
+            t0s, c0s, r0s, rss0 = [], [], [], []
+            old_cmd = [before] + cv_cmd[1:] if before else None
             for r in range(rounds):
-                if r % 2 == 0:
-                    b = timed(base_cmd, out, brss, cb)
-                    c = timed(cv_cmd, out, rss, cc)
+                if old_cmd is None:
+                    if r % 2 == 0:
+                        b = timed(base_cmd, out, brss, cb)
+                        c = timed(cv_cmd, out, rss, cc)
+                    else:
+                        c = timed(cv_cmd, out, rss, cc)
+                        b = timed(base_cmd, out, brss, cb)
                 else:
-                    c = timed(cv_cmd, out, rss, cc)
-                    b = timed(base_cmd, out, brss, cb)
+                    # Three commands, each first, second and last in turn.
+                    got = {}
+                    for k in range(3):
+                        which = (r + k) % 3
+                        if which == 0:
+                            got[0] = timed(base_cmd, out, brss, cb)
+                        elif which == 1:
+                            got[1] = timed(cv_cmd, out, rss, cc)
+                        else:
+                            got[2] = timed(old_cmd, out, rss0, c0s)
+                    b, c = got[0], got[1]
+                    t0s.append(got[2]); r0s.append(got[2] / b)
                 tb.append(b); tc.append(c); ratios.append(c / b)
             cpu_ratios = [c / b for b, c in zip(cb, cc) if b > 0]
             fs = subprocess.run(["stat", "-f", "-c", "%T", d], capture_output=True,
@@ -123,6 +150,15 @@ for base in dirs:
                   f"{statistics.median(cpu_ratios) if cpu_ratios else float('nan'):.3f}")
             print("  rounds (convert/baseline):",
                   " ".join(f"{x:.2f}" for x in ratios))
+            if old_cmd is not None:
+                ab = [c / o for c, o in zip(tc, t0s)]
+                abc = [c / o for c, o in zip(cc, c0s) if o > 0]
+                print(f"  BASELINE convert: ratio median {statistics.median(r0s):.3f} "
+                      f"[{min(r0s):.3f}-{max(r0s):.3f}], median {statistics.median(t0s):.3f} s, "
+                      f"CPU median {statistics.median(c0s):.3f} s, peak RSS "
+                      f"{max(rss0) / 1024:.1f} MiB; after / before (same round): wall "
+                      f"median {statistics.median(ab):.3f} [{min(ab):.3f}-{max(ab):.3f}], "
+                      f"CPU median {statistics.median(abc):.3f} [{min(abc):.3f}-{max(abc):.3f}]")
     finally:
         shutil.rmtree(d)
 with open("/proc/loadavg") as f:
@@ -258,10 +294,15 @@ for ktype in Q4_K Q6_K; do
   "${hurray}" convert "${f}" -o "${dir}/out" >/dev/null
   out_mib="$(( ($(stat -c %s "${dir}/out") + 1048575) / 1048576 ))"
   rm -f "${dir}/out"
-  cp_t="" cv_t="" dd_t="" cp_c="" cv_c="" dd_c="" cv_rss=0
+  cp_t="" cv_t="" dd_t="" cp_c="" cv_c="" dd_c="" cv_rss=0 b_t="" b_c=""
+  ncmd=3
+  [[ -n "${BASELINE:-}" ]] && ncmd=4
   for round in $(seq "${runs}"); do
-    for k in 0 1 2; do
-      case $(( (round + k) % 3 )) in
+    for k in $(seq 0 $((ncmd - 1))); do
+      case $(( (round + k) % ncmd )) in
+        3) read -r t _ c <<<"$(once_cpu "${BASELINE}" convert "${f}" \
+             -o "${dir}/out")"
+           b_t="${b_t} ${t}" b_c="${b_c} ${c}" ;;
         0) read -r t _ c <<<"$(once_cpu cp "${f}" "${dir}/out")"
            cp_t="${cp_t} ${t}" cp_c="${cp_c} ${c}" ;;
         1) read -r t r c <<<"$(once_cpu "${hurray}" convert "${f}" \
@@ -297,5 +338,32 @@ for ktype in Q4_K Q6_K; do
       md = med(dc); dl = lo; dh = hi
       printf " CPU median %.2f s [%.2f, %.2f], convert / dd %.2f\n",
         md, dl, dh, cvc / md }'
+  if [[ -n "${b_t}" ]]; then
+    # Per round: this build / BASELINE and each / cp (wall, then CPU).
+    awk -v n="${ktype}" -v c="${cp_t}" -v v="${cv_t}" -v b="${b_t}" \
+      -v cc="${cp_c}" -v vc="${cv_c}" -v bc="${b_c}" '
+      function med(s, a,   k, i, j, t) {
+        k = split(s, a, " ")
+        for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
+          if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        lo = a[1]; hi = a[k]
+        return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2
+      }
+      function ratios(x, y,   p, q, k, i, r) {
+        k = split(x, p, " "); split(y, q, " "); r = ""
+        for (i = 1; i <= k; i++) r = r " " (q[i] > 0 ? p[i] / q[i] : 0)
+        return r
+      }
+      BEGIN {
+        m = med(b); bl = lo; bh = hi
+        printf "%-6s %5s      BASELINE convert: wall median %.2f s [%.2f, %.2f]", n, "", m, bl, bh
+        m = med(bc); printf ", CPU median %.2f s [%.2f, %.2f]\n", m, lo, hi
+        m = med(ratios(v, b)); printf "%-6s %5s      after / before (same round): wall %.3f [%.3f, %.3f]", n, "", m, lo, hi
+        m = med(ratios(vc, bc)); printf ", CPU %.3f [%.3f, %.3f]\n", m, lo, hi
+        m = med(ratios(b, c)); printf "%-6s %5s      per-round / cp: before wall %.2f [%.2f, %.2f]", n, "", m, lo, hi
+        m = med(ratios(v, c)); printf ", after wall %.2f [%.2f, %.2f]", m, lo, hi
+        m = med(ratios(bc, cc)); printf "; before CPU %.2f [%.2f, %.2f]", m, lo, hi
+        m = med(ratios(vc, cc)); printf ", after CPU %.2f [%.2f, %.2f]\n", m, lo, hi }'
+  fi
   rm -f "${f}"
 done

@@ -419,12 +419,18 @@ absl::Status SafeOutputFile::Flush() {
 
 absl::Status SafeOutputFile::Write(absl::Span<const uint8_t> bytes) {
   constexpr size_t kBufferBytes = size_t{1} << 20;
+  // Spans this large are written as they are: copying them into the buffer
+  // first cost a convert of K-quants (512 KiB to 1 MiB chunks) 3 % of its
+  // CPU, while a write of 256 KiB costs its syscall no more than one of
+  // 1 MiB does.
+  constexpr size_t kDirectBytes = kBufferBytes / 4;
   if (temp_.fd < 0) return absl::FailedPreconditionError("already committed");
-  if (buffer_.size() + bytes.size() > kBufferBytes) {
+  if (buffer_.size() + bytes.size() > kBufferBytes ||
+      (bytes.size() >= kDirectBytes && !buffer_.empty())) {
     absl::Status s = Flush();
     if (!s.ok()) return s;
   }
-  if (bytes.size() >= kBufferBytes) {
+  if (bytes.size() >= kDirectBytes) {
     return WriteAllFd(temp_.fd, bytes.data(), bytes.size(), path_);
   }
   buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());

@@ -126,7 +126,8 @@ class SafeOutputFile {
       const std::string& path);
   ~SafeOutputFile();
 
-  // Buffered writes (1 MiB); Commit flushes.
+  // Buffered writes (1 MiB; a span of 256 KiB or more is written as it
+  // is, after the bytes buffered before it); Commit flushes.
   [[nodiscard]] absl::Status Write(absl::Span<const uint8_t> bytes);
   // The temp's descriptor, for unbuffered writes of one's own (Flush
   // first: they go at its file position).

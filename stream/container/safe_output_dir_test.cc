@@ -169,6 +169,26 @@ TEST(SafeOutputDir, AFailedWholeFileWriteLeavesTheOldFile) {
       WriteFileSafely(dir + "/", [](int) { return absl::OkStatus(); }).ok());
 }
 
+// Spans below, at and above the size written without the buffer, in an
+// order that makes both paths follow each other: the bytes in order.
+TEST(SafeOutputFile, SmallAndLargeSpansKeepTheirOrder) {
+  const std::string dir = MakeDir();
+  std::string all(4 << 20, 0);
+  for (size_t i = 0; i < all.size(); ++i)
+    all[i] = static_cast<char>((i * 131) >> 7);
+  const auto* p = reinterpret_cast<const uint8_t*>(all.data());
+  std::unique_ptr<SafeOutputFile> f = *SafeOutputFile::Create(dir + "/out");
+  size_t at = 0;
+  for (size_t n : {size_t{100}, size_t{256} << 10, size_t{10},
+                   (size_t{256} << 10) - 1, size_t{700} << 10, size_t{1},
+                   size_t{1} << 20, size_t{900} << 10, size_t{5}}) {
+    ASSERT_TRUE(f->Write(absl::MakeConstSpan(p + at, n)).ok());
+    at += n;
+  }
+  ASSERT_TRUE(f->Commit().ok());
+  EXPECT_TRUE(Slurp(dir + "/out") == all.substr(0, at));
+}
+
 TEST(SafeOutputFile, OnlyCommitReplacesTheFile) {
   const std::string dir = MakeDir();
   const std::string victim = MakeDir() + "/victim";

@@ -97,6 +97,14 @@ uint32_t ScaleBytes(GgmlBlockType type);
 uint64_t RewriteBlocks(GgmlBlockType type, const uint8_t* in, uint64_t n,
                        uint8_t* codes, uint8_t* scales, std::string* why);
 
+// RewriteBlocks for Q6_K: with `vector`, AVX2 and F16C where the CPU has them
+// (what RewriteBlocks uses), otherwise the scalar RewriteQ6_K a block at a
+// time. Both write the same bytes; tests compare them.
+uint64_t RewriteQ6_KBlocks(bool vector, const uint8_t* in, uint64_t n,
+                           uint8_t* codes, uint8_t* scales, std::string* why);
+// Whether RewriteQ6_KBlocks(true, ...) takes a vector path on this CPU.
+bool Q6_KHasVectorPath();
+
 }  // namespace hurray::stream::convert
 
 #endif  // HURRAY_STREAM_CONVERT_GGML_BLOCKS_H_
