@@ -1,5 +1,6 @@
 #include "parser/whole_decode.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "parser/quantization.h"
@@ -52,8 +53,11 @@ void LoadU32s(const uint8_t* p, uint32_t n, uint32_t* out) {
 bool ReadTiled(Reader& r, uint32_t rank, const ParseOptions& o,
                LayoutFields* lay) {
   lay->tiled_depth = 0;
+  // (The decoder's options are clamped already; a direct caller's may not
+  // be, and `tiled` holds kMaxTiledDepth levels.)
+  const uint32_t max_depth = std::min(o.limits.max_tiled_depth, kMaxTiledDepth);
   for (;;) {
-    if (lay->tiled_depth >= o.limits.max_tiled_depth) return false;
+    if (lay->tiled_depth >= max_depth) return false;  // LAY-TIL-05
     TiledLevel& level = lay->tiled[lay->tiled_depth++];
     const uint8_t* p = r.Take(8ull * rank + 4);
     if (p == nullptr) return false;

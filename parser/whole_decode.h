@@ -28,8 +28,9 @@ namespace hurray {
 // must hold what ResetDescriptor() leaves (the fields of absent parts are
 // not written). True when the whole descriptor lies inside the bytes and
 // passes every framing rule of the state machine under `options` (whose
-// max_rank and max_tiled_depth the decoder has clamped to kMaxRank and
-// kMaxTiledDepth); on false `d` may hold some fields and must be reset.
+// max_rank and max_tiled_depth the decoder clamps to kMaxRank and
+// kMaxTiledDepth, as this does); on false `d` may hold some fields and must
+// be reset.
 // Never reads past `size`, nor past descriptor_length. Does not validate.
 bool DecodeWhole(const uint8_t* bytes, size_t size, const ParseOptions& options,
                  TensorDescriptor* d);
