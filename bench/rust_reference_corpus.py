@@ -4,7 +4,7 @@ against the Rust reference's decode (which validates), same host, same
 bytes, alternating (issue 47 item 4: "validated ≥ 4× the reference's
 decode + validation over the cycle").
 
-  bench/rust_reference_corpus.py REFERENCE [ROUNDS] [SECONDS]
+  bench/rust_reference_corpus.py REFERENCE [ROUNDS] [SECONDS] [BASELINE]
 
 REFERENCE is a checkout (or a bare git directory) of pgillet/hurray, built
 offline as bench/rust_reference_decode.py builds it, with
@@ -18,6 +18,11 @@ each (default 0.5), in an order that rotates from round to round; each
 figure is the median ns per descriptor over cycles of the whole list. The
 table gives per round reference / ours and the median and range over
 ROUNDS (default 10).
+
+BASELINE, optional, is another build of bench/corpus_decode_timing (say of
+the main branch, `bazel build -c opt` there and copy the binary out): its
+validated and decode timings join the rotation, so before and after come
+from the same rounds, and the table adds baseline / ours per round.
 """
 import hashlib
 import os
@@ -45,10 +50,12 @@ def ns(out):
 
 
 def main():
-    if not 2 <= len(sys.argv) <= 4:
+    if not 2 <= len(sys.argv) <= 5:
         sys.exit(__doc__)
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     seconds = sys.argv[3] if len(sys.argv) > 3 else "0.5"
+    baseline = (str(pathlib.Path(sys.argv[4]).resolve())
+                if len(sys.argv) > 4 else None)
     run(["bazel", "build", "-c", "opt", "//bench:corpus_decode_timing"],
         cwd=REPO)
     with tempfile.TemporaryDirectory() as tmp:
@@ -95,27 +102,40 @@ def main():
                           str(listfile)],
             "decode": [str(ours), "time", seconds, "decode", str(listfile)],
         }
+        if baseline:
+            kinds["base validated"] = [baseline, "time", seconds,
+                                       "validated", str(listfile)]
+            kinds["base decode"] = [baseline, "time", seconds, "decode",
+                                    str(listfile)]
         order = list(kinds)
         t = {k: [] for k in kinds}
-        print("| round | reference ns | ours validated ns | ours decode ns "
-              "| ref / validated | ref / decode |")
-        print("|---|---|---|---|---|---|")
+        ratios = [("ref / validated", "reference", "validated"),
+                  ("ref / decode", "reference", "decode")]
+        if baseline:
+            ratios += [("base / ours validated", "base validated",
+                        "validated"),
+                       ("base / ours decode", "base decode", "decode")]
+        print("| round | " + " | ".join(f"{k} ns" for k in kinds) + " | " +
+              " | ".join(name for name, _, _ in ratios) + " |")
+        print("|---" * (1 + len(kinds) + len(ratios)) + "|")
         for r in range(rounds):
-            rot = order[r % 3:] + order[:r % 3]
+            shift = r % len(order)
+            rot = order[shift:] + order[:shift]
             got = {k: ns(run(kinds[k])) for k in rot}
             for k in kinds:
                 t[k].append(got[k])
-            print(f"| {r + 1} | {got['reference']:.1f} | "
-                  f"{got['validated']:.1f} | {got['decode']:.1f} | "
-                  f"{got['reference'] / got['validated']:.2f} | "
-                  f"{got['reference'] / got['decode']:.2f} |")
-        rv = [a / b for a, b in zip(t["reference"], t["validated"])]
-        rd = [a / b for a, b in zip(t["reference"], t["decode"])]
-        print(f"| median | {statistics.median(t['reference']):.1f} | "
-              f"{statistics.median(t['validated']):.1f} | "
-              f"{statistics.median(t['decode']):.1f} | "
-              f"{statistics.median(rv):.2f} [{min(rv):.2f}–{max(rv):.2f}] | "
-              f"{statistics.median(rd):.2f} [{min(rd):.2f}–{max(rd):.2f}] |")
+            print(f"| {r + 1} | " +
+                  " | ".join(f"{got[k]:.1f}" for k in kinds) + " | " +
+                  " | ".join(f"{got[a] / got[b]:.2f}" for _, a, b in ratios) +
+                  " |")
+        cells = []
+        for _, a, b in ratios:
+            q = [x / y for x, y in zip(t[a], t[b])]
+            cells.append(f"{statistics.median(q):.2f} "
+                         f"[{min(q):.2f}–{max(q):.2f}]")
+        print("| median | " +
+              " | ".join(f"{statistics.median(t[k]):.1f}" for k in kinds) +
+              " | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-// Fuzz target: differential test of the decoder's whole-descriptor fast path
-// (parser/fast_path.h, issue 18) against the general state machine and
-// validator (ParseOptions::fast_path = false).
+// Fuzz target: differential test of the decoder's whole-descriptor fast paths
+// (parser/fast_path.h, issue 18; parser/whole_decode.h, issue 47) against the
+// general state machine and validator (ParseOptions::fast_path = false).
 //
 // Input format (bytes missing at the end read as 0):
 //   byte 0   options:  bit 0 permissive mode (else strict)

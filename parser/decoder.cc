@@ -6,6 +6,7 @@
 
 #include "parser/fast_path.h"
 #include "parser/validator.h"
+#include "parser/whole_decode.h"
 #include "parser/wire.h"
 
 namespace hurray {
@@ -130,9 +131,16 @@ bool DescriptorDecoder::Skip() {
 }
 
 bool DescriptorDecoder::TryFastPath(absl::Span<const uint8_t> chunk) {
-  if (!FastDecodeFields(chunk.data(), chunk.size(), options_, &desc_) ||
-      (options_.validate && !FastAccepts(desc_, options_))) {
-    // Not sure: the general path starts over from the first byte.
+  // The common shapes at fixed offsets (FastDecodeFields leaves desc_ as
+  // Reset() left it when it declines), else any descriptor front to back;
+  // then the validator the state machine would run (Complete()). Only an
+  // accepted descriptor stays here: a rejection, like any doubt, starts the
+  // state machine over from the first byte, which reports it.
+  const bool fixed =
+      FastDecodeFields(chunk.data(), chunk.size(), options_, &desc_);
+  if ((!fixed && !DecodeWhole(chunk.data(), chunk.size(), options_, &desc_)) ||
+      (options_.validate && !(fixed && FastAccepts(desc_, options_)) &&
+       !ValidateDescriptor(desc_, options_).ok())) {
     ResetDescriptor(&desc_);
     return false;
   }

@@ -21,11 +21,14 @@
 // A chunk that holds a whole descriptor of a common shape (row- or
 // column-major, rank ≤ 8, one to three buffers, at most a quantization
 // section) goes through a fast path instead (parser/fast_path.h): fields read
-// at fixed offsets and validated in straight-line code, with any doubt sent
-// back to the state machine, so results, rule ids and offsets are those of
-// the general path (fuzz/fast_path_fuzz.cc checks it; ParseOptions::fast_path
-// turns it off). A small chunk that only continues a field group is copied
-// inline without resuming the state machine.
+// at fixed offsets and validated in straight-line code. Any other descriptor
+// wholly in the chunk is read front to back without the state machine's
+// per-stage dispatch (parser/whole_decode.h) and validated as usual. Any
+// doubt, and any rejection, is sent back to the state machine, so results,
+// rule ids and offsets are those of the general path (tests/fast_path_test.cc
+// and fuzz/fast_path_fuzz.cc check it; ParseOptions::fast_path turns both
+// off). A small chunk that only continues a field group is copied inline
+// without resuming the state machine.
 //
 // The decoder enforces what locating the fields needs (magic, versions,
 // lengths, flag bits, layout tags, tiled structure, limits: the "framing"
@@ -114,8 +117,9 @@ class DescriptorDecoder {
   [[nodiscard]] absl::Status status() const { return ToStatus(rejection_); }
   const ParseOptions& options() const { return options_; }
   // True when the current descriptor was decoded and accepted by the
-  // whole-descriptor fast path (parser/fast_path.h) rather than the state
-  // machine. Same result either way; for tests and benchmarks.
+  // whole-descriptor fast path (parser/fast_path.h or parser/whole_decode.h)
+  // rather than the state machine. Same result either way; for tests and
+  // benchmarks.
   bool fast_path_taken() const { return fast_path_taken_; }
 
  private:
@@ -127,7 +131,7 @@ class DescriptorDecoder {
   // of FeedSlow() so that the whole-descriptor fast path stays lean.
   [[gnu::noinline]] FeedResult RunMachine(absl::Span<const uint8_t> chunk);
   Step Run();
-  // The whole-descriptor fast path over the start of `chunk`; false (and
+  // The whole-descriptor fast paths over the start of `chunk`; false (and
   // nothing consumed, desc_ reset) when the general path must decide.
   bool TryFastPath(absl::Span<const uint8_t> chunk);
   // Makes the next `n` bytes available as one contiguous run: straight from

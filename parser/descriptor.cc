@@ -124,38 +124,19 @@ bool operator==(const Statistics& a, const Statistics& b) {
          a.reserved2 == b.reserved2;
 }
 
-bool TensorDescriptor::ElementCount(uint64_t* count) const {
-  wire::CheckedProduct n;
-  for (uint32_t k = 0; k < rank; ++k) {
-    if (shape[k] == kDynamicDim) return false;
-    n.Mul(shape[k]);
-  }
-  return n.Get(count);
+uint32_t TensorDescriptor::ExtensionElementBits() const {
+  const uint32_t w = extension_type.bit_width;
+  const bool sized = w >= 8 ? w % 8 == 0 && extension_type.packing_factor == 1
+                            : (w == 1 || w == 2 || w == 4) &&
+                                  extension_type.packing_factor == 8 / w;
+  return sized ? w : 0;
 }
 
-bool TensorDescriptor::HasDynamicDim() const {
-  return std::find(shape, shape + rank, kDynamicDim) != shape + rank;
-}
-
-uint32_t TensorDescriptor::ElementBits() const {
-  if (has(flag::kHasExtensionType)) {
-    const uint32_t w = extension_type.bit_width;
-    const bool sized = w >= 8 ? w % 8 == 0 && extension_type.packing_factor == 1
-                              : (w == 1 || w == 2 || w == 4) &&
-                                    extension_type.packing_factor == 8 / w;
-    return sized ? w : 0;
-  }
-  const ElementTypeInfo* info = FindElementType(type_tag);
-  return info ? info->bits : 0;
-}
-
-bool TensorDescriptor::StorageBytesFor(uint64_t count, uint64_t* bytes) const {
-  if (ElementBits() == 0) return false;
-  if (has(flag::kHasExtensionType)) {
-    return ExtensionStorageBytes(extension_type.bit_width,
-                                 extension_type.packing_factor, count, bytes);
-  }
-  return StorageBytes(type_tag, count, bytes);
+bool TensorDescriptor::ExtensionStorageBytesFor(uint64_t count,
+                                                uint64_t* bytes) const {
+  return ExtensionElementBits() != 0 &&
+         ExtensionStorageBytes(extension_type.bit_width,
+                               extension_type.packing_factor, count, bytes);
 }
 
 bool operator==(const TensorDescriptor& a, const TensorDescriptor& b) {

@@ -18,7 +18,9 @@
 #include <cstdint>
 
 #include "absl/types/span.h"
+#include "parser/element_type.h"
 #include "parser/quantization.h"
+#include "parser/wire.h"
 
 namespace hurray {
 
@@ -229,21 +231,47 @@ struct TensorDescriptor {
   }
   // Product of the dimensions; false if a dimension is dynamic or the product
   // overflows.
-  bool ElementCount(uint64_t* count) const;
-  bool HasDynamicDim() const;
+  bool ElementCount(uint64_t* count) const {
+    wire::CheckedProduct n;
+    for (uint32_t k = 0; k < rank; ++k) {
+      if (shape[k] == kDynamicDim) return false;
+      n.Mul(shape[k]);
+    }
+    return n.Get(count);
+  }
+  bool HasDynamicDim() const {
+    for (uint32_t k = 0; k < rank; ++k) {
+      if (shape[k] == kDynamicDim) return true;
+    }
+    return false;
+  }
   // Bits per element for sizes and addressing (6 for the float6 types), from
   // the type table or the extension type section; 0 when the type cannot be
   // sized (unassigned tag, or an extension width that fits no size formula —
   // accepted only in permissive mode, and then never sized).
-  uint32_t ElementBits() const;
+  uint32_t ElementBits() const {
+    return has(flag::kHasExtensionType) ? ExtensionElementBits()
+                                        : AssignedTypeBits(type_tag);
+  }
   // Bytes for `count` elements (element-types.md § Buffer Size Calculation);
   // false when ElementBits() is 0 or on overflow.
-  bool StorageBytesFor(uint64_t count, uint64_t* bytes) const;
+  bool StorageBytesFor(uint64_t count, uint64_t* bytes) const {
+    if (has(flag::kHasExtensionType))
+      return ExtensionStorageBytesFor(count, bytes);
+    const uint32_t bits = AssignedTypeBits(type_tag);
+    return bits != 0 && StorageBytesOfBits(bits, count, bytes);
+  }
 
   // Field-by-field equality over the parts in use (rank, buffer_count,
   // present sections). Offsets and descriptor_length are derived and
   // excluded from the comparison.
   friend bool operator==(const TensorDescriptor& a, const TensorDescriptor& b);
+
+ private:
+  // ElementBits() and StorageBytesFor() of a private type (the extension
+  // type section).
+  uint32_t ExtensionElementBits() const;
+  bool ExtensionStorageBytesFor(uint64_t count, uint64_t* bytes) const;
 };
 
 // Sets the header and clears counts so `d` describes an empty row-major

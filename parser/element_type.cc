@@ -49,6 +49,12 @@ constexpr std::array<int8_t, 256> BuildIndex() {
 }
 constexpr std::array<int8_t, 256> kIndex = BuildIndex();
 
+constexpr std::array<uint16_t, 256> BuildBits() {
+  std::array<uint16_t, 256> bits{};
+  for (const ElementTypeInfo& t : kTypes) bits[t.tag] = t.bits;
+  return bits;
+}
+
 constexpr absl::string_view kHexNames[] = {
 #define H(n) "ext:0x" #n
     H(F0), H(F1), H(F2), H(F3), H(F4), H(F5), H(F6), H(F7),
@@ -57,6 +63,10 @@ constexpr absl::string_view kHexNames[] = {
 };
 
 }  // namespace
+
+namespace element_type_internal {
+constexpr std::array<uint16_t, 256> kBitsByTag = BuildBits();
+}  // namespace element_type_internal
 
 TypeTagClass ClassifyTypeTag(uint8_t tag) {
   if (kIndex[tag] >= 0) return TypeTagClass::kAssigned;

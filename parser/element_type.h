@@ -3,6 +3,7 @@
 #ifndef HURRAY_PARSER_ELEMENT_TYPE_H_
 #define HURRAY_PARSER_ELEMENT_TYPE_H_
 
+#include <array>
 #include <cstdint>
 
 #include "absl/strings/string_view.h"
@@ -47,6 +48,17 @@ TypeTagClass ClassifyTypeTag(uint8_t tag);
 
 // nullptr unless ClassifyTypeTag(tag) == kAssigned.
 const ElementTypeInfo* FindElementType(uint8_t tag);
+
+namespace element_type_internal {
+// FindElementType(tag)->bits by tag, 0 for tags that are not assigned.
+extern const std::array<uint16_t, 256> kBitsByTag;
+}  // namespace element_type_internal
+
+// FindElementType(tag)->bits, or 0 when the tag is not assigned; a table
+// load, for the validator's size checks.
+inline uint32_t AssignedTypeBits(uint8_t tag) {
+  return element_type_internal::kBitsByTag[tag];
+}
 
 // "float32", "int4", ..., "ext:0xF3" for private tags, "unknown" otherwise.
 absl::string_view ElementTypeName(uint8_t tag);

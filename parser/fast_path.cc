@@ -130,6 +130,7 @@ bool FastDecodeFields(const uint8_t* p, size_t size, const ParseOptions& o,
   }
   if (end != length) return false;
 
+  // (Nothing is written to `d` before this point: see the header.)
   d->version_major = p[4];
   d->version_minor = p[5];
   d->descriptor_length = length;

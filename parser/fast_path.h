@@ -30,8 +30,8 @@ inline constexpr uint32_t kFastPathMaxBuffers = 3;
 // shape wholly inside the bytes and passes every framing rule the decoder
 // applies (magic, versions, lengths, limits, flag bits). Fills `d` exactly as
 // the general decoder would (fields and `offsets`) and returns true; on false
-// `d` may hold some fields and must be reset (ResetDescriptor) before it is
-// used again. Never reads past `size`. Does not validate.
+// `d` is left unchanged (the decoder then tries parser/whole_decode.h on it).
+// Never reads past `size`. Does not validate.
 bool FastDecodeFields(const uint8_t* bytes, size_t size,
                       const ParseOptions& options, TensorDescriptor* d);
 

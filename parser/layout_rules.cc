@@ -19,6 +19,21 @@ constexpr int128 kHugeOffset = static_cast<int128>(1) << 100;
 
 using wire::FirstNonZero;
 
+// x · y > kHugeOffset, for x, y ≥ 0, without overflow: the product itself
+// when both are below 2^64 (then it fits 128 bits unsigned), else by
+// division (x > ⌊kHugeOffset / y⌋ exactly when x · y > kHugeOffset). The
+// tiled range check's bounds, without a 128-bit division (__divti3) in the
+// common case.
+bool ProductExceedsHuge(int128 x, int128 y) {
+  using uint128 = unsigned __int128;
+  constexpr int128 k2To64 = static_cast<int128>(1) << 64;
+  if (x < k2To64 && y < k2To64) {
+    return static_cast<uint128>(x) * static_cast<uint128>(y) >
+           static_cast<uint128>(kHugeOffset);
+  }
+  return y != 0 && x > kHugeOffset / y;
+}
+
 uint32_t Params(const TensorDescriptor& d) {
   if (!d.has(flag::kHasQuantization) || !d.quantization.interpreted()) {
     return 0;
@@ -100,7 +115,7 @@ bool TiledRange(const TensorDescriptor& d, uint32_t level_index,
   for (uint32_t k = 0; k < r; ++k) {
     const uint64_t t = level.tile_shape[k];
     grid[k] = extent[k] / t + (extent[k] % t != 0);
-    if (static_cast<int128>(t) > kHugeOffset / tile_elems) return false;
+    if (ProductExceedsHuge(t, tile_elems)) return false;
     tile_elems *= t;
   }
   int128 tile_min = 0, tile_max = 0;
@@ -110,7 +125,7 @@ bool TiledRange(const TensorDescriptor& d, uint32_t level_index,
     int128 tiles = 1;
     for (uint32_t k = 0; k < r; ++k) {
       if (grid[k] == 0) return false;  // callers skip empty tensors
-      if (static_cast<int128>(grid[k]) > kHugeOffset / tiles) return false;
+      if (ProductExceedsHuge(grid[k], tiles)) return false;
       tiles *= grid[k];
     }
     tile_max = tiles - 1;
@@ -131,8 +146,8 @@ bool TiledRange(const TensorDescriptor& d, uint32_t level_index,
   // the enclosing tile, oversized inner strides). Rejected as BUF-SZ-03
   // (docs/design.md).
   if (inner_max - inner_min >= tile_elems) return false;
-  if (tile_max > kHugeOffset / tile_elems ||
-      -tile_min > kHugeOffset / tile_elems) {
+  if (ProductExceedsHuge(tile_max, tile_elems) ||
+      ProductExceedsHuge(-tile_min, tile_elems)) {
     return false;
   }
   *min = tile_min * tile_elems + inner_min;

@@ -58,9 +58,10 @@ struct ParseOptions {
   // Decode and validate the common shapes (row- or column-major, rank ≤ 8,
   // one to three buffers, at most a quantization section) in one
   // straight-line pass when a whole descriptor is in one chunk
-  // (parser/fast_path.h). Results, rule ids and offsets are the same either
-  // way; off forces the general state machine and validator, for
-  // differential tests and benchmarks.
+  // (parser/fast_path.h), and read any other descriptor wholly in one chunk
+  // front to back (parser/whole_decode.h). Results, rule ids and offsets are
+  // the same either way; off forces the general state machine and
+  // validator, for differential tests and benchmarks.
   bool fast_path = true;
 };
 

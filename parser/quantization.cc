@@ -12,23 +12,6 @@ using wire::LoadI32;
 using wire::LoadU16;
 using wire::LoadU32;
 
-uint32_t SchemeFixedSize(uint8_t tag) {
-  switch (tag) {
-    case scheme_tag::kPerTensorAffine:
-      return 16;
-    case scheme_tag::kPerChannelAffine:
-      return 20;
-    case scheme_tag::kPerBlockAffine:
-      return 24;
-    case scheme_tag::kNf4:
-      return 16;
-    case scheme_tag::kMxfp:
-      return 16;
-    default:
-      return 0;
-  }
-}
-
 const char* SchemeName(uint8_t tag) {
   switch (tag) {
     case scheme_tag::kPerTensorAffine:

@@ -62,7 +62,22 @@ inline constexpr std::array<float, 16> kNf4Lut = {
 };
 
 // Size of header + fixed payload of an assigned scheme, 0 for others.
-uint32_t SchemeFixedSize(uint8_t scheme_tag);
+inline uint32_t SchemeFixedSize(uint8_t tag) {
+  switch (tag) {
+    case scheme_tag::kPerTensorAffine:
+      return 16;
+    case scheme_tag::kPerChannelAffine:
+      return 20;
+    case scheme_tag::kPerBlockAffine:
+      return 24;
+    case scheme_tag::kNf4:
+      return 16;
+    case scheme_tag::kMxfp:
+      return 16;
+    default:
+      return 0;
+  }
+}
 // The largest SchemeFixedSize() (per-block affine).
 inline constexpr uint32_t kMaxSchemeFixedSize = 24;
 const char* SchemeName(uint8_t scheme_tag);  // "per_tensor_affine", ...
