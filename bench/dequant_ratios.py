@@ -184,11 +184,16 @@ def main(path):
 def rounds(groups):
     """Prints, per L2 row, the median and range over runs of its ratio to
     BM_StoreOnly of the same run, one column per group of runs (e.g. the
-    binaries before and after a change, run alternately)."""
+    binaries before and after a change, run alternately). When the last
+    group's runs have the rows' BM_TrafficBound, two more columns from
+    them: the traffic bound × the store loop, and the row × its traffic
+    bound, each of the same run."""
     cols = []
+    bound, to_bound = {}, {}  # the last group's traffic-bound ratios
     for label, paths in groups:
         per_row = {}
         stores = []
+        bound, to_bound = {}, {}
         for path in paths:
             rate, _ = load(path)
             store = rate.get(f"BM_StoreOnly/{L2}")
@@ -199,7 +204,16 @@ def rounds(groups):
                 m = re.fullmatch(rf"BM_Dequant/([^/]+/[^/]+)/{L2}", name)
                 if m:
                     per_row.setdefault(m.group(1), []).append(r / store)
+                    t = rate.get(f"BM_TrafficBound/{m.group(1)}/{L2}")
+                    if t:
+                        bound.setdefault(m.group(1), []).append(t / store)
+                        to_bound.setdefault(m.group(1), []).append(r / t)
         cols.append((label, per_row, stores))
+    extra = []
+    if bound:
+        last = cols[-1][0]
+        extra = [(f"{last}: traffic bound × store loop", bound),
+                 (f"{last} × its traffic bound", to_bound)]
 
     def cell(values):
         if not values:
@@ -209,11 +223,11 @@ def rounds(groups):
         return f"{med:.3f} [{v[0]:.3f}–{v[-1]:.3f}]"
 
     print("| scheme/storage | " + " | ".join(
-        f"{label} × store loop ({len(stores)} runs)"
-        for label, _, stores in cols) + " |")
-    print("|---|" + "---|" * len(cols))
+        [f"{label} × store loop ({len(stores)} runs)"
+         for label, _, stores in cols] + [h for h, _ in extra]) + " |")
+    print("|---|" + "---|" * (len(cols) + len(extra)))
     print("| BM_StoreOnly el/ns | " + " | ".join(
-        cell(stores) for _, _, stores in cols) + " |")
+        [cell(stores) for _, _, stores in cols] + [""] * len(extra)) + " |")
     keys = []
     for _, per_row, _ in cols:
         keys += [k for k in per_row if k not in keys]
@@ -231,7 +245,8 @@ def rounds(groups):
     keys.sort(key=rank)
     for key in keys:
         print(f"| {key} | " + " | ".join(
-            cell(per_row.get(key, [])) for _, per_row, _ in cols) + " |")
+            [cell(per_row.get(key, [])) for _, per_row, _ in cols] +
+            [cell(v.get(key, [])) for _, v in extra]) + " |")
 
 
 if __name__ == "__main__":

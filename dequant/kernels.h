@@ -140,7 +140,9 @@ const char* KernelTargetNameFor(Codec codec, bool stream);
 // on any CPU, 2 never (every target's own kernels). The same choice keeps
 // the AVX3_DL kernels' per-parameter arithmetic in 256 bits or less (1, or
 // 0 on Intel: its clock licence) or lets it use 512 bits (2, or 0
-// elsewhere), with the same values either way.
+// elsewhere), and picks the AVX3_DL float8_e5m2 decoding (the F16C widening
+// kept for Intel, or E5M2PermuteDecoder in dequant/simd_kernels.cc), with
+// the same values either way.
 void SetAvx2PreferenceForTest(int preference);
 
 // True when q - zero_point fits in int32 for every q of `codec` (the narrow

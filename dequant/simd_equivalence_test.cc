@@ -870,6 +870,45 @@ TEST_P(SimdEquivalenceTest, BuffersEndingAtGuardPages) {
   EXPECT_EQ(checked, 4 * static_cast<int>(specs.size()));
 }
 
+// float8_e5m2 in both forms of the AVX3_DL kernels on every host:
+// preference 2 (the fixture's, as on AMD) a byte permute into the high bytes
+// of binary16 words (E5M2PermuteDecoder in dequant/simd_kernels.cc),
+// preference 1 (as on Intel, whose cached runs take the AVX2 kernels and
+// whose streamed ones this form) the F16C widening and shift. Every byte
+// value (each 256 codes a permutation of them, NaNs, infinities and
+// subnormals included), under random scales; cached (whole and in random
+// cuts: heads and tails) and streamed.
+TEST_P(SimdEquivalenceTest, Float8E5M2BothForms) {
+  int checked = 0;
+  for (const int preference : {2, 1}) {
+    SCOPED_TRACE(preference);
+    SetAvx2PreferenceForTest(preference);
+    const TensorSpec spec = Mxfp32(kFloat8E5M2, 3, 32 * 33);
+    TestTensor t = MakeTensor(spec, rng_);
+    std::vector<uint8_t>& data = t.buffers[0];
+    for (size_t i = 0; i < data.size(); ++i) {
+      data[i] = static_cast<uint8_t>(i * 167 + i / 256);  // a permutation
+    }
+    Check(spec, t, /*every_cut=*/false);
+    if (HasFatalFailure()) return;
+    DequantOptions options = OptionsFor(spec);
+    const std::optional<std::vector<float>> want = ReferenceOutputs(t, options);
+    ASSERT_TRUE(want.has_value());
+    options.stores = StoreMode::kNonTemporal;
+    absl::StatusOr<Dequantizer> dq =
+        Dequantizer::Create(*t.descriptor, t.params(), options);
+    ASSERT_TRUE(dq.ok());
+    std::vector<float> got(want->size());
+    size_t written = 0;
+    ASSERT_TRUE(dq->Consume(t.data(), absl::MakeSpan(got), &written).ok());
+    ASSERT_EQ(written, want->size());
+    ASSERT_EQ(FirstBitDifference(*want, got), -1) << "streamed";
+    ++checked;
+  }
+  SetAvx2PreferenceForTest(2);
+  EXPECT_EQ(checked, 2);
+}
+
 // The data buffer at 0, 16, 32 and 48 bytes past a 64-byte line, whole and
 // cut after an odd number of 32-code blocks (the second part then starts
 // half a line in), MXFP scales in the exponent range: the float8_e4m3 loop
