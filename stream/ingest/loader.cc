@@ -382,23 +382,24 @@ class Loader::Session {
   // overlapping it with the read cannot save more than that work, and the
   // hand-offs cost more. So a regular file starts inline: the consumer's
   // thread read()s each chunk into slot 0 and feeds it, the loop of a plain
-  // read() of the file. After each chunk it weighs the consumer's time
-  // against the read's (WorkClock), both decayed over about kInlineWindow
-  // chunks; once the consumer's reaches 1/kInlineShare of the read's, the
-  // reader thread takes over from the current offset and the run continues
-  // overlapped, as before, to its end. Inline, the run loses at most the
-  // consumer's time (under a fifth of the run at the threshold); threaded,
-  // each chunk pays the hand-offs, which on the shared 2-vCPU VM of
-  // bench/RESULTS.md (issue 47 item 6) cost about a quarter of a 1 MiB
-  // read from the page cache.
+  // read() of the file. After each chunk (later, one in
+  // kInlineSampleEvery) it weighs the consumer's time against the read's
+  // (WorkClock), both decayed over about kInlineWindow chunks; once the
+  // consumer's reaches 1/kInlineShare of the read's, the reader thread
+  // takes over from the current offset and the run continues overlapped,
+  // as before, to its end. Inline, the run loses at most the consumer's
+  // time (under a fifth of the run at the threshold); threaded, each chunk
+  // pays the hand-offs, which on the shared 2-vCPU VM of bench/RESULTS.md
+  // (issue 47 item 6) cost about a fifth of a 1 MiB read from the page
+  // cache (validate-only ingest took 1.17-1.26 x read() threaded).
   static constexpr double kInlineShare = 4;
-  static constexpr double kInlineWindow = 8;
+  static constexpr uint64_t kInlineWindow = 8;
+  static constexpr uint64_t kInlineSampleEvery = 16;
 
   absl::Status StartInline(int fd) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::Status ring = AllocateRing(/*grows=*/false);
     if (!ring.ok()) return ring;
     inline_fd_ = fd;
-    inline_mark_ = WorkClock::Now();
     return absl::OkStatus();
   }
 
@@ -445,6 +446,12 @@ class Loader::Session {
         return;
       }
     }
+    const bool was_weighed = inline_weighed_;
+    inline_weighed_ = inline_chunks_ <= kInlineWindow ||
+                      inline_chunks_ % kInlineSampleEvery == 0;
+    ++inline_chunks_;
+    // The last chunk's end, when weighed, is this read's start.
+    if (inline_weighed_ && !was_weighed) inline_mark_ = WorkClock::Now();
     ssize_t n;
     do {
       n = ::read(inline_fd_, Slot(0), chunk_);
@@ -460,25 +467,31 @@ class Loader::Session {
     }
     inline_delivered_ += static_cast<uint64_t>(n);
     Throttle(inline_delivered_);
-    const WorkClock now = WorkClock::Now();
-    inline_last_read_ = now.Since(inline_mark_);
-    inline_mark_ = now;
+    if (inline_weighed_) {
+      const WorkClock now = WorkClock::Now();
+      inline_last_read_ = now.Since(inline_mark_);
+      inline_mark_ = now;
+    }
     *item = Filled{0, static_cast<size_t>(n)};
   }
 
   // After the consumer's work on an inline chunk (since the read's end):
   // hands the file to the reader thread once that work is worth
-  // overlapping.
-  // The first chunk is not weighed: its costs are the run's first (the
-  // consumer's first touches of its memory, its code's first calls), and
-  // they made a validate-only run leave the inline path at once.
+  // overlapping. The first chunk is not counted: its costs are the run's
+  // first (the consumer's first touches of its memory, its code's first
+  // calls), and they made a validate-only run leave the inline path at
+  // once. Chunks are weighed one by one up to kInlineWindow, then one in
+  // kInlineSampleEvery: a WorkClock reading is two system calls, 3.3 us on
+  // this VM, and four a chunk cost 6 % of a validate-only run.
   void WeighInline() {
+    if (!inline_weighed_) return;
     const WorkClock now = WorkClock::Now();
     const double consumed = now.Since(inline_mark_);
     inline_mark_ = now;
-    if (++inline_weighed_ == 1) return;
-    inline_read_ += inline_last_read_ - inline_read_ / kInlineWindow;
-    inline_consume_ += consumed - inline_consume_ / kInlineWindow;
+    if (inline_chunks_ == 1) return;
+    constexpr double kWindow = kInlineWindow;
+    inline_read_ += inline_last_read_ - inline_read_ / kWindow;
+    inline_consume_ += consumed - inline_consume_ / kWindow;
     if (inline_consume_ * kInlineShare < inline_read_) return;
     const int fd = inline_fd_;
     const uint64_t delivered = inline_delivered_;
@@ -877,8 +890,9 @@ class Loader::Session {
   uint64_t inline_delivered_ = 0;
   double inline_read_ = 0, inline_consume_ = 0;  // decayed sums, seconds
   double inline_last_read_ = 0;
-  uint64_t inline_weighed_ = 0;  // chunks WeighInline saw
-  WorkClock inline_mark_;        // the last read's start or end
+  uint64_t inline_chunks_ = 0;   // read inline so far
+  bool inline_weighed_ = false;  // the last chunk read is weighed
+  WorkClock inline_mark_;        // a weighed read's start or end
 
   std::thread thread_;
   int own_fd_ = -1;
