@@ -1,6 +1,7 @@
 #include "stream/ingest/loader.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,6 +120,7 @@ class Loader::Session {
     hooks_->slots_fed = 0;
     hooks_->reader_resumes = 0;
     hooks_->consumer_waits = 0;
+    hooks_->inline_slots = 0;
     start_ = Clock::now();
     absl::Status opened = StartReader();
     if (!opened.ok()) {
@@ -131,7 +133,9 @@ class Loader::Session {
       Filled item;
       End end = End::kNone;
       std::string why;
-      {
+      if (inline_fd_ >= 0) {
+        ReadInline(&item, &end, &why);
+      } else {
         absl::MutexLock lock(&mu_);
         if (!cancelled_ && full_count_ == 0 && end_ == End::kNone) {
           ++hooks_->consumer_waits;
@@ -164,10 +168,15 @@ class Loader::Session {
         status = consumer_->FailSource(why);
         break;
       }
+      const bool read_inline = inline_fd_ >= 0;
       status = consumer_->Feed(absl::MakeConstSpan(Slot(item.slot), item.n));
       result.bytes += item.n;
       ++hooks_->slots_fed;
-      Release(item.slot);
+      if (read_inline) {
+        ++hooks_->inline_slots;  // slot 0 never left the free list
+      } else {
+        Release(item.slot);
+      }
       if (status.ok()) SendOutput();
       if (options_.on_progress) {
         LoadProgress p;
@@ -177,6 +186,7 @@ class Loader::Session {
         options_.on_progress(p);
       }
       if (!status.ok()) break;
+      if (read_inline) WeighInline();
       if (consumer_->Satisfied()) {
         status = consumer_->Finish();
         break;
@@ -218,6 +228,8 @@ class Loader::Session {
     StopReader();
     result.elapsed_seconds = Elapsed();
     absl::MutexLock lock(&mu_);
+    if (hooks_->inline_slots > 0)
+      max_in_flight_ = std::max<size_t>(max_in_flight_, 1);
     hooks_->max_slots_in_flight = max_in_flight_;
     hooks_->ring_slots = slot_count_;
     return result;
@@ -314,6 +326,13 @@ class Loader::Session {
   // ResourceExhausted, not an exception out of Run.
   template <typename Body>
   absl::Status StartThread(bool grows, Body body) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::Status ring = AllocateRing(grows);
+    if (!ring.ok()) return ring;
+    thread_ = std::thread(std::move(body));
+    return absl::OkStatus();
+  }
+
+  absl::Status AllocateRing(bool grows) ABSL_LOCKS_EXCLUDED(mu_) {
     const size_t n = std::max<size_t>(options_.ring_slots, 1);
     const size_t limit =
         grows ? std::max(n, std::min(options_.max_ring_bytes / chunk_,
@@ -351,8 +370,134 @@ class Loader::Session {
         free_.push_back(static_cast<int>(n - 1 - i));
       }
     }
-    thread_ = std::thread(std::move(body));
     return absl::OkStatus();
+  }
+
+  // --- A regular file read on the consumer's thread. -------------------------
+  //
+  // A regular file's reads never stall, and handing each chunk from a
+  // reader thread to the consumer costs two wake-ups and a second busy
+  // thread on cores the machine may share; when the consumer's work per
+  // chunk is small (validate-only ingest parses a few descriptors per MiB)
+  // overlapping it with the read cannot save more than that work, and the
+  // hand-offs cost more. So a regular file starts inline: the consumer's
+  // thread read()s each chunk into slot 0 and feeds it, the loop of a plain
+  // read() of the file. After each chunk (later, one in
+  // kInlineSampleEvery) it weighs the consumer's time against the read's
+  // (WorkClock), both decayed over about kInlineWindow chunks; once the
+  // consumer's reaches 1/kInlineShare of the read's, the reader thread
+  // takes over from the current offset and the run continues overlapped,
+  // as before, to its end. Inline, the run loses at most the consumer's
+  // time (under a fifth of the run at the threshold); threaded, each chunk
+  // pays the hand-offs, which on the shared 2-vCPU VM of bench/RESULTS.md
+  // (issue 47 item 6) cost about a fifth of a 1 MiB read from the page
+  // cache (validate-only ingest took 1.17-1.26 x read() threaded).
+  static constexpr double kInlineShare = 4;
+  static constexpr uint64_t kInlineWindow = 8;
+  static constexpr uint64_t kInlineSampleEvery = 16;
+
+  absl::Status StartInline(int fd) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::Status ring = AllocateRing(/*grows=*/false);
+    if (!ring.ok()) return ring;
+    inline_fd_ = fd;
+    return absl::OkStatus();
+  }
+
+  // What a read or the consumer's work on a chunk took: the thread's CPU
+  // time, or, when the thread waited of its own accord meanwhile (a
+  // voluntary context switch: a sleep, a lock, a read or a write that
+  // blocked on a disk), the wall time, which overlapping could hide. Time
+  // the thread was preempted counts on neither side: on a shared machine it
+  // would weigh one at random.
+  // (The CPU time from the thread's CPU clock: getrusage's advances in
+  // steps of up to a scheduler tick, 4 ms here; its count of voluntary
+  // switches is exact.)
+  struct WorkClock {
+    Clock::time_point wall;
+    double cpu = 0;
+    long voluntary = 0;
+    static WorkClock Now() {
+      WorkClock c;
+      struct rusage ru {};
+      ::getrusage(RUSAGE_THREAD, &ru);
+      c.voluntary = ru.ru_nvcsw;
+      timespec ts{};
+      ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      c.cpu = static_cast<double>(ts.tv_sec) +
+              static_cast<double>(ts.tv_nsec) * 1e-9;
+      c.wall = Clock::now();
+      return c;
+    }
+    double Since(const WorkClock& before) const {
+      return voluntary != before.voluntary
+                 ? std::chrono::duration<double>(wall - before.wall).count()
+                 : cpu - before.cpu;
+    }
+  };
+
+  // The next chunk, read on this thread into slot 0 (the consumer is done
+  // with it: Feed returned); or the end, as the reader would push it.
+  void ReadInline(Filled* item, End* end, std::string* why)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (cancelled_) {
+        *end = End::kCancelled;
+        return;
+      }
+    }
+    const bool was_weighed = inline_weighed_;
+    inline_weighed_ = inline_chunks_ <= kInlineWindow ||
+                      inline_chunks_ % kInlineSampleEvery == 0;
+    ++inline_chunks_;
+    // The last chunk's end, when weighed, is this read's start.
+    if (inline_weighed_ && !was_weighed) inline_mark_ = WorkClock::Now();
+    ssize_t n;
+    do {
+      n = ::read(inline_fd_, Slot(0), chunk_);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      *end = End::kError;
+      *why = absl::StrCat("read failed: ", std::strerror(errno));
+      return;
+    }
+    if (n == 0) {
+      *end = End::kEof;
+      return;
+    }
+    inline_delivered_ += static_cast<uint64_t>(n);
+    Throttle(inline_delivered_);
+    if (inline_weighed_) {
+      const WorkClock now = WorkClock::Now();
+      inline_last_read_ = now.Since(inline_mark_);
+      inline_mark_ = now;
+    }
+    *item = Filled{0, static_cast<size_t>(n)};
+  }
+
+  // After the consumer's work on an inline chunk (since the read's end):
+  // hands the file to the reader thread once that work is worth
+  // overlapping. The first chunk is not counted: its costs are the run's
+  // first (the consumer's first touches of its memory, its code's first
+  // calls), and they made a validate-only run leave the inline path at
+  // once. Chunks are weighed one by one up to kInlineWindow, then one in
+  // kInlineSampleEvery: a WorkClock reading is two system calls, 3.3 us on
+  // this VM, and four a chunk cost 6 % of a validate-only run.
+  void WeighInline() {
+    if (!inline_weighed_) return;
+    const WorkClock now = WorkClock::Now();
+    const double consumed = now.Since(inline_mark_);
+    inline_mark_ = now;
+    if (inline_chunks_ == 1) return;
+    constexpr double kWindow = kInlineWindow;
+    inline_read_ += inline_last_read_ - inline_read_ / kWindow;
+    inline_consume_ += consumed - inline_consume_ / kWindow;
+    if (inline_consume_ * kInlineShare < inline_read_) return;
+    const int fd = inline_fd_;
+    const uint64_t delivered = inline_delivered_;
+    inline_fd_ = -1;
+    thread_ =
+        std::thread([this, fd, delivered] { BlockingLoop(fd, delivered); });
   }
 
   absl::Status StartReader() {
@@ -396,8 +541,7 @@ class Loader::Session {
           return absl::DataLossError(absl::StrCat(
               "cannot seek in ", source_.path, ": ", std::strerror(errno)));
         }
-        const int fd = own_fd_;
-        return StartThread(/*grows=*/false, [this, fd] { BlockingLoop(fd); });
+        return StartInline(own_fd_);
       }
       case LoadSource::Kind::kFd: {
         struct stat st;
@@ -407,8 +551,7 @@ class Loader::Session {
         }
         if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)) {
           // epoll refuses regular files; reading them never stalls.
-          const int fd = source_.fd;
-          return StartThread(/*grows=*/false, [this, fd] { BlockingLoop(fd); });
+          return StartInline(source_.fd);
         }
         const int dup_fd = ::fcntl(source_.fd, F_DUPFD_CLOEXEC, 0);
         if (dup_fd < 0) {
@@ -492,9 +635,8 @@ class Loader::Session {
   }
 
   // Regular files, memory and pull readers (fd < 0): read() into free
-  // slots.
-  void BlockingLoop(int fd) {
-    uint64_t delivered = 0;
+  // slots; `delivered`: bytes already read inline (the throttle's count).
+  void BlockingLoop(int fd, uint64_t delivered = 0) {
     size_t mem_at = 0;
     while (true) {
       const int slot = AcquireFree();
@@ -741,6 +883,16 @@ class Loader::Session {
   size_t max_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   bool reader_awaits_slot_ ABSL_GUARDED_BY(mu_) = false;  // TryAcquireFree
   std::atomic<bool> timed_out_{false};
+
+  // A regular file read inline (StartInline) until WeighInline starts the
+  // reader thread; -1 otherwise. The consumer's thread alone uses these.
+  int inline_fd_ = -1;
+  uint64_t inline_delivered_ = 0;
+  double inline_read_ = 0, inline_consume_ = 0;  // decayed sums, seconds
+  double inline_last_read_ = 0;
+  uint64_t inline_chunks_ = 0;   // read inline so far
+  bool inline_weighed_ = false;  // the last chunk read is weighed
+  WorkClock inline_mark_;        // a weighed read's start or end
 
   std::thread thread_;
   int own_fd_ = -1;

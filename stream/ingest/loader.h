@@ -12,14 +12,18 @@
 // allocated once per Run as one block (on huge pages from 2 MiB on,
 // dequant/large_buffer.h, which rounds it up to whole 2 MiB pages; for a
 // stream, with room to grow). The consumer runs on the caller's thread while
-// a reader fills the next slots: a reader thread with read()/pread() for
-// regular files and memory, or a Boost.Asio io_context thread for pipes,
-// FIFOs, terminals, devices and sockets, whether given as a path or a
-// descriptor (non-blocking, with the idle timer). When every slot is full
-// the reader waits for the consumer (backpressure); a stream's reader
-// (everything read on the io thread, and pull readers) first grows the ring
-// by a slot, up to `max_ring_bytes` (see there). Memory stays at ring_slots
-// × chunk_size for files and memory, at most the larger of that and
+// a reader fills the next slots: a reader thread with read() for regular
+// files, memory and pull readers, or a Boost.Asio io_context thread for
+// pipes, FIFOs, terminals, devices and sockets, whether given as a path or a
+// descriptor (non-blocking, with the idle timer). A regular file starts
+// without the thread: the caller's thread reads each chunk and feeds it,
+// until the consumer's time per chunk (its CPU time, or its wall time when
+// it waited) reaches a quarter of the read's (stream/ingest/loader.cc,
+// StartInline); then the reader thread takes over, overlapped as above. When
+// every slot is full the reader waits for the consumer (backpressure); a
+// stream's reader (everything read on the io thread, and pull readers) first
+// grows the ring by a slot, up to `max_ring_bytes` (see there). Memory stays at
+// ring_slots × chunk_size for files and memory, at most the larger of that and
 // max_ring_bytes for streams (so rounded), whatever the input size. Files
 // use a thread, not asio::stream_file: this Boost build has no io_uring
 // (BOOST_ASIO_HAS_IO_URING needs liburing, which is not installed).
@@ -160,6 +164,9 @@ class Loader {
     uint64_t reader_resumes = 0;
     // Of the last Run: times the consumer found the ring empty and slept.
     uint64_t consumer_waits = 0;
+    // Of the last Run: slots a regular file fed read on the consumer's
+    // thread, before (if ever) its reader thread took over.
+    uint64_t inline_slots = 0;
   };
   friend class LoaderTestPeer;
 

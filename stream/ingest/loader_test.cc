@@ -8,8 +8,10 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -444,6 +446,171 @@ TEST(Loader, CancelInterruptsAPullReader) {
   EXPECT_TRUE(r.cancelled);
   EXPECT_TRUE(reader.interrupted_);
   EXPECT_EQ(RuleIdOf(r.status), "STREAM-IO");
+}
+
+// A consumer with next to no work per chunk: it counts the bytes and
+// checks each chunk's first bytes against the file at that offset (every
+// chunk in its place).
+class CountingConsumer : public container::ByteConsumer {
+ public:
+  explicit CountingConsumer(std::vector<uint8_t> want)
+      : want_(std::move(want)) {}
+  absl::Status Feed(absl::Span<const uint8_t> chunk) override {
+    const size_t n = std::min<size_t>(chunk.size(), 8);
+    if (at_ + chunk.size() > want_.size() ||
+        !std::equal(chunk.begin(), chunk.begin() + n, want_.begin() + at_)) {
+      ++misplaced_;
+    }
+    at_ += chunk.size();
+    return absl::OkStatus();
+  }
+  absl::Status Finish() override { return absl::OkStatus(); }
+  absl::Status FailSource(absl::string_view why) override {
+    return absl::DataLossError(why);
+  }
+  uint64_t position() const override { return at_; }
+  uint64_t misplaced() const { return misplaced_; }
+
+ private:
+  std::vector<uint8_t> want_;
+  uint64_t at_ = 0, misplaced_ = 0;
+};
+
+// A sink that burns `cpu` of its thread's CPU time on every buffer piece
+// (a consumer whose work is worth overlapping with the reads).
+class BusySink : public ValidateSink {
+ public:
+  explicit BusySink(std::chrono::microseconds cpu) : cpu_(cpu) {}
+  absl::Status OnBufferPiece(uint32_t, uint64_t,
+                             absl::Span<const uint8_t>) override {
+    const auto until = ThreadCpu() + cpu_;
+    while (ThreadCpu() < until) {
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  static std::chrono::nanoseconds ThreadCpu() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::chrono::seconds(ts.tv_sec) +
+           std::chrono::nanoseconds(ts.tv_nsec);
+  }
+  std::chrono::microseconds cpu_;
+};
+
+// 10 MiB of quantized tensors in a file, read in 1 MiB chunks.
+class LoaderInline : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tensors_ = ingest::testing::QuantizedTensors(3, 2, 5 << 20);
+    path_ = ingest::testing::FreshDir("loader_inline") + "/in.hrry";
+    ASSERT_TRUE(ingest::testing::WriteHrryFile(path_, tensors_).ok());
+    struct stat st {};
+    ASSERT_EQ(::stat(path_.c_str(), &st), 0);
+    size_ = static_cast<uint64_t>(st.st_size);
+    ASSERT_GT(size_, 8 * (uint64_t{1} << 20));
+    options_.chunk_size = 1 << 20;
+  }
+  std::vector<IngestTensor> tensors_;
+  std::string path_;
+  uint64_t size_ = 0;
+  LoaderOptions options_;
+};
+
+// A consumer that barely touches the bytes: a regular file is read on the
+// consumer's thread, every chunk, with no reader thread and no hand-off, as
+// a plain read() loop would; a file given as a descriptor too. (Up to three
+// runs each: on a VM whose host is busy, the thread's CPU clock also counts
+// time the host took the vCPU away, and one run in tens measured a chunk's
+// few microseconds of work as more.)
+TEST_F(LoaderInline, ACheapConsumerReadsTheFileItself) {
+  for (const bool as_fd : {false, true}) {
+    SCOPED_TRACE(as_fd ? "descriptor" : "path");
+    bool inline_throughout = false;
+    for (int attempt = 0; attempt < 3 && !inline_throughout; ++attempt) {
+      const int fd = as_fd ? ::open(path_.c_str(), O_RDONLY | O_CLOEXEC) : -1;
+      CountingConsumer c(ingest::testing::ReadAll(path_));
+      Loader loader(options_);
+      const LoadResult r =
+          loader.Run(as_fd ? LoadSource::Fd(fd) : LoadSource::File(path_), &c);
+      if (fd >= 0) ::close(fd);
+      ASSERT_TRUE(r.status.ok()) << r.status;
+      EXPECT_EQ(r.bytes, size_);
+      EXPECT_EQ(c.position(), size_);
+      EXPECT_EQ(c.misplaced(), 0u);
+      EXPECT_GE(LoaderTestPeer::SlotsFed(loader), 8u);
+      inline_throughout = LoaderTestPeer::InlineSlots(loader) ==
+                              LoaderTestPeer::SlotsFed(loader) &&
+                          LoaderTestPeer::ConsumerWaits(loader) == 0 &&
+                          LoaderTestPeer::MaxSlotsInFlight(loader) == 1;
+    }
+    EXPECT_TRUE(inline_throughout);
+  }
+}
+
+// A consumer whose work per chunk outweighs a quarter of the read hands
+// the file to the reader thread, which reads the rest from where the
+// consumer's thread stopped: every byte once, in order, every tensor valid.
+TEST_F(LoaderInline, ABusyConsumerHandsTheFileToTheReaderThread) {
+  BusySink sink(std::chrono::microseconds(2000));
+  HrryConsumer c(container::FileOptions(), &sink);
+  Loader loader(options_);
+  const LoadResult r = loader.Run(LoadSource::File(path_), &c);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(r.bytes, size_);
+  EXPECT_EQ(c.tensors_completed(), tensors_.size());
+  ASSERT_EQ(sink.records().size(), tensors_.size());
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    EXPECT_EQ(sink.records()[i].name, tensors_[i].name);
+    EXPECT_EQ(sink.records()[i].verdict, "valid");
+  }
+  EXPECT_GE(LoaderTestPeer::InlineSlots(loader), 1u);
+  EXPECT_LT(LoaderTestPeer::InlineSlots(loader),
+            LoaderTestPeer::SlotsFed(loader));
+}
+
+// A consumer that waits rather than computes (it sleeps 3 ms a chunk, a
+// few tens of microseconds of CPU against the hundreds a 4 MiB read takes)
+// is weighed by its wall time: the reader thread takes over too.
+TEST_F(LoaderInline, AWaitingConsumerHandsTheFileToTheReaderThread) {
+  class Napping : public CountingConsumer {
+   public:
+    using CountingConsumer::CountingConsumer;
+    absl::Status Feed(absl::Span<const uint8_t> chunk) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      return CountingConsumer::Feed(chunk);
+    }
+  };
+  Napping c(ingest::testing::ReadAll(path_));
+  LoaderOptions o = options_;
+  o.chunk_size = 4 << 20;
+  Loader loader(o);
+  const LoadResult r = loader.Run(LoadSource::File(path_), &c);
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(c.position(), size_);
+  EXPECT_EQ(c.misplaced(), 0u);
+  EXPECT_GE(LoaderTestPeer::InlineSlots(loader), 1u);
+  EXPECT_LT(LoaderTestPeer::InlineSlots(loader),
+            LoaderTestPeer::SlotsFed(loader));
+}
+
+// Cancel() reaches a file read inline: the run stops before its end with
+// STREAM-IO "cancelled".
+TEST_F(LoaderInline, CancelStopsAnInlineRead) {
+  LoaderOptions o = options_;
+  Loader* loader_ptr = nullptr;
+  o.on_progress = [&loader_ptr](const LoadProgress&) { loader_ptr->Cancel(); };
+  Loader loader(o);
+  loader_ptr = &loader;
+  ValidateSink sink;
+  HrryConsumer c(container::FileOptions(), &sink);
+  const LoadResult r = loader.Run(LoadSource::File(path_), &c);
+  EXPECT_TRUE(r.cancelled);
+  EXPECT_EQ(RuleIdOf(r.status), "STREAM-IO");
+  EXPECT_TRUE(absl::StrContains(r.status.message(), "cancelled")) << r.status;
+  EXPECT_EQ(r.bytes, options_.chunk_size);
+  EXPECT_EQ(LoaderTestPeer::InlineSlots(loader), 1u);
 }
 
 TEST(Loader, MissingFileIsStreamIo) {

@@ -42,6 +42,11 @@ class LoaderTestPeer {
   static uint64_t ConsumerWaits(const Loader& loader) {
     return loader.hooks_.consumer_waits;
   }
+  // Slots of the last Run a regular file fed read on the consumer's thread
+  // (all of them when the consumer's work stayed small).
+  static uint64_t InlineSlots(const Loader& loader) {
+    return loader.hooks_.inline_slots;
+  }
   // The most slots the last Run had filled and not yet consumed.
   static size_t MaxSlotsInFlight(const Loader& loader) {
     return loader.hooks_.max_slots_in_flight;
