@@ -276,6 +276,8 @@ done
 # system: the cost of the output's size alone, which `cp` (copying in the
 # kernel, and writing fewer bytes) does not pay; convert / dd is printed
 # beside convert / cp. The order of the three commands rotates by round.
+# KQUANT_FLAGS adds options to these conversions (e.g. --compact-kquants:
+# Q4_K as uint4 codes, output about the input's size).
 # Runs "$@" once: "<wall s> <peak RSS KiB> <user + system s>".
 once_cpu() {
   rm -f "${dir}/out"
@@ -291,7 +293,8 @@ for ktype in Q4_K Q6_K; do
   /usr/bin/python3 bench/make_kquant_gguf.py "${f}" "${ktype}" \
     "$(awk -v g="${gib}" 'BEGIN {print g * 1024}')"
   cat "${f}" >/dev/null
-  "${hurray}" convert "${f}" -o "${dir}/out" >/dev/null
+  # shellcheck disable=SC2086  # KQUANT_FLAGS: words
+  "${hurray}" convert ${KQUANT_FLAGS:-} "${f}" -o "${dir}/out" >/dev/null
   out_mib="$(( ($(stat -c %s "${dir}/out") + 1048575) / 1048576 ))"
   rm -f "${dir}/out"
   cp_t="" cv_t="" dd_t="" cp_c="" cv_c="" dd_c="" cv_rss=0 b_t="" b_c=""
@@ -300,13 +303,13 @@ for ktype in Q4_K Q6_K; do
   for round in $(seq "${runs}"); do
     for k in $(seq 0 $((ncmd - 1))); do
       case $(( (round + k) % ncmd )) in
-        3) read -r t _ c <<<"$(once_cpu "${BASELINE}" convert "${f}" \
+        3) read -r t _ c <<<"$(once_cpu "${BASELINE}" convert ${KQUANT_FLAGS:-} "${f}" \
              -o "${dir}/out")"
            b_t="${b_t} ${t}" b_c="${b_c} ${c}" ;;
         0) read -r t _ c <<<"$(once_cpu cp "${f}" "${dir}/out")"
            cp_t="${cp_t} ${t}" cp_c="${cp_c} ${c}" ;;
-        1) read -r t r c <<<"$(once_cpu "${hurray}" convert "${f}" \
-             -o "${dir}/out")"
+        1) read -r t r c <<<"$(once_cpu "${hurray}" convert ${KQUANT_FLAGS:-} \
+             "${f}" -o "${dir}/out")"
            cv_t="${cv_t} ${t}" cv_c="${cv_c} ${c}"
            ((r > cv_rss)) && cv_rss="${r}" ;;
         2) read -r t _ c <<<"$(once_cpu dd if=/dev/zero of="${dir}/out" \
