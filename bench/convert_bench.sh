@@ -30,6 +30,14 @@
 # BASELINE=<another hurray binary> (both modes) adds its conversion of the
 # same input to every round (the order rotating with the others), and prints
 # its ratios and this build's over it (after / before) from the same rounds.
+# DATA_ALIGNMENT=BYTES (--paired) passes `--data-alignment BYTES` to this
+# build's convert, BASELINE_ALIGNMENT=BYTES to BASELINE's: with BASELINE set
+# to this build's own hurray, the two alignments compare in the same rounds
+# (issue 47 item 3: 2097152 against the default 4096). Each convert's output
+# size is printed with its ratio to the input's. SYNC=1 (--paired) runs
+# sync(2) before each timed command, outside its time, so that no command
+# meets the writeback of earlier outputs (on a disk, rounds otherwise
+# spread over 0.2-5.8x).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ "${1:-}" == --paired ]]; then
@@ -40,6 +48,10 @@ if [[ "${1:-}" == --paired ]]; then
 import json, os, random, shutil, statistics, struct, subprocess, sys, tempfile, time
 hurray = sys.argv[1]
 before = os.environ.get("BASELINE", "")
+align_args = (["--data-alignment", os.environ["DATA_ALIGNMENT"]]
+              if os.environ.get("DATA_ALIGNMENT") else [])
+base_align_args = (["--data-alignment", os.environ["BASELINE_ALIGNMENT"]]
+                   if os.environ.get("BASELINE_ALIGNMENT") else [])
 # ALIGN_DATA=1: the header padded so that the tensors' data starts at a
 # 4096-byte boundary of each file, as it does in the output (FILE-REG-02).
 align = os.environ.get("ALIGN_DATA", "") not in ("", "0")
@@ -64,9 +76,14 @@ def st_file(path, names):
         while left:
             k = min(left, len(chunk)); f.write(chunk[:k]); left -= k
 
+sizes = {}  # output bytes by the command's first two words and its args
+
+sync_first = os.environ.get("SYNC", "") not in ("", "0")
+
 def timed(cmd, out, rss, cpu):
     """Wall seconds; appends peak RSS (KiB) and user + system seconds."""
     if os.path.exists(out): os.unlink(out)
+    if sync_first: os.sync()
     tv = out + ".time"
     t0 = time.perf_counter()
     subprocess.run(["/usr/bin/time", "-v", "-o", tv] + cmd, check=True,
@@ -79,6 +96,7 @@ def timed(cmd, out, rss, cpu):
         if "User time" in line or "System time" in line:
             c += float(line.split(":")[1])
     cpu.append(c)
+    sizes[tuple(cmd)] = os.path.getsize(out)
     os.unlink(out)
     return t
 
@@ -106,14 +124,16 @@ for base in dirs:
         out = f"{d}/out"
         pairs = [
             ("safetensors vs cp", ["cp", f"{d}/model.safetensors", out],
-             [hurray, "convert", f"{d}/model.safetensors", "-o", out]),
+             [hurray, "convert", f"{d}/model.safetensors", "-o", out] + align_args),
             ("2 shards vs cat", cat_into(out, [f"{d}/{s}" for s in shard_files]),
-             [hurray, "convert", f"{d}/model.safetensors.index.json", "-o", out]),
+             [hurray, "convert", f"{d}/model.safetensors.index.json", "-o", out]
+             + align_args),
         ]
         for label, base_cmd, cv_cmd in pairs:
             ratios, tb, tc, rss, brss, cb, cc = [], [], [], [], [], [], []
             t0s, c0s, r0s, rss0 = [], [], [], []
-            old_cmd = [before] + cv_cmd[1:] if before else None
+            old_cmd = ([before] + [a for a in cv_cmd[1:] if a not in align_args]
+                       + base_align_args) if before else None
             for r in range(rounds):
                 if old_cmd is None:
                     if r % 2 == 0:
@@ -150,6 +170,11 @@ for base in dirs:
                   f"{statistics.median(cpu_ratios) if cpu_ratios else float('nan'):.3f}")
             print("  rounds (convert/baseline):",
                   " ".join(f"{x:.2f}" for x in ratios))
+            insize = sizes[tuple(base_cmd)]
+            print(f"  output bytes: baseline {insize}, convert "
+                  f"{sizes[tuple(cv_cmd)]} ({sizes[tuple(cv_cmd)] / insize:.4f})"
+                  + (f", BASELINE convert {sizes[tuple(old_cmd)]} "
+                     f"({sizes[tuple(old_cmd)] / insize:.4f})" if old_cmd else ""))
             if old_cmd is not None:
                 ab = [c / o for c, o in zip(tc, t0s)]
                 abc = [c / o for c, o in zip(cc, c0s) if o > 0]

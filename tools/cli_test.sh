@@ -464,6 +464,25 @@ expect_rc 0 "convert -o twice"
 [[ -e second.hrry ]] || fail "convert -o twice: did not write the last -o"
 run convert model.bin -o=x.hrry
 expect_usage_error convert "unknown option '-o=x.hrry'" "convert -o=x.hrry"
+# --data-alignment (issue 47 item 3): 2 MiB declared in the header
+# (offset 16) and the buffer at 2 MiB, read back by validate and inspect.
+run convert model.bin -o wide.hrry --data-alignment 2097152
+expect_rc 0 "convert --data-alignment 2097152"
+expect_eq "$(od -An -tu4 -j16 -N4 wide.hrry | tr -d ' ')" 2097152 \
+  "wide.hrry data_buffer_alignment"
+expect_eq "$(od -An -tx1 -j2097152 -N2 wide.hrry | tr -d ' ')" 0709 \
+  "wide.hrry buffer at 2 MiB"
+run validate wide.hrry
+expect_eq "${out}" "wide.hrry: OK (1 tensors)" "validate wide.hrry"
+run inspect wide.hrry
+expect_contains "${out}" 'kv k = "v"' "inspect wide.hrry"
+for bad in 2048 4097 12288 4194304 2M -4096 0x1000; do
+  run convert model.bin -o badalign.hrry --data-alignment "${bad}"
+  expect_usage_error convert \
+    "--data-alignment needs a power of two of bytes from 4096 to 2097152" \
+    "convert --data-alignment '${bad}'"
+  [[ -e badalign.hrry ]] && fail "convert --data-alignment '${bad}' wrote"
+done
 
 if ((failures > 0)); then
   echo "${failures} check(s) failed" >&2

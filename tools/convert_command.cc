@@ -1,5 +1,6 @@
 #include "tools/convert_command.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,6 +62,23 @@ absl::StatusOr<ConvertArgs> ParseConvertArgs(
              return absl::OkStatus();
            }},
       FlagOption("--compact-kquants", &o.kquant_compact),
+      {.name = "--data-alignment",
+       .takes_value = true,
+       .set =
+           [&o](absl::string_view v) {
+             uint64_t n = 0;
+             absl::Status s = ParseUint(
+                 v, 0, UINT64_MAX,
+                 "--data-alignment needs a power of two of bytes from 4096 "
+                 "to 2097152",
+                 &n);
+             if (s.ok() && !stream::convert::IsValidDataAlignment(n))
+               s = absl::InvalidArgumentError(
+                   "--data-alignment needs a power of two of bytes from "
+                   "4096 to 2097152");
+             if (s.ok()) o.data_buffer_alignment = static_cast<uint32_t>(n);
+             return s;
+           }},
       JsonOption(&p.json),
       HelpOption(&p.help),
   };
@@ -231,17 +249,19 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
   out << "wrote " << TerminalSafe(parsed->output) << " (" << report->format
       << ", " << report->tensor_count << " tensors, " << report->kv_entries
       << " KV entries, " << report->bytes_written << " bytes)\n";
-  // Many small tensors: each buffer starts on a 4096-byte boundary, as the
-  // format requires (file-format.md, data_buffer_alignment), so the file
-  // can be much larger than its source. Said when it passes 10 %.
+  // Many small tensors: each buffer starts on a 4096-byte boundary (or
+  // --data-alignment's), as the format requires (file-format.md,
+  // data_buffer_alignment), so the file can be much larger than its
+  // source. Said when it passes 10 %.
   if (report->padding_bytes * 10 > report->bytes_written) {
     out << absl::StrFormat(
         "note: %d of the %d bytes (%.1f %%) are zero padding: the .hrry "
-        "format starts every data buffer on a 4096-byte boundary "
+        "format starts every data buffer on a %d-byte boundary "
         "(data_buffer_alignment, file-format.md)\n",
         report->padding_bytes, report->bytes_written,
         100.0 * static_cast<double>(report->padding_bytes) /
-            static_cast<double>(report->bytes_written));
+            static_cast<double>(report->bytes_written),
+        parsed->options.data_buffer_alignment);
   }
   return kExitOk;
 }

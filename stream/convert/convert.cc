@@ -471,9 +471,18 @@ ImportFormat DetectFormat(const ByteSource& source) {
   return ImportFormat::kUnknown;
 }
 
+bool IsValidDataAlignment(uint64_t a) {
+  return (a & (a - 1)) == 0 && a >= stream::container::kMinDataAlignment &&
+         a <= stream::container::kMaxDataAlignment;
+}
+
 absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
                                       const ConvertOptions& options,
                                       stream::container::ByteSink sink) {
+  if (!IsValidDataAlignment(options.data_buffer_alignment))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data_buffer_alignment ", options.data_buffer_alignment,
+        " is not a power of two from 4096 to 2097152 (FILE-HDR-07)"));
   ConvertReport report;
   const uint64_t max_metadata = options.reader.max_metadata_bytes;
   std::vector<Plan> plans;
@@ -610,6 +619,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
   }
   stream::container::HrryWriterOptions wo;
   wo.parse = options.reader.parse;
+  wo.data_buffer_alignment = options.data_buffer_alignment;
   wo.sorted_index = true;
   wo.with_kv = !kv.empty();
   wo.tensor_count_hint = plans.size();

@@ -84,6 +84,13 @@ struct ConvertOptions {
   // and Q4_K, Q5_K and Q2_K (instead of their near-lossless form) are
   // dequantized with ggml's formula and quantized with this scheme.
   std::optional<QuantizeSpec> requantize;
+  // The output's data_buffer_alignment (file-format.md § File Header,
+  // FILE-HDR-07): a power of two from 4096 to 2 MiB; every data buffer
+  // starts at a multiple of it, after up to alignment - 1 zero bytes of
+  // padding. 2 MiB lets the kernel's copy into ext4 use large page-cache
+  // folios (bench/RESULTS.md, issue 47 item 3) at up to 2 MiB of padding
+  // per buffer.
+  uint32_t data_buffer_alignment = stream::container::kMinDataAlignment;
   // Kernel copies (fd_copy.h): when `fd` >= 0 (the sink's destination, a
   // file written at its file position), a tensor whose bytes are copied
   // unchanged and lie in the input's file moves from there to `fd` with
@@ -112,7 +119,7 @@ struct ConvertReport {
   // Of them, copied by the kernel (ConvertOptions::direct_output).
   uint64_t kernel_copied_bytes = 0;
   // Zero padding among them, mostly the alignment of every data buffer to
-  // data_buffer_alignment (4096: file-format.md requires at least that).
+  // ConvertOptions::data_buffer_alignment (file-format.md: 4096 at least).
   uint64_t padding_bytes = 0;
 };
 
@@ -121,6 +128,11 @@ struct ConvertReport {
 // containers an ingest reads).
 enum class ImportFormat { kUnknown, kSafetensors, kGguf };
 ImportFormat DetectFormat(const ByteSource& source);
+
+// Whether `a` may be ConvertOptions::data_buffer_alignment (FILE-HDR-07: a
+// power of two from 4096 to 2 MiB); Convert refuses any other value before
+// it writes a byte.
+[[nodiscard]] bool IsValidDataAlignment(uint64_t a);
 
 [[nodiscard]] absl::StatusOr<ConvertReport> Convert(
     const ByteSource& source, const ConvertOptions& options,
