@@ -5,13 +5,13 @@
 #include <memory>
 
 #include "parser/fast_path.h"
+#include "parser/section_fields.h"
 #include "parser/validator.h"
 #include "parser/whole_decode.h"
 #include "parser/wire.h"
 
 namespace hurray {
 
-using wire::LoadF64;
 using wire::LoadI64;
 using wire::LoadU32;
 using wire::LoadU64;
@@ -498,46 +498,19 @@ DecodeState DescriptorDecoder::Finish() {
     case Stage::kStatistics: {
       HURRAY_TAKE(kStatisticsSize, p);
       d.offsets.statistics = pos_ - kStatisticsSize;
-      Statistics& s = d.statistics;
-      s.computed_mask = LoadU32(p);
-      s.reserved = LoadU32(p + 4);
-      s.nnz = LoadU64(p + 8);
-      s.sparsity_ratio = LoadF64(p + 16);
-      s.value_min = LoadF64(p + 24);
-      s.value_max = LoadF64(p + 32);
-      s.value_abs_max = LoadF64(p + 40);
-      s.value_mean = LoadF64(p + 48);
-      s.value_stddev = LoadF64(p + 56);
-      s.nm_n = p[64];
-      s.nm_m = p[65];
-      s.has_nan = p[66];
-      s.has_inf = p[67];
-      std::memcpy(s.reserved2.data(), p + 68, 4);
+      section_fields::LoadStatistics(p, &d.statistics);
       return AfterSection(flag::kHasStatistics);
     }
     case Stage::kExtensionType: {
       HURRAY_TAKE(kExtensionTypeSize, p);
       d.offsets.extension_type = pos_ - kExtensionTypeSize;
-      ExtensionType& e = d.extension_type;
-      e.bit_width = LoadU32(p);
-      e.packing_factor = p[4];
-      e.is_float = p[5];
-      e.is_signed = p[6];
-      e.sign_bits = p[7];
-      e.exponent_bits = p[8];
-      e.mantissa_bits = p[9];
-      e.reserved = {p[10], p[11]};
-      e.exponent_bias = LoadU32(p + 12);
-      e.has_nan = p[16];
-      e.has_inf = p[17];
-      e.reserved2 = {p[18], p[19]};
+      section_fields::LoadExtensionType(p, &d.extension_type);
       return AfterSection(flag::kHasExtensionType);
     }
     case Stage::kCompositeMember:
       HURRAY_TAKE(kCompositeMemberSize, p);
       d.offsets.composite_member = pos_ - kCompositeMemberSize;
-      d.composite_member.member_role = p[0];
-      std::memcpy(d.composite_member.reserved.data(), p + 1, 15);
+      section_fields::LoadCompositeMember(p, &d.composite_member);
       return AfterSection(flag::kHasCompositeMember);
 
     case Stage::kAfterQuantization:

@@ -4,12 +4,12 @@
 #include <cstring>
 
 #include "parser/quantization.h"
+#include "parser/section_fields.h"
 #include "parser/wire.h"
 
 namespace hurray {
 namespace {
 
-using wire::LoadF64;
 using wire::LoadI64;
 using wire::LoadU32;
 using wire::LoadU64;
@@ -248,44 +248,17 @@ bool DecodeWhole(const uint8_t* p, size_t size, const ParseOptions& o,
   if (flags & flag::kHasStatistics) {
     d->offsets.statistics = r.pos();
     if ((q = r.Take(kStatisticsSize)) == nullptr) return false;
-    Statistics& s = d->statistics;
-    s.computed_mask = LoadU32(q);
-    s.reserved = LoadU32(q + 4);
-    s.nnz = LoadU64(q + 8);
-    s.sparsity_ratio = LoadF64(q + 16);
-    s.value_min = LoadF64(q + 24);
-    s.value_max = LoadF64(q + 32);
-    s.value_abs_max = LoadF64(q + 40);
-    s.value_mean = LoadF64(q + 48);
-    s.value_stddev = LoadF64(q + 56);
-    s.nm_n = q[64];
-    s.nm_m = q[65];
-    s.has_nan = q[66];
-    s.has_inf = q[67];
-    std::memcpy(s.reserved2.data(), q + 68, 4);
+    section_fields::LoadStatistics(q, &d->statistics);
   }
   if (flags & flag::kHasExtensionType) {
     d->offsets.extension_type = r.pos();
     if ((q = r.Take(kExtensionTypeSize)) == nullptr) return false;
-    ExtensionType& e = d->extension_type;
-    e.bit_width = LoadU32(q);
-    e.packing_factor = q[4];
-    e.is_float = q[5];
-    e.is_signed = q[6];
-    e.sign_bits = q[7];
-    e.exponent_bits = q[8];
-    e.mantissa_bits = q[9];
-    e.reserved = {q[10], q[11]};
-    e.exponent_bias = LoadU32(q + 12);
-    e.has_nan = q[16];
-    e.has_inf = q[17];
-    e.reserved2 = {q[18], q[19]};
+    section_fields::LoadExtensionType(q, &d->extension_type);
   }
   if (flags & flag::kHasCompositeMember) {
     d->offsets.composite_member = r.pos();
     if ((q = r.Take(kCompositeMemberSize)) == nullptr) return false;
-    d->composite_member.member_role = q[0];
-    std::memcpy(d->composite_member.reserved.data(), q + 1, 15);
+    section_fields::LoadCompositeMember(q, &d->composite_member);
   }
   // Bytes a newer minor version may have added; whether they are allowed is
   // the validator's call (DESC-HDR-08).
