@@ -372,14 +372,7 @@ DecodeState DescriptorDecoder::Finish() {
       return Step::kContinue;
     case Stage::kPagedFields:  // layouts/block-paged.md: 32 bytes, unaligned.
       HURRAY_TAKE(32, p);
-      lay.page_size = LoadU32(p);
-      lay.num_pages = LoadU64(p + 4);
-      lay.paged_axis = LoadU32(p + 12);
-      lay.num_seqs = LoadU32(p + 16);
-      lay.kv_role = p[20];
-      lay.layer_index = LoadU32(p + 21);
-      lay.block_table_index_type = p[25];
-      std::memcpy(lay.paged_reserved.data(), p + 26, 6);
+      section_fields::LoadBlockPagedFields(p, &lay);
       stage_ = Stage::kBufferCount;
       return Step::kContinue;
     case Stage::kCompositeFields:

@@ -1,6 +1,7 @@
 // The fixed-size optional sections' fields from their bytes
-// (metadata.md § Statistics, § Extension Type, § Composite Member): one
-// reading for the decoder's state machine and its whole-descriptor pass
+// (metadata.md § Statistics, § Extension Type, § Composite Member), and
+// the block-paged layout's (layouts/block-paged.md): one reading for the
+// decoder's state machine and its whole-descriptor pass
 // (decoder.cc, whole_decode.cc). The caller has checked that the section's
 // bytes are there; whether the values are allowed is the validator's call.
 #ifndef HURRAY_PARSER_SECTION_FIELDS_H_
@@ -52,6 +53,18 @@ inline void LoadExtensionType(const uint8_t* p, ExtensionType* e) {
 inline void LoadCompositeMember(const uint8_t* p, CompositeMember* c) {
   c->member_role = p[0];
   std::memcpy(c->reserved.data(), p + 1, 15);
+}
+
+// The block-paged layout's 32 bytes at p (unaligned fields).
+inline void LoadBlockPagedFields(const uint8_t* p, LayoutFields* lay) {
+  lay->page_size = wire::LoadU32(p);
+  lay->num_pages = wire::LoadU64(p + 4);
+  lay->paged_axis = wire::LoadU32(p + 12);
+  lay->num_seqs = wire::LoadU32(p + 16);
+  lay->kv_role = p[20];
+  lay->layer_index = wire::LoadU32(p + 21);
+  lay->block_table_index_type = p[25];
+  std::memcpy(lay->paged_reserved.data(), p + 26, 6);
 }
 
 }  // namespace hurray::section_fields

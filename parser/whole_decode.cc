@@ -124,14 +124,7 @@ bool ReadLayout(Reader& r, const ParseOptions& o, TensorDescriptor* d) {
       return true;
     case layout_tag::kBlockPaged:
       if ((p = r.Take(32)) == nullptr) return false;
-      lay.page_size = LoadU32(p);
-      lay.num_pages = LoadU64(p + 4);
-      lay.paged_axis = LoadU32(p + 12);
-      lay.num_seqs = LoadU32(p + 16);
-      lay.kv_role = p[20];
-      lay.layer_index = LoadU32(p + 21);
-      lay.block_table_index_type = p[25];
-      std::memcpy(lay.paged_reserved.data(), p + 26, 6);
+      section_fields::LoadBlockPagedFields(p, &lay);
       return true;
     case layout_tag::kComposite:
       if ((p = r.Take(8)) == nullptr) return false;
