@@ -102,6 +102,8 @@ typedef struct {
   uint32_t exact[8], quantized[8], rank[8];
   double max_abs[8];
   char notes[8][64];
+  int notices;
+  char notice[128];
 } Seen;
 
 static int OnTensor(void* user, const hurray_convert_tensor* t) {
@@ -159,6 +161,12 @@ static size_t ReadBack(const char* file_name, const char* name, float* out,
   return n;
 }
 
+static void OnNotice(void* user, const char* text) {
+  Seen* s = (Seen*)user;
+  ++s->notices;
+  snprintf(s->notice, sizeof s->notice, "%s", text);
+}
+
 static hurray_status Convert(const char* in, const char* out,
                              const hurray_convert_options* o, Seen* seen,
                              hurray_convert_report* r, hurray_error* e) {
@@ -167,6 +175,7 @@ static hurray_status Convert(const char* in, const char* out,
   memset(&cb, 0, sizeof cb);
   cb.user = seen;
   cb.on_tensor = OnTensor;
+  cb.on_notice = OnNotice;
   PathOf(in, ip, sizeof ip);
   PathOf(out, op, sizeof op);
   if (seen != NULL) memset(seen, 0, sizeof *seen);
@@ -269,12 +278,13 @@ static void SafetensorsCases(void) {
       "{\"b\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]}}",
       b_values, sizeof b_values);
   const char* index =
-      "{\"metadata\":{\"total_size\":524},\"weight_map\":{\"w\":"
+      "{\"metadata\":{\"total_size\":999},\"weight_map\":{\"w\":"
       "\"a.safetensors\",\"b\":\"b.safetensors\"}}";
   WriteBytes("shards/model.safetensors.index.json", index, strlen(index));
   CHECK_STATUS(Convert("shards", "sharded.hrry", NULL, &seen, &r, &e),
                HURRAY_OK);
   CHECK(r.tensor_count == 2 && seen.count == 2);
+  CHECK(seen.notices == 1 && strstr(seen.notice, "total_size") != NULL);
   CHECK(ReadBack("sharded.hrry", "b", got, 256) == 3);
   CHECK(memcmp(got, b_values, sizeof b_values) == 0);
 }

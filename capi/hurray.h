@@ -579,8 +579,9 @@ typedef struct hurray_convert_callbacks {
   /* Polled before each write: non-zero stops the run (CANCELLED). */
   int (*cancelled)(void* user);
   /* A warning that is not an error (a shard index whose total_size
-   * disagrees); NUL-terminated, may quote the input: escape it before
-   * printing it to a terminal. */
+   * disagrees), given once the run ends, whatever its status;
+   * NUL-terminated, may quote the input: escape it before printing it to a
+   * terminal. */
   void (*on_notice)(void* user, const char* text);
 } hurray_convert_callbacks;
 
