@@ -44,7 +44,7 @@ extern "C" {
 /* Version of this interface. Additions raise the minor; the major changes
  * only if an existing function changes meaning (never within HURRAY_1). */
 #define HURRAY_API_VERSION_MAJOR 1
-#define HURRAY_API_VERSION_MINOR 1
+#define HURRAY_API_VERSION_MINOR 2
 #define HURRAY_API_VERSION_PATCH 0
 
 /* (major << 16) | (minor << 8) | patch of the loaded library, to compare
@@ -474,6 +474,138 @@ HURRAY_API uint64_t hurray_ingest_bytes(const hurray_ingest_reader* ingest);
  * waiting for a silent source stops at its next byte or at the idle
  * timeout, whichever comes first. */
 HURRAY_API void hurray_ingest_close(hurray_ingest_reader* ingest);
+
+/* ---- Convert: safetensors and GGUF to .hrry ------------------------------ */
+
+/* hurray_convert does what `hurray convert INPUT -o OUTPUT` does, with the
+ * same C++ converter (stream/convert/convert_file.h): INPUT is a
+ * safetensors or GGUF file (told apart by its first bytes), a sharded
+ * model (a `*.index.json`, or a directory holding
+ * model.safetensors.index.json) or the first part of a split GGUF
+ * (`<prefix>-00001-of-0000N.gguf`, the parts beside it); OUTPUT is written
+ * through a temp file of its directory and appears under its name only when
+ * the conversion succeeded (replacing a file there; a failed run leaves
+ * nothing and what was there stays). Memory is bounded by the chunk size and
+ * the inputs' headers, never by tensor sizes (stream/convert/README.md).
+ *
+ * Returns OK; INVALID_ARGUMENT (a NULL path, a bad option: an unknown
+ * scheme name, a data alignment that is not a power of two from 4096 to
+ * 2 MiB, an options struct of an unknown size); IO_ERROR (the input or the
+ * output could not be opened, read or written: no verdict on the input);
+ * REJECTED (the input is refused: the message names the tensor, key or
+ * shard; rule_id and offset are set when a Hurray rule is broken, e.g.
+ * LIMIT-BUFFER-BYTES, and "" otherwise: the source formats have no rule
+ * ids of their own); UNSUPPORTED (a GGUF type with no Hurray form, such as
+ * Q4_1 without `requantize`, or IQ*); CANCELLED (a callback asked to stop);
+ * NO_MEMORY; INTERNAL. */
+
+/* Options. Call hurray_convert_options_init first: it sets `size` and
+ * every default. Strings are copied by the call; NULL means "none". A
+ * `size` below this struct's 1.2 size is refused; a larger one (a newer
+ * header's struct) is taken when the bytes past this struct are all zero,
+ * refused otherwise (an option this library does not know). */
+typedef struct hurray_convert_options {
+  uint32_t size; /* sizeof(hurray_convert_options), set by _init */
+  /* 1: GGUF Q4_K and Q2_K as uint4 / uint2 codes within half of ggml's step
+   * (`--compact-kquants`); 0 (the default): uint8 codes within 1/32 and
+   * 1/128 of it. */
+  uint32_t compact_kquants;
+  /* `--quantize SCHEME`: float tensors of rank >= 2 whose name matches no
+   * `skip` pattern (fnmatch(3)) quantized with SCHEME ("per_block:int8:32",
+   * "nf4", "mxfp:e2m1", ...: stream/convert/quantizer.h). */
+  const char* quantize;
+  const char* const* skip;
+  size_t skip_count;
+  /* `--requantize SCHEME`: GGUF Q4_1, Q5_0, Q5_1, Q8_1 (and Q4_K, Q5_K,
+   * Q2_K instead of their near-lossless form) re-quantized with SCHEME. */
+  const char* requantize;
+  /* `--kv KEY=VALUE`: string entries added to the KV section, replacing
+   * source keys of the same name; kv_keys[i] / kv_values[i], kv_count of
+   * them. */
+  const char* const* kv_keys;
+  const char* const* kv_values;
+  size_t kv_count;
+  /* `--data-alignment`: the output's data_buffer_alignment, a power of two
+   * from 4096 to 2 MiB (0: 4096). */
+  uint32_t data_alignment;
+  uint32_t reserved; /* 0 */
+  /* Source bytes read at a time (0: 512 KiB; at most 1 GiB). */
+  uint64_t chunk_size;
+  /* GGUF block tensors' scales kept in memory while their codes are
+   * written (0: 32 MiB); a larger tensor is read again instead. */
+  uint64_t scale_spool_bytes;
+  /* The reader the output is for (0: `hurray ingest`'s defaults): nothing
+   * it would refuse is written (LIMIT-BUFFER-BYTES, before a byte is
+   * written). max_metadata_bytes bounds the output's KV section, index and
+   * trailer (64 MiB), max_buffer_bytes each buffer (4 GiB). */
+  uint64_t max_metadata_bytes;
+  uint64_t max_buffer_bytes;
+  /* The input readers (0: the defaults): a safetensors header (8 MiB), the
+   * GGUF metadata read (32 MiB). */
+  uint64_t max_safetensors_header_bytes;
+  uint64_t max_gguf_metadata_bytes;
+} hurray_convert_options;
+
+HURRAY_API void hurray_convert_options_init(hurray_convert_options* options);
+
+/* One converted tensor, valid only during the on_tensor callback. */
+typedef struct hurray_convert_tensor {
+  uint32_t size;    /* sizeof(hurray_convert_tensor) of the library */
+  uint64_t index;   /* in output order, from 0 */
+  const char* name; /* NUL-terminated; name_size bytes (it may hold NUL) */
+  size_t name_size;
+  const uint64_t* shape;
+  uint32_t rank;
+  const char* source_type; /* "F32", "BF16", "Q8_0", "Q4_K", ... */
+  const char* type;        /* the Hurray element type: "float32", "int4" */
+  const char* scheme;      /* "" or "per_block_affine", "nf4", "mxfp", ... */
+  /* 1: dequantizes to the source's values bit for bit; 0: quantized,
+   * re-quantized or a GGUF Q4_K / Q5_K / Q2_K tensor, whose errors against
+   * the source's values are max_abs_error and rms_error (0 when exact). */
+  uint32_t exact;
+  uint32_t quantized; /* 1: by `quantize` / `requantize` */
+  double max_abs_error;
+  double rms_error;
+  const char* note; /* why `quantize` kept it ("1-D", ...), or "" */
+} hurray_convert_tensor;
+
+/* Callbacks of hurray_convert. Each may be NULL; all run on the calling
+ * thread, one at a time. */
+typedef struct hurray_convert_callbacks {
+  void* user;
+  /* Once per tensor, as it is written. Return 0 to go on, non-zero to stop
+   * (the call returns CANCELLED and publishes nothing). */
+  int (*on_tensor)(void* user, const hurray_convert_tensor* tensor);
+  /* Polled before each write: non-zero stops the run (CANCELLED). */
+  int (*cancelled)(void* user);
+  /* A warning that is not an error (a shard index whose total_size
+   * disagrees), given once the run ends, whatever its status;
+   * NUL-terminated, may quote the input: escape it before printing it to a
+   * terminal. */
+  void (*on_notice)(void* user, const char* text);
+} hurray_convert_callbacks;
+
+/* The totals of a conversion. The caller sets `size` to
+ * sizeof(hurray_convert_report) (a smaller size is INVALID_ARGUMENT); the
+ * library fills the fields it knows, on success only. */
+#define HURRAY_CONVERT_FORMAT_SIZE 16
+typedef struct hurray_convert_report {
+  uint32_t size;
+  char format[HURRAY_CONVERT_FORMAT_SIZE]; /* "safetensors" or "gguf" */
+  uint64_t tensor_count;
+  uint64_t kv_entries;
+  uint64_t bytes_written;       /* the output's size */
+  uint64_t kernel_copied_bytes; /* of them, copied by copy_file_range */
+  uint64_t padding_bytes;       /* of them, data buffer alignment */
+} hurray_convert_report;
+
+/* Converts `input` to `output`. options, callbacks, report and error may be
+ * NULL (defaults, no callbacks, no totals, no details). */
+HURRAY_API hurray_status
+hurray_convert(const char* input, const char* output,
+               const hurray_convert_options* options,
+               const hurray_convert_callbacks* callbacks,
+               hurray_convert_report* report, hurray_error* error);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -2,7 +2,7 @@
 # Installs hurray for C, C++ and any FFI, as the C and C++ ecosystems expect
 # (docs/install.md):
 #   PREFIX/bin/hurray                        the command-line tool
-#   PREFIX/lib/libhurray.so.1.1.0            the C library (SONAME libhurray.so.1)
+#   PREFIX/lib/libhurray.so.1.2.0            the C library (SONAME libhurray.so.1)
 #   PREFIX/lib/libhurray.so.1, libhurray.so  its links
 #   PREFIX/include/hurray/hurray.h           its header (#include "hurray.h")
 #   PREFIX/lib/pkgconfig/hurray.pc           for pkg-config
@@ -22,8 +22,8 @@ prefix="$1"
 cd "$(dirname "$0")/.."
 
 bash tools/install_deps.sh
-bazel build -c opt //tools:hurray //capi:libhurray.so.1.1.0 >/dev/null 2>&1 ||
-  bazel build -c opt //tools:hurray //capi:libhurray.so.1.1.0
+bazel build -c opt //tools:hurray //capi:libhurray.so.1.2.0 >/dev/null 2>&1 ||
+  bazel build -c opt //tools:hurray //capi:libhurray.so.1.2.0
 bin="$(bazel info -c opt bazel-bin 2>/dev/null)"
 version="$(sed -n 's/^HURRAY_VERSION = "\(.*\)"$/\1/p' version.bzl)"
 # The library's file name and SONAME follow the C interface (hurray.h).

@@ -6,6 +6,7 @@
 
 #include "python/ext/capsule_bindings.h"
 #include "python/ext/codec_bindings.h"
+#include "python/ext/convert_bindings.h"
 #include "python/ext/errors.h"
 #include "python/ext/ingest_bindings.h"
 
@@ -16,4 +17,5 @@ PYBIND11_MODULE(_hurray, m) {
   hurray::python::BindContainers(m);
   hurray::python::BindCapsules(m);
   hurray::python::BindIngest(m);
+  hurray::python::BindConvert(m);
 }

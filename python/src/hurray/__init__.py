@@ -25,6 +25,8 @@ from ._quantization import (MXFP, NF4, PerBlockAffine,  # noqa: E402
                             PerChannelAffine, PerTensorAffine,
                             decode_quantization)
 from ._quantize import quantize  # noqa: E402
+from ._convert import (ConvertedTensor, ConvertReport,  # noqa: E402
+                       convert)
 from ._sections import (BlockPagedLayout, ColMajorLayout,  # noqa: E402
                         ColumnMajorLayout, CompositeLayout, CooLayout,
                         CscLayout, CsfLayout, CsrLayout, HilbertLayout,

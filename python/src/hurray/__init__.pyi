@@ -292,4 +292,23 @@ class Decoder:
     def reset(self) -> None: ...
     def raise_if_rejected(self) -> None: ...
 def decode_descriptor(data: Buffer, permissive: bool = ...) -> Tuple[Descriptor, int]: ...
+class ConvertedTensor:
+    name: str
+    shape: Tuple[int, ...]
+    source_type: str
+    type: str
+    scheme: str
+    exact: bool
+    quantized: bool
+    max_abs_error: float
+    rms_error: float
+    note: str
+class ConvertReport(List[ConvertedTensor]):
+    format: str
+    kv_entries: int
+    bytes_written: int
+    kernel_copied_bytes: int
+    padding_bytes: int
+    warnings: Tuple[str, ...]
+def convert(input: Union[str, "os.PathLike[str]"], output: Union[str, "os.PathLike[str]"], *, quantize: Optional[str] = ..., requantize: Optional[str] = ..., skip: Union[str, Iterable[str]] = ..., compact_kquants: bool = ..., data_alignment: Optional[int] = ..., kv: Optional[Union[Mapping[str, str], Iterable[Tuple[str, str]]]] = ..., chunk_size: Optional[int] = ..., scale_spool_bytes: Optional[int] = ..., max_metadata_bytes: Optional[int] = ..., max_buffer_bytes: Optional[int] = ..., max_safetensors_header_bytes: Optional[int] = ..., max_gguf_metadata_bytes: Optional[int] = ...) -> ConvertReport: ...
 def ingest(source: Any, dequantize: bool = ..., names: Optional[Iterable[str]] = ..., permissive: bool = ..., idle_timeout: Optional[float] = ..., connect_timeout: float = ..., *, ca_file: Optional[Union[str, "os.PathLike[str]"]] = ..., headers: Optional[Union[Mapping[str, str], Iterable[Union[str, Tuple[str, str]]]]] = ..., insecure: bool = ..., total_timeout: float = ..., max_open_streams: Optional[int] = ..., max_spool_bytes: Optional[int] = ..., connections: int = ...) -> Iterator[Tuple[str, Any]]: ...
