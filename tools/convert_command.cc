@@ -11,12 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "parser/rules.h"
-#include "stream/container/safe_output_dir.h"
-#include "stream/convert/byte_source.h"
 #include "stream/convert/convert.h"
-#include "stream/convert/gguf_split.h"
-#include "stream/convert/shards.h"
+#include "stream/convert/convert_file.h"
 #include "tools/arg_parser.h"
 #include "tools/command_util.h"
 #include "tools/display_text.h"
@@ -103,68 +99,6 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     PrintCommandHelp("convert", out);
     return kExitOk;
   }
-  // A shard index (or a directory holding model.safetensors.index.json) is
-  // read with its shards as one safetensors file (stream/convert/shards.h).
-  std::unique_ptr<stream::convert::ByteSource> input;
-  if (stream::convert::IsShardIndexPath(parsed->input)) {
-    absl::StatusOr<stream::convert::ShardedModel> model =
-        stream::convert::OpenShardedSafetensors(parsed->input);
-    if (!model.ok()) {
-      const absl::Status& st = model.status();
-      err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
-          << TerminalSafe(st.message()) << "\n";
-      return absl::IsNotFound(st) || absl::IsPermissionDenied(st)
-                 ? kExitError
-                 : kExitRejected;
-    }
-    for (const std::string& w : model->warnings)
-      err << "hurray convert: warning: " << TerminalSafe(w) << "\n";
-    input = std::move(model->source);
-  } else if (stream::convert::SplitGgufParts(
-                 parsed->input.substr(parsed->input.rfind('/') + 1)) > 0) {
-    // The first part of a split GGUF (<prefix>-00001-of-0000N.gguf): the
-    // parts beside it read as one GGUF file (stream/convert/gguf_split.h).
-    absl::StatusOr<stream::convert::SplitGguf> split =
-        stream::convert::OpenSplitGgufFiles(parsed->input);
-    if (!split.ok()) {
-      const absl::Status& st = split.status();
-      err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
-          << TerminalSafe(st.message()) << "\n";
-      return absl::IsNotFound(st) || absl::IsPermissionDenied(st)
-                 ? kExitError
-                 : kExitRejected;
-    }
-    input = std::move(split->source);
-  } else {
-    absl::StatusOr<std::unique_ptr<stream::convert::FileSource>> source =
-        stream::convert::FileSource::Open(parsed->input);
-    if (!source.ok()) {
-      err << "hurray convert: " << TerminalSafe(source.status().message())
-          << "\n";
-      return kExitError;
-    }
-    input = *std::move(source);
-  }
-  absl::StatusOr<std::unique_ptr<stream::container::SafeOutputFile>> file =
-      stream::container::SafeOutputFile::Create(parsed->output);
-  if (!file.ok()) {
-    err << "hurray convert: " << TerminalSafe(file.status().message()) << "\n";
-    return kExitError;
-  }
-  bool write_failed = false;
-  auto sink = [&file, &write_failed](absl::Span<const uint8_t> bytes) {
-    absl::Status s = (*file)->Write(bytes);
-    write_failed = write_failed || !s.ok();
-    return s;
-  };
-  // Unchanged data spans go from the input file to the temp by
-  // copy_file_range, the buffered bytes flushed first.
-  parsed->options.direct_output.fd = (*file)->fd();
-  parsed->options.direct_output.flush = [&file, &write_failed] {
-    absl::Status s = (*file)->Flush();
-    write_failed = write_failed || !s.ok();
-    return s;
-  };
   // tensor, shape, source type -> Hurray type and scheme, exact (the
   // source's values bit for bit) or approx, and for quantized tensors the max
   // abs and RMS error against the source values: a line per tensor as it is
@@ -218,10 +152,17 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     if (!t.note.empty()) out << "  (" << t.note << ")";
     out << "\n";
   };
+  // The input opened as the library opens it (a shard index or a directory
+  // holding one, the first part of a split GGUF, or one file) and the
+  // output written through SafeOutputFile with kernel copies of unchanged
+  // spans: stream/convert/convert_file.h, as the C ABI and Python do.
+  std::vector<std::string> warnings;
   absl::StatusOr<stream::convert::ConvertReport> report =
-      stream::convert::Convert(*input, parsed->options, sink);
-  absl::Status s = report.status();
-  if (s.ok()) s = (*file)->Commit();
+      stream::convert::ConvertFile(parsed->input, parsed->output,
+                                   std::move(parsed->options), &warnings);
+  for (const std::string& w : warnings)
+    err << "hurray convert: warning: " << TerminalSafe(w) << "\n";
+  const absl::Status& s = report.status();
   if (json) {
     std::string tail = "]";
     if (s.ok()) {
@@ -242,9 +183,11 @@ int RunConvert(absl::Span<const std::string> args, std::ostream& out,
     // Names in messages come from the input: escaped.
     err << "hurray convert: " << TerminalSafe(parsed->input) << ": "
         << TerminalSafe(s.message()) << "\n";
-    const bool io = write_failed || absl::IsDataLoss(s) ||
-                    absl::IsNotFound(s) || absl::IsPermissionDenied(s);
-    return io || report.ok() ? kExitError : kExitRejected;
+    // ConvertFile: a refusal of the input is kInvalidArgument (or
+    // kUnimplemented, a type no conversion takes); anything else is I/O.
+    const bool rejected =
+        absl::IsInvalidArgument(s) || absl::IsUnimplemented(s);
+    return rejected ? kExitRejected : kExitError;
   }
   out << "wrote " << TerminalSafe(parsed->output) << " (" << report->format
       << ", " << report->tensor_count << " tensors, " << report->kv_entries

@@ -1,7 +1,7 @@
 // Convert from a path to a path: `hurray convert SRC -o OUT`'s work as one
-// library call, for the C ABI (capi/convert.cc) and Python
-// (python/ext/convert_bindings.cc). SRC is opened as the CLI opens it
-// (tools/convert_command.cc): a shard index or a directory holding
+// library call, for the CLI (tools/convert_command.cc), the C ABI
+// (capi/convert.cc) and Python (python/ext/convert_bindings.cc). SRC is a
+// shard index or a directory holding
 // model.safetensors.index.json (shards.h), the first part of a split GGUF
 // (gguf_split.h), or one safetensors / GGUF file. OUT is written through
 // SafeOutputFile (stream/container/safe_output_dir.h: a temp of its
