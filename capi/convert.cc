@@ -16,12 +16,17 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "capi/error_fill.h"
 #include "capi/hurray.h"
 #include "parser/rules.h"
 #include "stream/convert/convert_file.h"
 #include "stream/convert/quantizer.h"
 
 namespace {
+
+using hurray::capi::CopyString;
+using hurray::capi::SetError;
+using hurray::capi::SetErrorOf;
 
 namespace convert = hurray::stream::convert;
 
@@ -31,28 +36,9 @@ constexpr size_t kReportSize12 = sizeof(hurray_convert_report);
 // A caller's struct above this is refused without reading its tail.
 constexpr size_t kMaxOptionsSize = 4096;
 
-template <size_t N>
-void CopyString(absl::string_view s, char (&out)[N]) {
-  const size_t n = s.size() < N - 1 ? s.size() : N - 1;
-  if (n > 0) std::memcpy(out, s.data(), n);
-  out[n] = '\0';
-}
-
-hurray_status SetError(hurray_error* e, hurray_status status,
-                       absl::string_view message) {
-  if (e == nullptr) return status;
-  e->status = status;
-  e->rule_id[0] = '\0';
-  e->offset = 0;
-  e->offset_unit = HURRAY_OFFSET_BYTE;
-  CopyString(message, e->message);
-  return status;
-}
-
 // ConvertFile's failure codes (convert_file.h) as hurray.h says.
 hurray_status SetStatus(hurray_error* e, const absl::Status& s) {
   hurray_status code = HURRAY_INTERNAL;
-  const std::optional<absl::string_view> rule = hurray::RuleIdOf(s);
   switch (s.code()) {
     case absl::StatusCode::kOk:
       code = HURRAY_OK;
@@ -82,12 +68,7 @@ hurray_status SetStatus(hurray_error* e, const absl::Status& s) {
       code = HURRAY_INTERNAL;
       break;
   }
-  SetError(e, code, s.message());
-  if (e != nullptr && rule.has_value()) {
-    CopyString(*rule, e->rule_id);
-    e->offset = hurray::OffsetOf(s).value_or(0);
-  }
-  return code;
+  return SetErrorOf(e, code, s);
 }
 
 // The caller's options, whatever the size of their struct (hurray.h).

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "capi/error_fill.h"
 #include "dequant/dequantizer.h"
 #include "dequant/params.h"
 #include "hurray_version.h"
@@ -58,6 +59,12 @@ struct hurray_tensor {
 
 namespace {
 
+using hurray::capi::ClearError;
+using hurray::capi::CopyString;
+using hurray::capi::SetError;
+using hurray::capi::SetErrorOf;
+using hurray::capi::UnitCode;
+
 using hurray::TensorDescriptor;
 
 const TensorDescriptor* Unwrap(const hurray_descriptor* d) {
@@ -72,44 +79,6 @@ hurray::ParseOptions ParseOptionsFor(uint32_t flags) {
   if (flags & HURRAY_PERMISSIVE) o.mode = hurray::Mode::kPermissive;
   if (flags & HURRAY_NO_VALIDATE) o.validate = false;
   return o;
-}
-
-// Bounded, always NUL-terminated copy.
-template <size_t N>
-void CopyString(absl::string_view s, char (&out)[N]) {
-  const size_t n = s.size() < N - 1 ? s.size() : N - 1;
-  if (n > 0) std::memcpy(out, s.data(), n);
-  out[n] = '\0';
-}
-
-void ClearError(hurray_error* e, hurray_status status) {
-  if (e == nullptr) return;
-  e->status = status;
-  e->rule_id[0] = '\0';
-  e->offset = 0;
-  e->offset_unit = HURRAY_OFFSET_BYTE;
-  e->message[0] = '\0';
-}
-
-hurray_status SetError(hurray_error* e, hurray_status status,
-                       absl::string_view message) {
-  ClearError(e, status);
-  if (e != nullptr) CopyString(message, e->message);
-  return status;
-}
-
-uint32_t UnitCode(hurray::OffsetUnit u) {
-  switch (u) {
-    case hurray::OffsetUnit::kByte:
-      return HURRAY_OFFSET_BYTE;
-    case hurray::OffsetUnit::kElement:
-      return HURRAY_OFFSET_ELEMENT;
-    case hurray::OffsetUnit::kBlock:
-      return HURRAY_OFFSET_BLOCK;
-    case hurray::OffsetUnit::kEntry:
-      return HURRAY_OFFSET_ENTRY;
-  }
-  return HURRAY_OFFSET_BYTE;
 }
 
 // A Rejection (no allocation: the message is static).
@@ -154,16 +123,8 @@ hurray_status StatusCodeOf(const absl::Status& s) {
 }
 
 hurray_status SetStatus(hurray_error* e, const absl::Status& s) {
-  const hurray_status code = StatusCodeOf(s);
-  ClearError(e, code);
-  if (e == nullptr || s.ok()) return code;
-  if (std::optional<absl::string_view> rule = hurray::RuleIdOf(s)) {
-    CopyString(*rule, e->rule_id);
-    e->offset = hurray::OffsetOf(s).value_or(0);
-    e->offset_unit = UnitCode(hurray::OffsetUnitOf(s));
-  }
-  CopyString(s.message(), e->message);
-  return code;
+  return s.ok() ? SetError(e, HURRAY_OK, "")
+                : SetErrorOf(e, StatusCodeOf(s), s);
 }
 
 // The guard every entry point runs its body in.

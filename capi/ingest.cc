@@ -20,6 +20,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "capi/error_fill.h"
 #include "capi/hurray.h"
 #include "parser/rules.h"
 #include "stream/http/http_body.h"
@@ -28,27 +29,12 @@
 
 namespace {
 
+using hurray::capi::SetError;
+using hurray::capi::SetErrorOf;
+
 using hurray::stream::ingest::IngestedTensor;
 using hurray::stream::ingest::IngestReport;
 using hurray::stream::ingest::IngestRequest;
-
-template <size_t N>
-void CopyString(absl::string_view s, char (&out)[N]) {
-  const size_t n = s.size() < N - 1 ? s.size() : N - 1;
-  if (n > 0) std::memcpy(out, s.data(), n);
-  out[n] = '\0';
-}
-
-hurray_status SetError(hurray_error* e, hurray_status status,
-                       absl::string_view message) {
-  if (e == nullptr) return status;
-  e->status = status;
-  e->rule_id[0] = '\0';
-  e->offset = 0;
-  e->offset_unit = HURRAY_OFFSET_BYTE;
-  CopyString(message, e->message);
-  return status;
-}
 
 // The run's outcome as hurray.h says: a rule id is a rejection, but
 // STREAM-IO (the source failed) is an I/O error; the rule id and offset are
@@ -94,20 +80,7 @@ hurray_status SetStatus(hurray_error* e, const absl::Status& s,
     // "cannot open: No such file or directory" and the like.
     if (absl::StartsWith(s.message(), "cannot open")) code = HURRAY_IO_ERROR;
   }
-  SetError(e, code, s.message());
-  if (e != nullptr && rule.has_value()) {
-    CopyString(*rule, e->rule_id);
-    e->offset = hurray::OffsetOf(s).value_or(0);
-    e->offset_unit = HURRAY_OFFSET_BYTE;
-    if (hurray::OffsetUnitOf(s) == hurray::OffsetUnit::kElement) {
-      e->offset_unit = HURRAY_OFFSET_ELEMENT;
-    } else if (hurray::OffsetUnitOf(s) == hurray::OffsetUnit::kBlock) {
-      e->offset_unit = HURRAY_OFFSET_BLOCK;
-    } else if (hurray::OffsetUnitOf(s) == hurray::OffsetUnit::kEntry) {
-      e->offset_unit = HURRAY_OFFSET_ENTRY;
-    }
-  }
-  return code;
+  return SetErrorOf(e, code, s);
 }
 
 // The options a caller's struct holds, whatever its size (a smaller, older
