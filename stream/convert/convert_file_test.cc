@@ -22,6 +22,7 @@
 #include "stream/container/hrry_mmap.h"
 #include "stream/convert/gguf.h"
 #include "stream/convert/testing/source_builders.h"
+#include "stream/convert/testing/temp_files.h"
 
 namespace hurray::stream::convert {
 namespace {
@@ -29,21 +30,9 @@ namespace {
 using testing::BuildSafetensors;
 using testing::GgufBuilder;
 using ::testing::HasSubstr;
+using testing::NewTempDir;
 using testing::StTensor;
-
-std::string TempDir() {
-  std::string t = absl::StrCat(::testing::TempDir(), "/cfileXXXXXX");
-  EXPECT_NE(::mkdtemp(t.data()), nullptr);
-  return t;
-}
-
-void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ASSERT_GE(fd, 0) << path;
-  ASSERT_EQ(::write(fd, bytes.data(), bytes.size()),
-            static_cast<ssize_t>(bytes.size()));
-  ::close(fd);
-}
+using testing::WriteFile;
 
 bool Exists(const std::string& path) {
   struct stat st;
@@ -57,7 +46,7 @@ std::vector<uint8_t> Floats(std::vector<float> v) {
 }
 
 TEST(ConvertFile, SafetensorsToHrryReadsBack) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("cfile");
   const std::vector<uint8_t> w = Floats({1, 2, 3, 4, 5, 6});
   WriteFile(dir + "/m.safetensors",
             BuildSafetensors({{"w", "F32", {2, 3}, w}}, {{"k", "v"}}));
@@ -86,7 +75,7 @@ TEST(ConvertFile, SafetensorsToHrryReadsBack) {
 }
 
 TEST(ConvertFile, ShardIndexDirectory) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("cfile");
   WriteFile(dir + "/a.safetensors",
             BuildSafetensors({{"a", "F32", {2}, Floats({1, 2})}}));
   WriteFile(dir + "/b.safetensors",
@@ -101,7 +90,7 @@ TEST(ConvertFile, ShardIndexDirectory) {
 }
 
 TEST(ConvertFile, FailuresByCode) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("cfile");
   // Missing input: NotFound, and nothing written.
   absl::StatusOr<ConvertReport> r =
       ConvertFile(dir + "/none.safetensors", dir + "/o.hrry", {});
@@ -133,7 +122,7 @@ TEST(ConvertFile, FailuresByCode) {
 }
 
 TEST(ConvertFile, CancelledPublishesNothing) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("cfile");
   WriteFile(dir + "/m.safetensors",
             BuildSafetensors({{"w", "F32", {4}, Floats({1, 2, 3, 4})}}));
   WriteFile(dir + "/o.hrry", {1, 2, 3});  // kept as it is

@@ -21,36 +21,15 @@
 #include "stream/convert/fd_copy.h"
 #include "stream/convert/shards.h"
 #include "stream/convert/testing/source_builders.h"
+#include "stream/convert/testing/temp_files.h"
 
 namespace hurray::stream::convert {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string TempDir() {
-  std::string t = absl::StrCat(::testing::TempDir(), "/kcopyXXXXXX");
-  EXPECT_NE(::mkdtemp(t.data()), nullptr);
-  return t;
-}
-
-void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ASSERT_GE(fd, 0) << path;
-  ASSERT_EQ(::write(fd, bytes.data(), bytes.size()),
-            static_cast<ssize_t>(bytes.size()));
-  ::close(fd);
-}
-
-std::vector<uint8_t> ReadFile(const std::string& path) {
-  std::vector<uint8_t> out;
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  EXPECT_GE(fd, 0) << path;
-  uint8_t buf[65536];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;)
-    out.insert(out.end(), buf, buf + n);
-  ::close(fd);
-  return out;
-}
+using testing::NewTempDir;
+using testing::ReadFile;
+using testing::WriteFile;
 
 std::vector<uint8_t> Pattern(size_t n, uint32_t seed) {
   std::vector<uint8_t> v(n);
@@ -134,7 +113,7 @@ struct InputFile {
 };
 InputFile WriteAndOpen(const std::vector<uint8_t>& bytes,
                        const std::string& name = "m.safetensors") {
-  InputFile f{TempDir(), nullptr};
+  InputFile f{NewTempDir("kcopy"), nullptr};
   WriteFile(f.dir + "/" + name, bytes);
   absl::StatusOr<std::unique_ptr<FileSource>> src =
       FileSource::Open(f.dir + "/" + name);
@@ -235,7 +214,7 @@ TEST(KernelCopy, APipeOutputTakesTheSinkPath) {
 }
 
 TEST(KernelCopy, ASourceThatShrinksIsAnErrorNamingTheTensor) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("kcopy");
   const std::vector<uint8_t> model = Model();
   for (bool kernel : {true, false}) {
     SCOPED_TRACE(kernel ? "kernel copies" : "sink");
@@ -262,7 +241,7 @@ TEST(KernelCopy, ASourceThatShrinksIsAnErrorNamingTheTensor) {
 }
 
 TEST(KernelCopy, ShardsAreCopiedFromTheirFiles) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("kcopy");
   WriteFile(
       dir + "/model-00001-of-00002.safetensors",
       testing::BuildSafetensors({{"a.0", "U8", {70001}, Pattern(70001, 3)},
@@ -309,7 +288,7 @@ TEST(KernelCopy, GgufPlainTensorsAreCopiedAndQ8_0IsRewritten) {
 TEST(KernelCopy, MemorySourcesTakeTheSinkPath) {
   const std::vector<uint8_t> model = Model();
   MemorySource src(model);
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("kcopy");
   absl::StatusOr<ConvertReport> r = ToFile(src, dir + "/out");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->kernel_copied_bytes, 0u);
