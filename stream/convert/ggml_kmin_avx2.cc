@@ -156,12 +156,36 @@ HURRAY_KMIN_AVX2 inline bool BlockParams(const uint8_t* block, Params* p,
   return true;
 }
 
+// The running error: maxima of |e| over all blocks, sums of e² over one.
+struct Acc {
+  __m256 max[2], sq[4];
+};
+
+// Eight codes q of sub-block j (32-bit lanes): their errors against ggml's.
+HURRAY_KMIN_AVX2 inline void Error(__m256i q, uint32_t j, const Params& p,
+                                   __m256* max, __m256* sq) {
+  const __m256 qf = _mm256_cvtepi32_ps(q);
+  // ggml: (d1·q) − m1, two roundings.
+  const __m256 ggml = _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(p.d1[j]), qf),
+                                    _mm256_set1_ps(p.m1[j]));
+  // Ours: (c − zero)·scale; q·2^k + offset is a small integer, exact with or
+  // without the fused multiply-add.
+  const __m256 ours =
+      _mm256_mul_ps(_mm256_fmadd_ps(qf, _mm256_set1_ps(p.step[j]),
+                                    _mm256_set1_ps(p.offset[j])),
+                    _mm256_set1_ps(p.scale[j]));
+  const __m256 e = _mm256_sub_ps(ours, ggml);
+  const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  *max = _mm256_max_ps(*max, _mm256_and_ps(e, abs));
+  *sq = _mm256_fmadd_ps(e, e, *sq);
+}
+
 // 32 codes q (one byte each) of sub-block a (Q2_K: its 16, then sub-block
 // a + 1's 16): their codes to `codes` (the block's; may be null) and their
-// errors against ggml's (d1·q) − m1 into `max` and `sq`.
+// errors against ggml's (d1·q) − m1 into `acc`.
 template <KMinType T, int kBits, bool kError>
 HURRAY_KMIN_AVX2 inline void Unit(__m256i q, uint32_t a, const Params& p,
-                                  uint8_t* codes, __m256* max, __m256* sq) {
+                                  uint8_t* codes, Acc* acc) {
   constexpr bool kTwo = T == KMinType::kQ2_K;
   const uint32_t b = kTwo ? a + 1 : a;
   if (codes != nullptr) {
@@ -204,38 +228,28 @@ HURRAY_KMIN_AVX2 inline void Unit(__m256i q, uint32_t a, const Params& p,
                        _mm256_castsi256_si128(v));
     }
   }
-  if constexpr (!kError) return;
-  // Each element's error as the difference of two float32 values, its
-  // square summed in float32 lanes over the block (32 squares a lane, at
-  // most) and added to float64 per block: within float32 rounding of the
-  // scalar code's float64 sums, far beyond what a report needs.
-  const __m128i lo = _mm256_castsi256_si128(q);
-  const __m128i hi = _mm256_extracti128_si256(q, 1);
-  const __m128i part[4] = {lo, _mm_srli_si128(lo, 8), hi,
-                           _mm_srli_si128(hi, 8)};
-  const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
-  for (int t = 0; t < 4; ++t) {
-    const uint32_t j = t < 2 ? a : b;
-    const __m256 qf = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(part[t]));
-    // ggml: (d1·q) − m1, two roundings.
-    const __m256 ggml = _mm256_sub_ps(
-        _mm256_mul_ps(_mm256_set1_ps(p.d1[j]), qf), _mm256_set1_ps(p.m1[j]));
-    // Ours: (c − zero)·scale; q·2^k + offset is a small integer, exact with
-    // or without the fused multiply-add.
-    const __m256 ours =
-        _mm256_mul_ps(_mm256_fmadd_ps(qf, _mm256_set1_ps(p.step[j]),
-                                      _mm256_set1_ps(p.offset[j])),
-                      _mm256_set1_ps(p.scale[j]));
-    const __m256 e = _mm256_sub_ps(ours, ggml);
-    *max = _mm256_max_ps(*max, _mm256_and_ps(e, abs));
-    *sq = _mm256_fmadd_ps(e, e, *sq);
+  if constexpr (kError) {
+    // Each element's error as the difference of two float32 values, its
+    // square summed in float32 lanes over the block (32 squares a lane, at
+    // most) and added to float64 per block: within float32 rounding of the
+    // scalar code's float64 sums, far beyond what a report needs. Four
+    // sums and two maxima, so that no chain of dependent additions waits
+    // on another.
+    const __m128i lo = _mm256_castsi256_si128(q);
+    const __m128i hi = _mm256_extracti128_si256(q, 1);
+    Error(_mm256_cvtepu8_epi32(lo), a, p, &acc->max[0], &acc->sq[0]);
+    Error(_mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)), a, p, &acc->max[1],
+          &acc->sq[1]);
+    Error(_mm256_cvtepu8_epi32(hi), b, p, &acc->max[0], &acc->sq[2]);
+    Error(_mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)), b, p, &acc->max[1],
+          &acc->sq[3]);
   }
 }
 
 // A block's codes and errors, 32 codes at a time from ggml's layout.
 template <KMinType T, int kBits, bool kError>
 HURRAY_KMIN_AVX2 inline void Elements(const uint8_t* block, const Params& p,
-                                      uint8_t* codes, __m256* max, __m256* sq) {
+                                      uint8_t* codes, Acc* acc) {
   const __m256i nibble = _mm256_set1_epi8(0x0F);
   if constexpr (T == KMinType::kQ2_K) {
     // Sub-blocks 8h + 2i and 8h + 2i + 1: bits 2i of qs[32h..32h + 31].
@@ -245,7 +259,7 @@ HURRAY_KMIN_AVX2 inline void Elements(const uint8_t* block, const Params& p,
       for (uint32_t i = 0; i < 4; ++i) {
         const __m256i q = _mm256_and_si256(
             _mm256_srli_epi16(x, static_cast<int>(2 * i)), _mm256_set1_epi8(3));
-        Unit<T, kBits, kError>(q, 8 * h + 2 * i, p, codes, max, sq);
+        Unit<T, kBits, kError>(q, 8 * h + 2 * i, p, codes, acc);
       }
     }
   } else {
@@ -270,7 +284,7 @@ HURRAY_KMIN_AVX2 inline void Elements(const uint8_t* block, const Params& p,
               _mm256_srli_epi16(qh, static_cast<int>(j)), _mm256_set1_epi8(1));
           q = _mm256_or_si256(q, _mm256_slli_epi16(bit, 4));
         }
-        Unit<T, kBits, kError>(q, j, p, codes, max, sq);
+        Unit<T, kBits, kError>(q, j, p, codes, acc);
       }
     }
   }
@@ -284,7 +298,8 @@ HURRAY_KMIN_AVX2 uint64_t RewriteT(const uint8_t* in, uint64_t n,
   constexpr uint32_t kCodeBytes = SubOf(T) * kBits / 8;
   Params p;
   int min_k = 8;
-  __m256 max = _mm256_setzero_ps();
+  Acc acc;
+  acc.max[0] = acc.max[1] = _mm256_setzero_ps();
   __m256d sum = _mm256_setzero_pd();
   uint64_t i = 0;
   for (; i < n; ++i) {
@@ -303,18 +318,21 @@ HURRAY_KMIN_AVX2 uint64_t RewriteT(const uint8_t* in, uint64_t n,
     uint8_t* codes =
         out.codes == nullptr ? nullptr : out.codes + b * kCodeBytes;
     if (error != nullptr) {
-      __m256 sq = _mm256_setzero_ps();
-      Elements<T, kBits, true>(block, p, codes, &max, &sq);
+      for (__m256& s : acc.sq) s = _mm256_setzero_ps();
+      Elements<T, kBits, true>(block, p, codes, &acc);
+      // 32 squares a lane in all.
+      const __m256 sq = _mm256_add_ps(_mm256_add_ps(acc.sq[0], acc.sq[1]),
+                                      _mm256_add_ps(acc.sq[2], acc.sq[3]));
       sum = _mm256_add_pd(sum, _mm256_cvtps_pd(_mm256_castps256_ps128(sq)));
       sum = _mm256_add_pd(sum, _mm256_cvtps_pd(_mm256_extractf128_ps(sq, 1)));
     } else if (codes != nullptr) {
-      Elements<T, kBits, false>(block, p, codes, nullptr, nullptr);
+      Elements<T, kBits, false>(block, p, codes, nullptr);
     }
   }
   if (error != nullptr) {
     alignas(32) float m[8];
     alignas(32) double s[4];
-    _mm256_store_ps(m, max);
+    _mm256_store_ps(m, _mm256_max_ps(acc.max[0], acc.max[1]));
     _mm256_store_pd(s, sum);
     error->max_abs =
         std::max<double>(error->max_abs, *std::max_element(m, m + 8));
