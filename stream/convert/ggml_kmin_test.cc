@@ -5,9 +5,11 @@
 // random blocks, a zero d1 (with m1 ≠ 0, and with both zero and signed
 // zeros) at every sub-block position, negative and subnormal d and dmin,
 // zero points that force a coarser step or a refusal at every position,
-// and non-finite d and dmin (issue 48).
+// and non-finite d and dmin (issue 48); and either path, on any host,
+// within the bound of ggml's values (GgmlKMinValues).
 #include "stream/convert/ggml_kmin.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -274,6 +276,81 @@ TEST_P(KMinVector, NonFiniteDOrDminRefusedWithTheScalarReason) {
     }
   }
 }
+
+// Either path on any host (the vector one where the CPU has it): the
+// codes, scales and zero points dequantize to within the bound of ggml's
+// values (GgmlKMinValues), and the error reported is the error measured
+// here (the scalar path's exactly, the vector path's within float32
+// rounding).
+class KMinPaths : public ::testing::TestWithParam<Case> {};
+
+TEST_P(KMinPaths, WithinTheBoundOfGgmlsValues) {
+  const KMinType type = GetParam().type;
+  const bool compact = GetParam().compact;
+  std::mt19937 rng(7);
+  const std::vector<uint8_t> raw = TypicalBlocks(type, 50, &rng);
+  const uint32_t bits = KMinCodeBits(type, compact);
+  const int k = bits == 8 ? 8 - (type == KMinType::kQ4_K   ? 4
+                                 : type == KMinType::kQ5_K ? 5
+                                                           : 2)
+                          : 0;
+  const uint32_t sub = KMinSubBlock(type);
+  for (bool vector : {false, true}) {
+    if (vector && !KMinHasVectorPath()) continue;
+    const PathRun r = RunPath(vector, type, compact, raw.data(), 50, Ask::kAll);
+    ASSERT_EQ(r.done, 50u) << r.why;
+    double max_abs = 0, sum_sq = 0;
+    for (size_t i = 0; i < 50; ++i) {
+      float y[256];
+      std::string why;
+      ASSERT_TRUE(GgmlKMinValues(type, raw.data() + i * KMinSourceBytes(type),
+                                 y, &why));
+      for (uint32_t e = 0; e < 256; ++e) {
+        const size_t b = i * KMinSubBlocks(type) + e / sub;
+        const size_t at = i * 256 + e;
+        const uint32_t c =
+            (r.codes[at * bits / 8] >> (bits * (at % (8 / bits)))) &
+            ((1u << bits) - 1);
+        float scale;
+        int32_t zero;
+        std::memcpy(&scale, &r.scales[4 * b], 4);
+        std::memcpy(&zero, &r.zero_points[4 * b], 4);
+        EXPECT_EQ(r.zero_bytes[b], zero);
+        const float ours =
+            static_cast<float>(static_cast<int32_t>(c) - zero) * scale;
+        const double err = std::fabs(static_cast<double>(ours) - y[e]);
+        // Half of ours's step d1 / 2^k, and a float32 rounding of each side.
+        const double bound = std::ldexp(std::fabs(scale), -1) +
+                             std::ldexp(std::fabs(ours) + std::fabs(y[e]), -23);
+        EXPECT_LE(err, bound) << "element " << at;
+        max_abs = std::max(max_abs, err);
+        sum_sq += err * err;
+      }
+    }
+    EXPECT_EQ(r.error.count, 50u * 256);
+    EXPECT_EQ(r.error.min_step_bits, k);
+    if (vector) {
+      EXPECT_NEAR(r.error.max_abs, max_abs, std::ldexp(max_abs, -23));
+      EXPECT_NEAR(r.error.sum_sq, sum_sq, std::ldexp(sum_sq, -18));
+    } else {
+      EXPECT_EQ(r.error.max_abs, max_abs);
+      EXPECT_NEAR(r.error.sum_sq, sum_sq, std::ldexp(sum_sq, -40));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Types, KMinPaths,
+    ::testing::Values(Case{KMinType::kQ4_K, false}, Case{KMinType::kQ4_K, true},
+                      Case{KMinType::kQ5_K, false}, Case{KMinType::kQ5_K, true},
+                      Case{KMinType::kQ2_K, false},
+                      Case{KMinType::kQ2_K, true}),
+    [](const ::testing::TestParamInfo<Case>& info) {
+      const char* name = info.param.type == KMinType::kQ4_K   ? "Q4_K"
+                         : info.param.type == KMinType::kQ5_K ? "Q5_K"
+                                                              : "Q2_K";
+      return std::string(name) + (info.param.compact ? "_compact" : "");
+    });
 
 INSTANTIATE_TEST_SUITE_P(
     Types, KMinVector,
