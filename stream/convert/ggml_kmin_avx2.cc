@@ -345,6 +345,8 @@ HURRAY_KMIN_AVX2 uint64_t RewriteT(const uint8_t* in, uint64_t n,
 
 }  // namespace
 
+#undef HURRAY_KMIN_AVX2
+
 bool HasAvx2() {
   // clang 14's __builtin_cpu_supports has no "f16c": CPUID leaf 1, ECX
   // bits 12 (FMA) and 29 (F16C).
