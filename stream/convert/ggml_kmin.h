@@ -72,6 +72,20 @@ uint64_t RewriteKMinBlocks(KMinType type, bool compact, const uint8_t* in,
                            uint64_t n, const KMinOutput& out, KMinError* error,
                            std::string* why);
 
+// RewriteKMinBlocks with `vector`: AVX2 (with FMA and F16C) where the CPU
+// has them (ggml_kmin_avx2.h; what RewriteKMinBlocks uses), otherwise the
+// scalar code, which measures each element's error in float64; the AVX2
+// code measures it in float32 lanes (max abs within float32 rounding of
+// the scalar's, the sum of squares within float32 rounding of each square
+// and of sums of at most 32 of them). Codes, scales, zero points, refusals
+// and their reasons are the same; tests compare the two.
+uint64_t RewriteKMinBlocksPath(bool vector, KMinType type, bool compact,
+                               const uint8_t* in, uint64_t n,
+                               const KMinOutput& out, KMinError* error,
+                               std::string* why);
+// Whether RewriteKMinBlocksPath(true, ...) takes the vector path here.
+bool KMinHasVectorPath();
+
 // ggml's values of one source block (dequantize_row_q4_K / q5_K / q2_K:
 // (d1·q) − m1 in float32, two roundings) to y[0..255]; false with `why` for
 // a NaN or infinite d or dmin.
