@@ -25,6 +25,7 @@
 namespace {
 
 using hurray::capi::CopyString;
+using hurray::capi::Guarded;
 using hurray::capi::SetError;
 using hurray::capi::SetErrorOf;
 
@@ -201,17 +202,6 @@ struct CTensor {
     t.note = in.note.c_str();
   }
 };
-
-template <typename F>
-hurray_status Guarded(hurray_error* error, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return SetError(error, HURRAY_NO_MEMORY, "out of memory");
-  } catch (...) {
-    return SetError(error, HURRAY_INTERNAL, "unexpected C++ exception");
-  }
-}
 
 }  // namespace
 

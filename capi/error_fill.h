@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <optional>
 
 #include "absl/status/status.h"
@@ -69,6 +70,19 @@ inline hurray_status SetErrorOf(hurray_error* e, hurray_status status,
     e->offset_unit = UnitCode(OffsetUnitOf(s));
   }
   return status;
+}
+
+// The guard every entry point runs its body in: no C++ exception crosses
+// the C ABI.
+template <typename F>
+hurray_status Guarded(hurray_error* error, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return SetError(error, HURRAY_NO_MEMORY, "out of memory");
+  } catch (...) {
+    return SetError(error, HURRAY_INTERNAL, "unexpected C++ exception");
+  }
 }
 
 }  // namespace hurray::capi

@@ -61,6 +61,7 @@ namespace {
 
 using hurray::capi::ClearError;
 using hurray::capi::CopyString;
+using hurray::capi::Guarded;
 using hurray::capi::SetError;
 using hurray::capi::SetErrorOf;
 using hurray::capi::UnitCode;
@@ -125,18 +126,6 @@ hurray_status StatusCodeOf(const absl::Status& s) {
 hurray_status SetStatus(hurray_error* e, const absl::Status& s) {
   return s.ok() ? SetError(e, HURRAY_OK, "")
                 : SetErrorOf(e, StatusCodeOf(s), s);
-}
-
-// The guard every entry point runs its body in.
-template <typename F>
-hurray_status Guarded(hurray_error* error, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return SetError(error, HURRAY_NO_MEMORY, "out of memory");
-  } catch (...) {
-    return SetError(error, HURRAY_INTERNAL, "unexpected C++ exception");
-  }
 }
 
 hurray_status FromDecodeState(hurray::DecodeState s) {

@@ -29,6 +29,7 @@
 
 namespace {
 
+using hurray::capi::Guarded;
 using hurray::capi::SetError;
 using hurray::capi::SetErrorOf;
 
@@ -241,17 +242,6 @@ class CallbackObserver final : public hurray::stream::ingest::IngestObserver {
   CTensor tensor_;
   bool stopped_ = false;
 };
-
-template <typename F>
-hurray_status Guarded(hurray_error* error, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::bad_alloc&) {
-    return SetError(error, HURRAY_NO_MEMORY, "out of memory");
-  } catch (...) {
-    return SetError(error, HURRAY_INTERNAL, "unexpected C++ exception");
-  }
-}
 
 }  // namespace
 
