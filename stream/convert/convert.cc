@@ -18,6 +18,7 @@
 #include "stream/container/kv_builder.h"
 #include "stream/container/stream_writer.h"
 #include "stream/container/utf8.h"
+#include "stream/convert/chunk_pipeline.h"
 #include "stream/convert/convert_plan.h"
 #include "stream/convert/ggml_blocks.h"
 #include "stream/convert/ggml_kmin.h"
@@ -194,10 +195,11 @@ class SourceRows : public FloatRows {
 class TensorStreamer {
  public:
   TensorStreamer(const ByteSource& source, size_t chunk_bytes,
-                 uint64_t spool_bytes)
+                 uint64_t spool_bytes, bool threaded)
       : source_(source),
         chunk_bytes_(std::max<size_t>(chunk_bytes, 4096)),
-        spool_bytes_(spool_bytes) {}
+        spool_bytes_(spool_bytes),
+        threaded_(threaded) {}
 
   absl::Status Write(const Plan& p, uint32_t buffer,
                      stream::container::ByteSink out) {
@@ -350,14 +352,16 @@ class TensorStreamer {
     if (spool) spool_.resize(static_cast<size_t>(blocks * scale_bytes));
     const uint64_t per_chunk = std::max<uint64_t>(1, chunk_bytes_ / in_bytes);
     std::string why;
-    for (uint64_t b = 0; b < blocks;) {
+    // Chunk i: read and rewritten (on the pipeline's worker, chunk_pipeline.h).
+    auto make = [&](uint64_t i, std::vector<uint8_t>* o) -> absl::Status {
+      const uint64_t b = i * per_chunk;
       const uint64_t n = std::min<uint64_t>(per_chunk, blocks - b);
       absl::Status s =
           ReadChunk(p.begin + b * in_bytes, static_cast<size_t>(n * in_bytes));
       if (!s.ok()) return s;
-      out_.resize(static_cast<size_t>(n * part_bytes));
-      uint8_t* codes = buffer == 0 ? out_.data() : nullptr;
-      uint8_t* scales = buffer == 1 ? out_.data()
+      o->resize(static_cast<size_t>(n * part_bytes));
+      uint8_t* codes = buffer == 0 ? o->data() : nullptr;
+      uint8_t* scales = buffer == 1 ? o->data()
                         : spool     ? spool_.data() + b * scale_bytes
                                     : nullptr;
       const uint64_t done =
@@ -365,10 +369,11 @@ class TensorStreamer {
       if (done != n)
         return absl::InvalidArgumentError(
             absl::StrCat(p.source_type, " block ", b + done, ": ", why));
-      s = out(out_);
-      if (!s.ok()) return s;
-      b += n;
-    }
+      return absl::OkStatus();
+    };
+    absl::Status s = RunChunks((blocks + per_chunk - 1) / per_chunk, threaded_,
+                               make, out, &out_);
+    if (!s.ok()) return s;
     if (spool) spooled_for_ = &p;
     return absl::OkStatus();
   }
@@ -415,16 +420,19 @@ class TensorStreamer {
     const uint32_t part_bytes =
         buffer == 0 ? KMinCodeBytes(type, p.compact) : 4 * subs;
     std::string why;
-    for (uint64_t b = 0; b < blocks;) {
+    // Chunk i: read and rewritten (on the pipeline's worker, chunk_pipeline.h)
+    // in chunk order, so the error sums add up in the serial loop's order.
+    auto make = [&](uint64_t i, std::vector<uint8_t>* out_bytes) {
+      const uint64_t b = i * per_chunk;
       const uint64_t n = std::min<uint64_t>(per_chunk, blocks - b);
       absl::Status s =
           ReadChunk(p.begin + b * in_bytes, static_cast<size_t>(n * in_bytes));
       if (!s.ok()) return s;
-      out_.resize(static_cast<size_t>(n * part_bytes));
+      out_bytes->resize(static_cast<size_t>(n * part_bytes));
       KMinOutput o;
-      if (buffer == 0) o.codes = out_.data();
-      if (buffer == 1) o.scales = out_.data();
-      if (buffer == 2) o.zero_points = out_.data();
+      if (buffer == 0) o.codes = out_bytes->data();
+      if (buffer == 1) o.scales = out_bytes->data();
+      if (buffer == 2) o.zero_points = out_bytes->data();
       if (spool) {
         o.scales = spool_.data() + b * subs * 4;
         o.zero_bytes = spool_zp_.data() + b * subs;
@@ -435,10 +443,11 @@ class TensorStreamer {
       if (done != n)
         return absl::InvalidArgumentError(
             absl::StrCat(p.source_type, " block ", b + done, ": ", why));
-      s = out(out_);
-      if (!s.ok()) return s;
-      b += n;
-    }
+      return absl::OkStatus();
+    };
+    absl::Status s = RunChunks((blocks + per_chunk - 1) / per_chunk, threaded_,
+                               make, out, &out_);
+    if (!s.ok()) return s;
     if (spool) spooled_for_ = &p;
     return absl::OkStatus();
   }
@@ -446,6 +455,7 @@ class TensorStreamer {
   const ByteSource& source_;
   size_t chunk_bytes_;
   uint64_t spool_bytes_;
+  bool threaded_;  // ConvertOptions::rewrite_thread
   const ConvertOptions::DirectOutput* direct_ = nullptr;
   stream::container::HrryWriter* writer_ = nullptr;
   bool kernel_off_ = false;  // the output takes no kernel copies
@@ -627,7 +637,7 @@ absl::StatusOr<ConvertReport> Convert(const ByteSource& source,
   s = writer.Begin(sink);
   if (!s.ok()) return s;
   TensorStreamer streamer(source, options.chunk_bytes,
-                          options.scale_spool_bytes);
+                          options.scale_spool_bytes, options.rewrite_thread);
   streamer.UseKernelCopies(&options.direct_output, &writer);
   for (const Plan& p : plans) {
     ConvertedTensor c;

@@ -71,6 +71,12 @@ struct ConvertOptions {
   // this (a Q8_0 tensor over 17 × this many source bytes) is read again for
   // each parameter buffer instead.
   uint64_t scale_spool_bytes = uint64_t{32} << 20;
+  // GGUF tensors re-blocked (Q8_0, Q4_0, MXFP4, K-quants) over two chunks or
+  // more: each chunk is read and rewritten on a second thread while this
+  // one writes the chunks before it (chunk_pipeline.h), holding up to
+  // kPipelineDepth output chunks. The output, reports and refusals are the
+  // same as without it (false: all on the caller's thread).
+  bool rewrite_thread = true;
   // GGUF Q4_K and Q2_K in the compact form (ggml_kmin.h): codes at the
   // source's own width (uint4, uint2), within half of ggml's step, instead
   // of uint8 codes within 1/32 (Q4_K) or 1/128 (Q2_K) of it.
