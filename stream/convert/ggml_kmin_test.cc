@@ -339,31 +339,23 @@ TEST_P(KMinPaths, WithinTheBoundOfGgmlsValues) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Types, KMinPaths,
-    ::testing::Values(Case{KMinType::kQ4_K, false}, Case{KMinType::kQ4_K, true},
-                      Case{KMinType::kQ5_K, false}, Case{KMinType::kQ5_K, true},
-                      Case{KMinType::kQ2_K, false},
-                      Case{KMinType::kQ2_K, true}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      const char* name = info.param.type == KMinType::kQ4_K   ? "Q4_K"
-                         : info.param.type == KMinType::kQ5_K ? "Q5_K"
-                                                              : "Q2_K";
-      return std::string(name) + (info.param.compact ? "_compact" : "");
-    });
+// Every type in both forms, named "Q4_K", "Q4_K_compact", ...
+const Case kAllCases[] = {{KMinType::kQ4_K, false}, {KMinType::kQ4_K, true},
+                          {KMinType::kQ5_K, false}, {KMinType::kQ5_K, true},
+                          {KMinType::kQ2_K, false}, {KMinType::kQ2_K, true}};
 
-INSTANTIATE_TEST_SUITE_P(
-    Types, KMinVector,
-    ::testing::Values(Case{KMinType::kQ4_K, false}, Case{KMinType::kQ4_K, true},
-                      Case{KMinType::kQ5_K, false}, Case{KMinType::kQ5_K, true},
-                      Case{KMinType::kQ2_K, false},
-                      Case{KMinType::kQ2_K, true}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      const char* name = info.param.type == KMinType::kQ4_K   ? "Q4_K"
-                         : info.param.type == KMinType::kQ5_K ? "Q5_K"
-                                                              : "Q2_K";
-      return std::string(name) + (info.param.compact ? "_compact" : "");
-    });
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  const char* name = info.param.type == KMinType::kQ4_K   ? "Q4_K"
+                     : info.param.type == KMinType::kQ5_K ? "Q5_K"
+                                                          : "Q2_K";
+  return std::string(name) + (info.param.compact ? "_compact" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, KMinPaths, ::testing::ValuesIn(kAllCases),
+                         CaseName);
+
+INSTANTIATE_TEST_SUITE_P(Types, KMinVector, ::testing::ValuesIn(kAllCases),
+                         CaseName);
 
 }  // namespace
 }  // namespace hurray::stream::convert
